@@ -1,0 +1,105 @@
+"""Domain errors, and the one mapping from them to HTTP.
+
+Services raise these; every door (API, console, admin, worker) catches the same types. The API
+renders each as {"code", "detail", ...extra} with a stable machine-readable code.
+"""
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions as drf_exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class DomainError(Exception):
+    code = "domain_error"
+    http_status = 400
+
+    def __init__(self, detail: str, *, code: str | None = None, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if code is not None:
+            self.code = code
+        self.extra = extra
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "detail": self.detail, **self.extra}
+
+
+class ConflictError(DomainError):
+    """An illegal transition, a stale version, a lost lease or a taken key.
+
+    Carries the record's current status and version so a client can decide what to do next.
+    """
+
+    code = "conflict"
+    http_status = 409
+
+    def __init__(
+        self,
+        detail: str,
+        *,
+        code: str = "conflict",
+        current_status: str | None = None,
+        current_version: int | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(detail, code=code, **extra)
+        self.current_status = current_status
+        self.current_version = current_version
+        if current_status is not None:
+            self.extra["current_status"] = current_status
+        if current_version is not None:
+            self.extra["current_version"] = current_version
+
+
+class NotFoundError(DomainError):
+    code = "not_found"
+    http_status = 404
+
+
+class ValidationFailed(DomainError):
+    code = "invalid"
+    http_status = 400
+
+
+class Forbidden(DomainError):
+    code = "forbidden"
+    http_status = 403
+
+
+_DRF_CODES = {
+    drf_exceptions.NotAuthenticated: "not_authenticated",
+    drf_exceptions.AuthenticationFailed: "authentication_failed",
+    drf_exceptions.PermissionDenied: "permission_denied",
+    drf_exceptions.NotFound: "not_found",
+    drf_exceptions.MethodNotAllowed: "method_not_allowed",
+    drf_exceptions.ParseError: "parse_error",
+    drf_exceptions.UnsupportedMediaType: "unsupported_media_type",
+    drf_exceptions.Throttled: "throttled",
+    drf_exceptions.NotAcceptable: "not_acceptable",
+    drf_exceptions.ValidationError: "invalid",
+}
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}."""
+    if isinstance(exc, DomainError):
+        return Response(exc.as_dict(), status=exc.http_status)
+    if isinstance(exc, Http404):
+        exc = drf_exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = drf_exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+    if isinstance(exc, drf_exceptions.ValidationError):
+        response.data = {"code": code, "detail": "The request is invalid.", "fields": response.data}
+    else:
+        detail = response.data.get("detail", "") if isinstance(response.data, dict) else response.data
+        response.data = {"code": code, "detail": str(detail)}
+    # 401 for a missing/bad token, never a silent 403 the client cannot tell apart.
+    return response

@@ -1,0 +1,124 @@
+"""The shared kernel's records: tenants, who may act in them, API tokens, idempotent replies, audit."""
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Project(models.Model):
+    """The tenant and the resource being worked on; every other record hangs off one."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Membership(models.Model):
+    """Which console users may see a project. Roles are groups (reviewer, operator, admin)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "project"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project}"
+
+
+class ApiToken(models.Model):
+    """A bearer token. Agent tokens act inside one project; personal tokens act as a console user.
+
+    Only the SHA-256 of the secret is stored; the secret is shown once, at creation.
+    """
+
+    class Kind(models.TextChoices):
+        AGENT = "agent", "Agent"
+        PERSONAL = "personal", "Personal"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    name = models.CharField(max_length=120)
+    role = models.CharField(max_length=32, default="agent")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, null=True, blank=True, related_name="tokens")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="api_tokens"
+    )
+    prefix = models.CharField(max_length=12, editable=False)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(kind="agent", project__isnull=False, user__isnull=True))
+                | (Q(kind="personal", user__isnull=False, project__isnull=True)),
+                name="apitoken_kind_owner",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def hash_secret(secret: str) -> str:
+        return hashlib.sha256(secret.encode()).hexdigest()
+
+    @staticmethod
+    def new_secret() -> str:
+        return "hc_" + secrets.token_urlsafe(32)
+
+
+class IdempotentRequest(models.Model):
+    """The first reply to a POST carrying an Idempotency-Key, replayed for retries with the same body."""
+
+    class State(models.TextChoices):
+        IN_PROGRESS = "in_progress", "In progress"
+        DONE = "done", "Done"
+
+    principal = models.CharField(max_length=80)
+    key = models.CharField(max_length=200)
+    method = models.CharField(max_length=8)
+    path = models.CharField(max_length=500)
+    request_hash = models.CharField(max_length=64)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.IN_PROGRESS)
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["principal", "key"], name="idempotent_request_unique")]
+
+
+class AuditEntry(models.Model):
+    """Append-only record of every human decision and memory change.
+
+    On PostgreSQL a trigger refuses UPDATE and DELETE on this table, so the application itself
+    cannot rewrite history.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="audit_entries")
+    actor = models.CharField(max_length=200)
+    action = models.CharField(max_length=64)
+    target_type = models.CharField(max_length=64)
+    target_id = models.CharField(max_length=64)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["target_type", "target_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.action} {self.target_type}:{self.target_id}"

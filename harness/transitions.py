@@ -1,0 +1,127 @@
+"""State machines declared as data, and the one compare-and-set that moves a row between states.
+
+Every status change in the project goes through `cas_transition`: a single conditional UPDATE
+(`WHERE id = ? AND version = ? AND status IN (legal sources)`) whose row count decides. Nothing
+reads the status, checks it in Python and saves it back, so two writers can never both win.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from harness.errors import ConflictError, NotFoundError
+
+
+@dataclass(frozen=True)
+class StateMachine:
+    name: str
+    table: Mapping[str, frozenset[str]]
+    initial: str
+    _sources: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def declare(cls, name: str, initial: str, table: Mapping[str, Iterable[str]]) -> "StateMachine":
+        frozen = {src: frozenset(dsts) for src, dsts in table.items()}
+        sources: dict[str, set[str]] = {}
+        for src, dsts in frozen.items():
+            for dst in dsts:
+                sources.setdefault(dst, set()).add(src)
+        return cls(name, frozen, initial, {dst: frozenset(s) for dst, s in sources.items()})
+
+    @property
+    def states(self) -> frozenset[str]:
+        every = set(self.table)
+        for dsts in self.table.values():
+            every |= dsts
+        return frozenset(every)
+
+    @property
+    def terminal(self) -> frozenset[str]:
+        return frozenset(s for s in self.states if not self.table.get(s))
+
+    def can(self, src: str, dst: str) -> bool:
+        return dst in self.table.get(src, frozenset())
+
+    def sources_of(self, dst: str) -> frozenset[str]:
+        return self._sources.get(dst, frozenset())
+
+    def targets_of(self, src: str) -> frozenset[str]:
+        return self.table.get(src, frozenset())
+
+    def pairs(self) -> list[tuple[str, str]]:
+        return sorted((s, d) for s, dsts in self.table.items() for d in dsts)
+
+    def check(self, src: str, dst: str, *, version: int | None = None) -> None:
+        if not self.can(src, dst):
+            raise ConflictError(
+                f"{self.name}: {src} -> {dst} is not a legal transition.",
+                code="illegal_transition",
+                current_status=src,
+                current_version=version,
+            )
+
+
+def cas_transition(
+    queryset: models.QuerySet,
+    *,
+    pk: Any,
+    machine: StateMachine,
+    to: str,
+    expected_version: int | None,
+    extra_filter: Q | None = None,
+    updates: Mapping[str, Any] | None = None,
+) -> int:
+    """Move one row to `to` if it is in a legal source state and at `expected_version`.
+
+    1. One UPDATE filtered on id, the legal source states and the expected version (when given),
+       bumping version by one and applying `updates` in the same statement.
+    2. If it touched one row, return the new version.
+    3. Otherwise read the row once to say why: missing (404), illegal from its current state, or
+       a stale version (both 409 ConflictError carrying the current status and version).
+
+    `queryset` is the tenant-scoped manager or queryset, so a row of another project is "missing".
+    `extra_filter` adds a guard (a lease owner, say) that must also hold for the write to happen.
+    """
+    sources = machine.sources_of(to)
+    filters = Q(pk=pk, status__in=sources)
+    if expected_version is not None:
+        filters &= Q(version=expected_version)
+    if extra_filter is not None:
+        filters &= extra_filter
+    values: dict[str, Any] = {"status": to, "version": F("version") + 1, **(updates or {})}
+    if _has_field(queryset.model, "updated_at") and "updated_at" not in values:
+        values["updated_at"] = timezone.now()
+    if queryset.filter(filters).update(**values) == 1:
+        if expected_version is not None:
+            return expected_version + 1
+        return queryset.filter(pk=pk).values_list("version", flat=True).get()
+    current = queryset.filter(pk=pk).values("status", "version").first()
+    if current is None:
+        raise NotFoundError(f"{machine.name} {pk} does not exist.")
+    if not machine.can(current["status"], to):
+        machine.check(current["status"], to, version=current["version"])
+    if expected_version is not None and current["version"] != expected_version:
+        raise ConflictError(
+            f"{machine.name} {pk} is at version {current['version']}, not {expected_version}.",
+            code="version_conflict",
+            current_status=current["status"],
+            current_version=current["version"],
+        )
+    raise ConflictError(
+        f"{machine.name} {pk}: a guard on this transition does not hold.",
+        code="guard_failed",
+        current_status=current["status"],
+        current_version=current["version"],
+    )
+
+
+def _has_field(model: type[models.Model], name: str) -> bool:
+    try:
+        model._meta.get_field(name)
+    except Exception:
+        return False
+    return True

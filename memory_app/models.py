@@ -1,0 +1,150 @@
+"""Long-term memory: what was chosen to be kept, by whom, from where, for how long, and what replaced it."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from harness.models import Project
+from harness.transitions import StateMachine
+
+
+class MemoryScope(models.TextChoices):
+    PROJECT = "project"
+    USER = "user"
+    AGENT = "agent"
+    SESSION = "session"
+
+
+class MemoryStatus(models.TextChoices):
+    ACTIVE = "active"
+    HELD = "held", "Held for review"
+    SUPERSEDED = "superseded"
+    DELETED = "deleted"
+    REJECTED = "rejected"
+
+
+M = MemoryStatus
+MEMORY_MACHINE = StateMachine.declare(
+    "memory",
+    M.ACTIVE,
+    {
+        M.HELD: {M.ACTIVE, M.REJECTED, M.DELETED},
+        M.ACTIVE: {M.SUPERSEDED, M.DELETED},
+        M.SUPERSEDED: {M.DELETED},
+        M.DELETED: set(),
+        M.REJECTED: set(),
+    },
+)
+
+
+class ProvenanceKind(models.TextChoices):
+    OBSERVED = "observed"
+    TOLD = "told"
+    INFERRED = "inferred"
+    EDITED = "edited"
+
+
+class MemoryRecord(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="memory_records")
+    scope = models.CharField(max_length=16, choices=MemoryScope.choices)
+    scope_key = models.CharField(
+        max_length=200, blank=True, default="", help_text="Names the user, agent or session; empty for project scope."
+    )
+    subject = models.CharField(max_length=200, blank=True, default="")
+    content = models.TextField()
+    content_hash = models.CharField(max_length=64, help_text="SHA-256 of the normalised content.")
+    provenance_kind = models.CharField(max_length=16, choices=ProvenanceKind.choices)
+    source_run = models.ForeignKey("runs_app.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    source_item = models.ForeignKey(
+        "sessions_app.SessionItem", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    source_person = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    source_note = models.CharField(max_length=200, blank=True, default="", help_text="Who wrote it: token or agent name.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    last_confirmed_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    # OneToOne: a record can be superseded by at most one successor, so of two concurrent
+    # supersedes of the same record the database lets exactly one in.
+    supersedes = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="superseded_by"
+    )
+    status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
+    version = models.PositiveIntegerField(default=1)
+    policy_decision = models.CharField(max_length=16, blank=True, default="")
+    policy_reason = models.CharField(max_length=300, blank=True, default="")
+    deleted_by = models.CharField(max_length=200, blank=True, default="")
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    erased_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "scope", "scope_key", "status"]),
+            models.Index(fields=["project", "subject"]),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=MemoryStatus.values), name="memory_status_valid"),
+            models.CheckConstraint(
+                condition=Q(scope="project", scope_key="") | (~Q(scope="project") & ~Q(scope_key="")),
+                name="memory_scope_key_matches_scope",
+            ),
+            # Duplicates (same normalised content in the same scope) are merged, also under
+            # concurrent writes: the database refuses the second live copy.
+            models.UniqueConstraint(
+                fields=["project", "scope", "scope_key", "content_hash"],
+                condition=Q(status__in=["active", "held"]),
+                name="memory_live_content_unique",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="deleted") | Q(deleted_at__isnull=False), name="memory_tombstone_recorded"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scope}:{self.scope_key} {self.content[:40]}"
+
+
+class PolicyDecision(models.TextChoices):
+    ACCEPT = "accept"
+    REJECT = "reject"
+    HOLD = "hold", "Hold for review"
+
+
+class MemoryWritePolicy(models.Model):
+    """How writes into one project's scope are judged. With no row, the built-in default applies."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memory_policies")
+    scope = models.CharField(max_length=16, choices=MemoryScope.choices)
+    decision = models.CharField(max_length=16, choices=PolicyDecision.choices, default=PolicyDecision.ACCEPT)
+    max_chars = models.PositiveIntegerField(default=4000)
+    provenance_required = models.BooleanField(default=True)
+    blocked_patterns = models.JSONField(
+        default=list, blank=True, help_text="Regular expressions; matching content is never stored."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "scope"], name="memory_policy_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.project} {self.scope}: {self.decision}"
+
+
+class ContextSnapshot(models.Model):
+    """Exactly what was handed to the model for one run: the items and memory it could see."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="context_snapshots")
+    run = models.ForeignKey("runs_app.Run", on_delete=models.CASCADE, related_name="context_snapshots")
+    item_seqs = models.JSONField(default=list)
+    memory_ids = models.JSONField(default=list)
+    content = models.JSONField(default=dict, help_text="The rendered snapshot as given to the model.")
+    budget_chars = models.PositiveIntegerField()
+    used_chars = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class RunsAppConfig(AppConfig):
+    name = "runs_app"
+    verbose_name = "Runs"

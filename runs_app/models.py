@@ -1,0 +1,381 @@
+"""Runs and everything a run owns: events, checkpoints, node executions, approvals, effects; tasks.
+
+Each state machine is declared once here, next to its TextChoices; services move rows through it
+with `harness.transitions.cas_transition` and nothing else writes a status.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from harness.models import ApiToken, Project
+from harness.transitions import StateMachine
+
+
+class RunStatus(models.TextChoices):
+    CREATED = "created"
+    RUNNING = "running"
+    WAITING_APPROVAL = "waiting_approval"
+    WAITING_EXTERNAL = "waiting_external"
+    BLOCKED = "blocked"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+R = RunStatus
+RUN_MACHINE = StateMachine.declare(
+    "run",
+    R.CREATED,
+    {
+        R.CREATED: {R.RUNNING, R.CANCELLED},
+        R.RUNNING: {R.WAITING_APPROVAL, R.WAITING_EXTERNAL, R.SUCCEEDED, R.FAILED, R.CANCELLED, R.BLOCKED},
+        # waiting_approval -> running happens only through the resume worker (runs_app.resume).
+        R.WAITING_APPROVAL: {R.RUNNING, R.FAILED, R.CANCELLED, R.BLOCKED},
+        R.WAITING_EXTERNAL: {R.RUNNING, R.FAILED, R.CANCELLED, R.BLOCKED},
+        R.BLOCKED: {R.RUNNING, R.FAILED, R.CANCELLED},
+        R.SUCCEEDED: set(),
+        R.FAILED: set(),
+        R.CANCELLED: set(),
+    },
+)
+RUN_ACTIVE_STATUSES = frozenset({R.RUNNING, R.WAITING_APPROVAL, R.WAITING_EXTERNAL, R.BLOCKED})
+
+
+class TaskStatus(models.TextChoices):
+    OPEN = "open"
+    ACTIVE = "active"
+    WAITING = "waiting"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+
+
+T = TaskStatus
+TASK_MACHINE = StateMachine.declare(
+    "task",
+    T.OPEN,
+    {
+        T.OPEN: {T.ACTIVE, T.ABANDONED},
+        T.ACTIVE: {T.WAITING, T.COMPLETED, T.FAILED, T.ABANDONED},
+        T.WAITING: {T.ACTIVE, T.FAILED, T.ABANDONED},
+        T.COMPLETED: set(),
+        T.FAILED: set(),
+        T.ABANDONED: set(),
+    },
+)
+
+
+class ApprovalStatus(models.TextChoices):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+A = ApprovalStatus
+APPROVAL_MACHINE = StateMachine.declare(
+    "approval",
+    A.PENDING,
+    {A.PENDING: {A.APPROVED, A.REJECTED, A.EXPIRED, A.CANCELLED}, A.APPROVED: set(), A.REJECTED: set(),
+     A.EXPIRED: set(), A.CANCELLED: set()},
+)
+
+
+class EffectStatus(models.TextChoices):
+    INTENDED = "intended"
+    DISPATCHED = "dispatched"
+    DELIVERED = "delivered"
+    CONSUMED = "consumed"
+    CONFLICT = "conflict"
+    UNKNOWN = "unknown"
+
+
+E = EffectStatus
+EFFECT_MACHINE = StateMachine.declare(
+    "effect",
+    E.INTENDED,
+    {
+        E.INTENDED: {E.DISPATCHED},
+        # A crash can leave a dispatched call's outcome unknown; reconciliation re-dispatches it
+        # under the same idempotency key or binds the result the adapter reports.
+        E.DISPATCHED: {E.DELIVERED, E.UNKNOWN},
+        E.UNKNOWN: {E.DISPATCHED, E.DELIVERED},
+        E.DELIVERED: {E.CONSUMED, E.CONFLICT},
+        E.CONSUMED: {E.CONFLICT},
+        E.CONFLICT: set(),
+    },
+)
+
+
+class Risk(models.TextChoices):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class Task(models.Model):
+    """Durable long-task state across runs and days; never rebuilt from a transcript."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="tasks")
+    ref = models.CharField(max_length=64, blank=True, default="", help_text="A human reference, e.g. T-7.")
+    objective = models.TextField()
+    constraints = models.JSONField(default=list, blank=True)
+    plan = models.JSONField(default=list, blank=True, help_text="Ordered node names.")
+    plan_version = models.PositiveIntegerField(default=1)
+    completed_nodes = models.JSONField(default=list, blank=True)
+    pending_nodes = models.JSONField(default=list, blank=True)
+    artifact_refs = models.JSONField(default=dict, blank=True)
+    effect_records = models.JSONField(default=list, blank=True)
+    latest_checkpoint = models.ForeignKey(
+        "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    schema_version = models.PositiveIntegerField(default=1)
+    status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.OPEN)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "ref"], condition=~Q(ref=""), name="task_ref_unique"),
+            models.CheckConstraint(condition=Q(status__in=TaskStatus.values), name="task_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.ref or f"task {self.pk}"
+
+
+class Run(models.Model):
+    """One invocation inside a session: status, cursor, budget, version and lease."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="runs")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="runs")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, null=True, blank=True, related_name="runs")
+    ref = models.CharField(max_length=64, blank=True, default="", help_text="A human reference, e.g. R-101.")
+    task_mode = models.CharField(max_length=64, blank=True, default="")
+    status = models.CharField(max_length=32, choices=RunStatus.choices, default=RunStatus.CREATED)
+    turn_index = models.PositiveIntegerField(default=0)
+    active_agent = models.CharField(max_length=120, blank=True, default="")
+    current_node = models.CharField(max_length=120, blank=True, default="")
+    cursor = models.JSONField(default=dict, blank=True)
+    deadline = models.DateTimeField(null=True, blank=True)
+    token_budget = models.PositiveBigIntegerField(null=True, blank=True)
+    cost_budget = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    tokens_used = models.PositiveBigIntegerField(default=0)
+    cost_used = models.DecimalField(max_digits=12, decimal_places=4, default=0)
+    pending_approval = models.ForeignKey(
+        "ApprovalRequest", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    last_checkpoint = models.ForeignKey(
+        "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    error = models.JSONField(null=True, blank=True, help_text="Why the run failed or is blocked.")
+    blocked_step = models.CharField(max_length=64, blank=True, default="")
+    bound_result = models.JSONField(null=True, blank=True, help_text="The approved action's result, for the agent.")
+    metrics = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    lease_owner = models.CharField(max_length=200, blank=True, default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    last_event_seq = models.PositiveBigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "status", "-updated_at"]),
+            models.Index(fields=["status", "lease_expires_at"]),
+            models.Index(fields=["session", "created_at"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "ref"], condition=~Q(ref=""), name="run_ref_unique"),
+            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="run_status_valid"),
+            models.CheckConstraint(
+                condition=Q(lease_owner="", lease_expires_at__isnull=True) | (~Q(lease_owner="") & Q(lease_expires_at__isnull=False)),
+                name="run_lease_complete",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.ref or f"run {self.pk}"
+
+
+class RunEvent(models.Model):
+    """Append-only run log; with the Run row (the snapshot) it is the full record of a run."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveBigIntegerField()
+    kind = models.CharField(max_length=64)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="run_event_seq_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.seq} {self.kind}"
+
+
+class ResumePolicy(models.TextChoices):
+    REVALIDATE = "revalidate", "Re-validate, then continue"
+    MANUAL = "manual", "A person decides"
+    RESTART_NODE = "restart_node", "Restart the current node"
+
+
+class Checkpoint(models.Model):
+    """An immutable, validated resume point. `parent` gives the lineage; forks share a parent."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="checkpoints")
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, null=True, blank=True, related_name="checkpoints")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, null=True, blank=True, related_name="checkpoints")
+    parent = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="children")
+    label = models.CharField(max_length=120, blank=True, default="")
+    cursor = models.JSONField(default=dict, blank=True)
+    state = models.JSONField(default=dict, blank=True)
+    artifact_fingerprints = models.JSONField(default=dict, blank=True)
+    authority_ref = models.CharField(max_length=200, blank=True, default="")
+    pending_gate = models.JSONField(null=True, blank=True)
+    approval = models.ForeignKey(
+        "ApprovalRequest", on_delete=models.PROTECT, null=True, blank=True, related_name="checkpoints"
+    )
+    resume_policy = models.CharField(max_length=16, choices=ResumePolicy.choices, default=ResumePolicy.REVALIDATE)
+    schema_version = models.PositiveIntegerField(default=1)
+    depth = models.PositiveIntegerField(default=0)
+    content_hash = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["run", "-id"]),
+            models.Index(fields=["task", "-id"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(run__isnull=False) | Q(task__isnull=False), name="checkpoint_has_owner"
+            ),
+            models.CheckConstraint(condition=~Q(parent=models.F("id")), name="checkpoint_not_own_parent"),
+        ]
+
+    def __str__(self) -> str:
+        return self.label or f"checkpoint {self.pk}"
+
+
+class NodeExecution(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="node_executions")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, null=True, blank=True, related_name="node_executions")
+    node = models.CharField(max_length=120)
+    attempt = models.PositiveIntegerField(default=1)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    output = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    checkpoint = models.ForeignKey(Checkpoint, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "started_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "node", "attempt"], name="node_execution_attempt_unique")
+        ]
+
+
+class ApprovalRequest(models.Model):
+    """A pending high-risk action waiting for a human, bound to the action's fingerprint."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="approvals")
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="approvals")
+    tool = models.CharField(max_length=120)
+    arguments = models.JSONField(default=dict, blank=True)
+    action_fingerprint = models.CharField(max_length=64, editable=False)
+    risk = models.CharField(max_length=16, choices=Risk.choices, default=Risk.HIGH)
+    idempotency_key = models.CharField(max_length=200)
+    reason = models.TextField(blank=True, default="", help_text="Why the agent asks.")
+    requested_by = models.CharField(max_length=200)
+    requested_by_token = models.ForeignKey(ApiToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=16, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
+    version = models.PositiveIntegerField(default=1)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_reason = models.TextField(blank=True, default="")
+    # What the reviewer approved: the requested action, or an edited one with its own fingerprint.
+    approved_arguments = models.JSONField(null=True, blank=True)
+    approved_fingerprint = models.CharField(max_length=64, blank=True, default="")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "status", "-created_at"])]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=ApprovalStatus.values), name="approval_status_valid"),
+            # A decision records who, when and (for approvals) exactly which action.
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "expired", "cancelled"])
+                | Q(decided_by__isnull=False, decided_at__isnull=False),
+                name="approval_decision_recorded",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="approved") | ~Q(approved_fingerprint=""), name="approval_fingerprint_recorded"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="rejected") | ~Q(decision_reason=""), name="approval_rejection_reason"
+            ),
+            # One pending approval per run at a time.
+            models.UniqueConstraint(fields=["run"], condition=Q(status="pending"), name="approval_one_pending_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool} for {self.run_id} ({self.status})"
+
+
+class ExternalEffect(models.Model):
+    """An external side effect, identified by its idempotency key (its logical identity)."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="effects")
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, null=True, blank=True, related_name="effects")
+    approval = models.ForeignKey(
+        ApprovalRequest, on_delete=models.PROTECT, null=True, blank=True, related_name="effects"
+    )
+    idempotency_key = models.CharField(max_length=200)
+    tool = models.CharField(max_length=120)
+    arguments_digest = models.CharField(max_length=64, blank=True, default="")
+    status = models.CharField(max_length=16, choices=EffectStatus.choices, default=EffectStatus.INTENDED)
+    version = models.PositiveIntegerField(default=1)
+    attempts = models.PositiveIntegerField(default=0)
+    result = models.JSONField(null=True, blank=True)
+    result_hash = models.CharField(max_length=64, blank=True, default="")
+    conflicting_hash = models.CharField(max_length=64, blank=True, default="")
+    receipt = models.CharField(max_length=64, blank=True, default="")
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    consumed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "idempotency_key"], name="effect_key_unique_per_project"),
+            models.CheckConstraint(condition=Q(status__in=EffectStatus.values), name="effect_status_valid"),
+            models.CheckConstraint(
+                condition=~Q(status__in=["delivered", "consumed", "conflict"]) | ~Q(result_hash=""),
+                name="effect_result_hash_recorded",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.idempotency_key} ({self.status})"

@@ -1,0 +1,108 @@
+"""Sessions (resumable execution containers) and their ordered, append-only items."""
+
+from django.db import models
+from django.db.models import Q
+
+from harness.models import Project
+from harness.transitions import StateMachine
+
+
+class SessionStatus(models.TextChoices):
+    CREATED = "created"
+    RUNNING = "running"
+    IDLE = "idle"
+    AWAITING_USER = "awaiting_user"
+    AWAITING_EXTERNAL = "awaiting_external"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    TERMINATED = "terminated"
+    STALE = "stale"
+
+
+S = SessionStatus
+# Exactly the seed's lifecycle (seed 002, section 04).
+SESSION_MACHINE = StateMachine.declare(
+    "session",
+    S.CREATED,
+    {
+        S.CREATED: {S.RUNNING},
+        S.RUNNING: {S.IDLE, S.AWAITING_USER, S.AWAITING_EXTERNAL, S.COMPLETED, S.FAILED, S.TERMINATED, S.STALE},
+        S.IDLE: {S.RUNNING, S.COMPLETED, S.TERMINATED, S.STALE},
+        S.AWAITING_USER: {S.RUNNING, S.FAILED, S.TERMINATED, S.STALE},
+        S.AWAITING_EXTERNAL: {S.RUNNING, S.FAILED, S.TERMINATED, S.STALE},
+        S.FAILED: {S.RUNNING, S.TERMINATED, S.STALE},
+        S.COMPLETED: {S.STALE},
+        S.STALE: {S.TERMINATED},
+        S.TERMINATED: set(),
+    },
+)
+
+
+class SessionRole(models.TextChoices):
+    MANAGER = "manager"
+    WRITER = "writer"
+    SPECIALIST = "specialist"
+    SEMANTIC_REVIEWER = "semantic_reviewer"
+    HUMAN_REVIEWER = "human_reviewer"
+    OTHER = "other"
+
+
+class MemoryPolicy(models.TextChoices):
+    """What the runtime may keep, not what is injected into the next prompt."""
+
+    NONE = "none"
+    BOUNDED = "bounded"
+    SESSION = "session"
+    EXTERNAL = "external"
+    CHECKPOINT_ONLY = "checkpoint_only"
+
+
+class Session(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="sessions")
+    ref = models.CharField(max_length=64, blank=True, default="", help_text="A human reference, e.g. S-42.")
+    role = models.CharField(max_length=32, choices=SessionRole.choices, default=SessionRole.MANAGER)
+    memory_policy = models.CharField(max_length=32, choices=MemoryPolicy.choices, default=MemoryPolicy.BOUNDED)
+    status = models.CharField(max_length=32, choices=SessionStatus.choices, default=SessionStatus.CREATED)
+    version = models.PositiveIntegerField(default=1)
+    # The seq of the newest item: bumped and read in the same statement that inserts an item.
+    last_seq = models.PositiveBigIntegerField(default=0)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "status", "-updated_at"])]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "ref"], condition=~Q(ref=""), name="session_ref_unique"),
+            models.CheckConstraint(condition=Q(status__in=SessionStatus.values), name="session_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.ref or f"session {self.pk}"
+
+
+class ItemRole(models.TextChoices):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+    EVENT = "event"
+
+
+class SessionItem(models.Model):
+    """One conversation item. Append-only: seq is assigned by the server and never reused."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items")
+    seq = models.PositiveBigIntegerField()
+    role = models.CharField(max_length=16, choices=ItemRole.choices)
+    content = models.JSONField()
+    run = models.ForeignKey("runs_app.Run", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="session_item_seq_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq}"
