@@ -138,6 +138,7 @@ HARNESS_MAX_JSON_DEPTH = env_int("HARNESS_MAX_JSON_DEPTH", 32, minimum=4)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "harness.auth.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

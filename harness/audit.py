@@ -1,0 +1,18 @@
+"""The append-only audit trail of human decisions and memory changes."""
+
+from typing import Any
+
+from harness.models import AuditEntry, Project
+
+
+def audit_record(*, project: Project | int, actor: str, action: str, target: Any, data: dict | None = None) -> AuditEntry:
+    """Write one audit entry inside the caller's transaction (it commits or rolls back with it)."""
+    project_id = project if isinstance(project, int) else project.pk
+    return AuditEntry.objects.create(
+        project_id=project_id,
+        actor=actor,
+        action=action,
+        target_type=type(target).__name__.lower(),
+        target_id=str(target.pk),
+        data=data or {},
+    )

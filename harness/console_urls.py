@@ -1,0 +1,3 @@
+"""The console's HTML pages (HTMX)."""
+
+urlpatterns: list = []

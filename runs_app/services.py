@@ -1,0 +1,700 @@
+"""Write operations on runs, events, tasks, checkpoints, approvals and external effects.
+
+Every status change goes through `harness.transitions.cas_transition` with the machine declared in
+`runs_app.models`; the API, the console, the admin and the resume worker all call these functions.
+"""
+
+import datetime as dt
+import json
+import uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from harness.audit import audit_record
+from harness.canonical import action_fingerprint, digest
+from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.models import ApiToken, Project
+from harness.tenancy import Role, user_has_role
+from harness.transitions import cas_transition
+from runs_app.models import (
+    APPROVAL_MACHINE,
+    EFFECT_MACHINE,
+    RUN_MACHINE,
+    TASK_MACHINE,
+    ApprovalRequest,
+    ApprovalStatus,
+    Checkpoint,
+    EffectStatus,
+    ExternalEffect,
+    NodeExecution,
+    Run,
+    RunEvent,
+    RunStatus,
+    Task,
+)
+from sessions_app.models import Session
+
+# Transitions that only the resume worker may make: a waiting run continues only after the
+# worker has re-validated everything (DESIGN.md, "Resume").
+WORKER_ONLY_TRANSITIONS = frozenset({(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING)})
+
+
+def _runs(project: Project | int) -> Any:
+    return Run.objects.filter(project=project)
+
+
+# --- runs ---------------------------------------------------------------------------------
+
+
+def run_create(
+    *,
+    project: Project,
+    session_id: int,
+    task_id: int | None = None,
+    ref: str = "",
+    task_mode: str = "",
+    active_agent: str = "",
+    cursor: dict | None = None,
+    deadline: dt.datetime | None = None,
+    token_budget: int | None = None,
+    cost_budget: Decimal | None = None,
+) -> Run:
+    with transaction.atomic():
+        if not Session.objects.filter(project=project, pk=session_id).exists():
+            raise NotFoundError(f"Session {session_id} does not exist.")
+        if task_id is not None and not Task.objects.filter(project=project, pk=task_id).exists():
+            raise NotFoundError(f"Task {task_id} does not exist.")
+        run = Run.objects.create(
+            project=project,
+            session_id=session_id,
+            task_id=task_id,
+            ref=ref,
+            task_mode=task_mode,
+            active_agent=active_agent,
+            cursor=cursor or {},
+            deadline=deadline,
+            token_budget=token_budget,
+            cost_budget=cost_budget,
+        )
+        run_event_append(project=project, run_id=run.pk, kind="run.created", data={})
+        return run
+
+
+def run_transition(
+    *,
+    project: Project | int,
+    run_id: int,
+    to: str,
+    expected_version: int | None,
+    lease_owner: str | None = None,
+    error: dict | None = None,
+    blocked_step: str = "",
+    by_worker: bool = False,
+    updates: dict | None = None,
+) -> Run:
+    """Move a run through RUN_MACHINE with a compare-and-set on its version.
+
+    1. Refuse worker-only transitions (waiting_approval -> running) unless the worker asks.
+    2. One conditional UPDATE (status, version, and the lease owner when one is named).
+    3. Append a `status.<to>` event in the same transaction.
+    """
+    if not by_worker:
+        current = _runs(project).filter(pk=run_id).values_list("status", flat=True).first()
+        if current is not None and (current, to) in WORKER_ONLY_TRANSITIONS:
+            raise ConflictError(
+                "A run waiting for approval continues only through the resume worker.",
+                code="worker_only_transition",
+                current_status=current,
+            )
+    fields: dict[str, Any] = dict(updates or {})
+    if error is not None:
+        fields["error"] = error
+    if to == RunStatus.BLOCKED:
+        fields["blocked_step"] = blocked_step or "unspecified"
+    elif "blocked_step" not in fields:
+        fields["blocked_step"] = ""
+    if to in RUN_MACHINE.terminal:
+        fields.update(lease_owner="", lease_expires_at=None)
+    lease_guard = None
+    if lease_owner is not None:
+        lease_guard = Q(lease_owner=lease_owner, lease_expires_at__gt=timezone.now())
+    with transaction.atomic():
+        cas_transition(
+            _runs(project),
+            pk=run_id,
+            machine=RUN_MACHINE,
+            to=to,
+            expected_version=expected_version,
+            extra_filter=lease_guard,
+            updates=fields,
+        )
+        data: dict[str, Any] = {}
+        if error:
+            data["error"] = error
+        if to == RunStatus.BLOCKED:
+            data["step"] = fields["blocked_step"]
+        run_event_append(project=project, run_id=run_id, kind=f"status.{to}", data=data)
+        return Run.objects.get(pk=run_id)
+
+
+def run_claim(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
+    """Take the run's lease if it is free, expired, or already ours. Of racing claimers one wins."""
+    if not owner:
+        raise ValidationFailed("A lease needs an owner.", code="invalid")
+    if not 1 <= lease_seconds <= 3600:
+        raise ValidationFailed("lease_seconds must be between 1 and 3600.", code="invalid")
+    now = timezone.now()
+    claimable = Q(lease_owner="") | Q(lease_expires_at__lte=now) | Q(lease_owner=owner)
+    updated = (
+        _runs(project)
+        .filter(Q(pk=run_id) & claimable)
+        .exclude(status__in=RUN_MACHINE.terminal)
+        .update(
+            lease_owner=owner,
+            lease_expires_at=now + dt.timedelta(seconds=lease_seconds),
+            version=F("version") + 1,
+            updated_at=now,
+        )
+    )
+    run = _runs(project).filter(pk=run_id).first()
+    if run is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    if not updated:
+        if run.status in RUN_MACHINE.terminal:
+            raise ConflictError(
+                "A finished run cannot be claimed.", code="run_finished",
+                current_status=run.status, current_version=run.version,
+            )
+        raise ConflictError(
+            f"The run is leased by {run.lease_owner} until {run.lease_expires_at.isoformat()}.",
+            code="lease_held",
+            current_status=run.status,
+            current_version=run.version,
+            lease_owner=run.lease_owner,
+        )
+    return run
+
+
+def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
+    """Extend a lease we still hold; once it is lost (expired or taken) this fails."""
+    now = timezone.now()
+    updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=now).update(
+        lease_expires_at=now + dt.timedelta(seconds=lease_seconds), updated_at=now
+    )
+    run = _runs(project).filter(pk=run_id).first()
+    if run is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    if not updated:
+        raise ConflictError(
+            "The lease is lost.", code="lease_lost", current_status=run.status, current_version=run.version
+        )
+    return run
+
+
+def run_release(*, project: Project | int, run_id: int, owner: str) -> None:
+    _runs(project).filter(pk=run_id, lease_owner=owner).update(
+        lease_owner="", lease_expires_at=None, version=F("version") + 1, updated_at=timezone.now()
+    )
+
+
+def run_record_usage(*, project: Project | int, run_id: int, tokens: int = 0, cost: Decimal = Decimal(0)) -> None:
+    _runs(project).filter(pk=run_id).update(
+        tokens_used=F("tokens_used") + tokens, cost_used=F("cost_used") + cost, updated_at=timezone.now()
+    )
+
+
+# --- run events ----------------------------------------------------------------------------
+
+_EVENT_SQL = """
+WITH bumped AS (
+    UPDATE runs_app_run SET last_event_seq = last_event_seq + 1
+     WHERE id = %(rid)s AND project_id = %(pid)s
+ RETURNING last_event_seq
+)
+INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
+SELECT %(rid)s, bumped.last_event_seq, %(kind)s, %(data)s::jsonb, now() FROM bumped
+RETURNING id, seq, created_at
+"""
+
+
+def run_event_append(*, project: Project | int, run_id: int, kind: str, data: dict | None = None) -> RunEvent:
+    """Append one event with the next gap-free seq (one statement on PostgreSQL)."""
+    project_id = project if isinstance(project, int) else project.pk
+    payload = data or {}
+    if not kind or len(kind) > 64:
+        raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    _EVENT_SQL, {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)}
+                )
+                row = cursor.fetchone()
+        else:
+            row = None
+            if Run.objects.filter(pk=run_id, project_id=project_id).update(last_event_seq=F("last_event_seq") + 1):
+                seq = Run.objects.values_list("last_event_seq", flat=True).get(pk=run_id)
+                event = RunEvent.objects.create(run_id=run_id, seq=seq, kind=kind, data=payload)
+                row = (event.pk, event.seq, event.created_at)
+        if row is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+    return RunEvent(id=row[0], run_id=run_id, seq=row[1], kind=kind, data=payload, created_at=row[2])
+
+
+# --- tasks ---------------------------------------------------------------------------------
+
+TASK_CLIENT_FIELDS = (
+    "objective", "constraints", "plan", "plan_version", "completed_nodes", "pending_nodes",
+    "artifact_refs", "effect_records", "schema_version",
+)
+
+
+def task_create(*, project: Project, objective: str, ref: str = "", **fields: Any) -> Task:
+    unknown = set(fields) - set(TASK_CLIENT_FIELDS)
+    if unknown:
+        raise ValidationFailed(f"Unknown task fields: {sorted(unknown)}.", code="invalid")
+    if "pending_nodes" not in fields and "plan" in fields:
+        fields["pending_nodes"] = list(fields["plan"])
+    return Task.objects.create(project=project, objective=objective, ref=ref, **fields)
+
+
+def task_save(*, project: Project | int, task_id: int, expected_version: int, **fields: Any) -> Task:
+    """Save a task's durable state with a compare-and-set on its version (one UPDATE)."""
+    unknown = set(fields) - set(TASK_CLIENT_FIELDS)
+    if unknown:
+        raise ValidationFailed(f"Unknown task fields: {sorted(unknown)}.", code="invalid")
+    tasks = Task.objects.filter(project=project)
+    updated = tasks.filter(pk=task_id, version=expected_version).update(
+        **fields, version=F("version") + 1, updated_at=timezone.now()
+    )
+    if not updated:
+        current = tasks.filter(pk=task_id).values("status", "version").first()
+        if current is None:
+            raise NotFoundError(f"Task {task_id} does not exist.")
+        raise ConflictError(
+            f"Task {task_id} is at version {current['version']}, not {expected_version}.",
+            code="version_conflict",
+            current_status=current["status"],
+            current_version=current["version"],
+        )
+    return tasks.get(pk=task_id)
+
+
+def task_transition(*, project: Project | int, task_id: int, to: str, expected_version: int | None) -> Task:
+    tasks = Task.objects.filter(project=project)
+    cas_transition(tasks, pk=task_id, machine=TASK_MACHINE, to=to, expected_version=expected_version)
+    return tasks.get(pk=task_id)
+
+
+# --- checkpoints ---------------------------------------------------------------------------
+
+
+def checkpoint_create(
+    *,
+    project: Project | int,
+    run_id: int | None = None,
+    task_id: int | None = None,
+    parent_id: int | None = None,
+    label: str = "",
+    cursor: dict | None = None,
+    state: dict | None = None,
+    artifact_fingerprints: dict | None = None,
+    authority_ref: str = "",
+    pending_gate: Any = None,
+    approval_id: int | None = None,
+    resume_policy: str = "revalidate",
+    schema_version: int = 1,
+    lease_owner: str | None = None,
+) -> Checkpoint:
+    """Write an immutable checkpoint and make it the latest of its run and task.
+
+    1. Resolve the owner(s): a run (its task comes along) and/or a task, all in this project.
+    2. When a lease owner is named, the run must be leased to it right now (fencing a stale worker).
+    3. The parent must belong to the same run or the same task lineage.
+    4. Hash the canonical content, including the parent's hash, so a chain is tamper-evident.
+    5. Insert, then point the run's `last_checkpoint` and the task's `latest_checkpoint` at it.
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    if run_id is None and task_id is None:
+        raise ValidationFailed("A checkpoint belongs to a run, a task, or both.", code="checkpoint_owner_required")
+    with transaction.atomic():
+        run = None
+        if run_id is not None:
+            run = Run.objects.select_for_update().filter(project_id=project_id, pk=run_id).first()
+            if run is None:
+                raise NotFoundError(f"Run {run_id} does not exist.")
+            if task_id is None:
+                task_id = run.task_id
+            elif run.task_id not in (None, task_id):
+                raise ValidationFailed("The run belongs to another task.", code="task_mismatch")
+            if lease_owner is not None and not (
+                run.lease_owner == lease_owner and run.lease_expires_at and run.lease_expires_at > timezone.now()
+            ):
+                raise ConflictError(
+                    "The lease is lost; this checkpoint is refused.",
+                    code="lease_lost", current_status=run.status, current_version=run.version,
+                )
+        if task_id is not None and not Task.objects.filter(project_id=project_id, pk=task_id).exists():
+            raise NotFoundError(f"Task {task_id} does not exist.")
+        parent = None
+        if parent_id is not None:
+            parent = Checkpoint.objects.filter(project_id=project_id, pk=parent_id).first()
+            if parent is None:
+                raise NotFoundError(f"Checkpoint {parent_id} does not exist.")
+            same_run = run_id is not None and parent.run_id == run_id
+            same_task = task_id is not None and parent.task_id == task_id
+            if not (same_run or same_task):
+                raise ValidationFailed(
+                    "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
+                )
+        if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
+            raise NotFoundError(f"Approval {approval_id} does not exist.")
+        body = {
+            "run": run_id, "task": task_id, "parent_hash": parent.content_hash if parent else None,
+            "cursor": cursor or {}, "state": state or {}, "artifact_fingerprints": artifact_fingerprints or {},
+            "authority_ref": authority_ref, "pending_gate": pending_gate, "approval": approval_id,
+            "resume_policy": resume_policy, "schema_version": schema_version,
+        }
+        checkpoint = Checkpoint.objects.create(
+            project_id=project_id, run_id=run_id, task_id=task_id, parent=parent, label=label,
+            cursor=body["cursor"], state=body["state"], artifact_fingerprints=body["artifact_fingerprints"],
+            authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
+            resume_policy=resume_policy, schema_version=schema_version,
+            depth=(parent.depth + 1) if parent else 0, content_hash=digest(body),
+        )
+        if run is not None:
+            Run.objects.filter(pk=run.pk).update(
+                last_checkpoint=checkpoint, cursor=body["cursor"], version=F("version") + 1, updated_at=timezone.now()
+            )
+        if task_id is not None:
+            Task.objects.filter(pk=task_id).update(
+                latest_checkpoint=checkpoint, version=F("version") + 1, updated_at=timezone.now()
+            )
+        return checkpoint
+
+
+# --- approvals -----------------------------------------------------------------------------
+
+
+def approval_request_create(
+    *,
+    project: Project,
+    run_id: int,
+    tool: str,
+    arguments: dict,
+    idempotency_key: str,
+    risk: str = "high",
+    reason: str = "",
+    requested_by: str,
+    requested_by_token: ApiToken | None = None,
+    expected_version: int | None = None,
+    expires_at: dt.datetime | None = None,
+) -> ApprovalRequest:
+    """Post a pending action and move its run to waiting_approval in the same transaction."""
+    if not tool or not idempotency_key:
+        raise ValidationFailed("An approval needs a tool and an idempotency key.", code="invalid")
+    with transaction.atomic():
+        run = _runs(project).filter(pk=run_id).first()
+        if run is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        try:
+            with transaction.atomic():
+                approval = ApprovalRequest.objects.create(
+                    project=project, run=run, tool=tool, arguments=arguments,
+                    action_fingerprint=action_fingerprint(tool, arguments), risk=risk,
+                    idempotency_key=idempotency_key, reason=reason, requested_by=requested_by,
+                    requested_by_token=requested_by_token, expires_at=expires_at,
+                )
+        except IntegrityError:
+            raise ConflictError(
+                "This run already has a pending approval.", code="approval_pending",
+                current_status=run.status, current_version=run.version,
+            ) from None
+        run_transition(
+            project=project, run_id=run_id, to=RunStatus.WAITING_APPROVAL, expected_version=expected_version,
+            updates={"pending_approval": approval},
+        )
+        run_event_append(
+            project=project, run_id=run_id, kind="approval.requested",
+            data={"approval": approval.pk, "tool": tool, "fingerprint": approval.action_fingerprint},
+        )
+        return approval
+
+
+@dataclass(frozen=True)
+class Decision:
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+def approval_decide(
+    *,
+    project: Project | int,
+    approval_id: int,
+    user: AbstractBaseUser,
+    decision: str,
+    reason: str = "",
+    edited_arguments: dict | None = None,
+    expected_version: int | None = None,
+) -> ApprovalRequest:
+    """Record a reviewer's final decision and queue the run's resume.
+
+    1. Only a reviewer who can see the project may decide; never the person who asked.
+    2. Rejection needs a reason. Edit-and-approve records the edited arguments and their new
+       fingerprint; plain approval records the requested action's fingerprint.
+    3. One conditional UPDATE from pending: of two reviewers deciding at once, one stands and the
+       other gets a conflict that names who decided.
+    4. Audit the decision and enqueue the resume after commit (a rejection resumes the run too).
+    """
+    from harness.tenancy import user_can_see_project
+
+    project_id = project if isinstance(project, int) else project.pk
+    approvals = ApprovalRequest.objects.filter(project_id=project_id)
+    approval = approvals.filter(pk=approval_id).first()
+    if approval is None or not user_can_see_project(user, project_id):
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    if not user_has_role(user, Role.REVIEWER):
+        raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
+    if approval.requested_by == f"user:{user.pk}":
+        raise Forbidden("Nobody approves their own request.", code="self_approval")
+    if decision not in (Decision.APPROVE, Decision.REJECT):
+        raise ValidationFailed("decision is 'approve' or 'reject'.", code="invalid")
+    now = timezone.now()
+    updates: dict[str, Any] = {"decided_by": user, "decided_at": now, "decision_reason": reason.strip()}
+    if decision == Decision.REJECT:
+        if not reason.strip():
+            raise ValidationFailed("A rejection needs a reason.", code="reason_required")
+        to = ApprovalStatus.REJECTED
+    else:
+        to = ApprovalStatus.APPROVED
+        arguments = approval.arguments if edited_arguments is None else edited_arguments
+        updates["approved_arguments"] = arguments
+        updates["approved_fingerprint"] = action_fingerprint(approval.tool, arguments)
+    if approval.expires_at and approval.expires_at <= now and approval.status == ApprovalStatus.PENDING:
+        raise ConflictError("This approval has expired.", code="approval_expired", current_status="pending")
+    with transaction.atomic():
+        try:
+            cas_transition(
+                approvals, pk=approval_id, machine=APPROVAL_MACHINE, to=to,
+                expected_version=expected_version, updates=updates,
+            )
+        except ConflictError as exc:
+            current = approvals.select_related("decided_by").get(pk=approval_id)
+            if current.decided_by is not None:
+                exc.extra["decided_by"] = current.decided_by.get_username()
+                exc.extra["decided_at"] = current.decided_at.isoformat() if current.decided_at else None
+                exc.detail = f"Already {current.status} by {current.decided_by.get_username()}."
+                exc.code = "already_decided"
+            raise
+        approval.refresh_from_db()
+        audit_record(
+            project=project_id, actor=f"user:{user.get_username()}", action=f"approval.{to}", target=approval,
+            data={
+                "reason": approval.decision_reason,
+                "requested_fingerprint": approval.action_fingerprint,
+                "approved_fingerprint": approval.approved_fingerprint,
+                "edited": edited_arguments is not None,
+            },
+        )
+        run_event_append(
+            project=project_id, run_id=approval.run_id, kind=f"approval.{to}",
+            data={"approval": approval.pk, "by": user.get_username(), "fingerprint": approval.approved_fingerprint},
+        )
+        _enqueue_resume(approval.run_id)
+        return approval
+
+
+def approval_expire_due(*, now: dt.datetime | None = None) -> list[int]:
+    """Expire pending approvals past their deadline; their runs resume into `blocked`/`failed`."""
+    now = now or timezone.now()
+    expired: list[int] = []
+    for approval_id, project_id, run_id in ApprovalRequest.objects.filter(
+        status=ApprovalStatus.PENDING, expires_at__lte=now
+    ).values_list("pk", "project_id", "run_id"):
+        with transaction.atomic():
+            try:
+                cas_transition(
+                    ApprovalRequest.objects.filter(project_id=project_id), pk=approval_id,
+                    machine=APPROVAL_MACHINE, to=ApprovalStatus.EXPIRED, expected_version=None,
+                )
+            except ConflictError:
+                continue
+            run_event_append(project=project_id, run_id=run_id, kind="approval.expired", data={"approval": approval_id})
+            _enqueue_resume(run_id)
+            expired.append(approval_id)
+    return expired
+
+
+def _enqueue_resume(run_id: int) -> None:
+    """Queue the resume once the transaction commits; the recovery pass catches a lost message."""
+    from runs_app import tasks
+
+    transaction.on_commit(lambda: tasks.enqueue_resume(run_id))
+
+
+# --- external effects ----------------------------------------------------------------------
+
+
+def effect_intend(
+    *,
+    project: Project | int,
+    idempotency_key: str,
+    tool: str,
+    arguments: Any = None,
+    run_id: int | None = None,
+    approval_id: int | None = None,
+) -> tuple[ExternalEffect, bool]:
+    """Record the intent to cause an effect. The same key again returns the first record."""
+    project_id = project if isinstance(project, int) else project.pk
+    if not idempotency_key or len(idempotency_key) > 200:
+        raise ValidationFailed("An idempotency key is 1 to 200 characters.", code="invalid")
+    if run_id is not None and not _runs(project_id).filter(pk=run_id).exists():
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    arguments_digest = digest(arguments) if arguments is not None else ""
+    effects = ExternalEffect.objects.filter(project_id=project_id)
+    try:
+        with transaction.atomic():
+            effect = ExternalEffect.objects.create(
+                project_id=project_id, idempotency_key=idempotency_key, tool=tool,
+                arguments_digest=arguments_digest, run_id=run_id, approval_id=approval_id,
+            )
+            return effect, True
+    except IntegrityError:
+        effect = effects.get(idempotency_key=idempotency_key)
+        if (effect.tool, effect.arguments_digest) != (tool, arguments_digest):
+            raise ConflictError(
+                "This idempotency key already names a different action.",
+                code="idempotency_key_reused", current_status=effect.status, current_version=effect.version,
+            ) from None
+        return effect, False
+
+
+def effect_dispatch(*, project: Project | int, effect_id: int) -> ExternalEffect:
+    """Mark the call as about to leave (attempts + 1) before it leaves: a crash after this is `unknown`."""
+    effects = ExternalEffect.objects.filter(project=project)
+    now = timezone.now()
+    cas_transition(
+        effects, pk=effect_id, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED, expected_version=None,
+        updates={"attempts": F("attempts") + 1, "dispatched_at": now},
+    )
+    return effects.get(pk=effect_id)
+
+
+def effect_mark_unknown(*, project: Project | int, effect_id: int) -> ExternalEffect:
+    effects = ExternalEffect.objects.filter(project=project)
+    cas_transition(effects, pk=effect_id, machine=EFFECT_MACHINE, to=EffectStatus.UNKNOWN, expected_version=None)
+    return effects.get(pk=effect_id)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What a delivery came to: `consumed` (first time), `already_consumed`, or `conflict`."""
+
+    outcome: str
+    effect: ExternalEffect
+
+    @property
+    def receipt(self) -> str:
+        return self.effect.receipt
+
+
+def effect_deliver(
+    *,
+    project: Project | int,
+    idempotency_key: str,
+    result: Any,
+    result_hash: str | None = None,
+    consume: bool = True,
+) -> Delivery:
+    """Deliver an effect's result, validate it, and (by default) consume it once.
+
+    1. The server hashes the canonical result; a client-sent hash must match it.
+    2. First delivery: intended/dispatched/unknown -> delivered, then -> consumed with a receipt.
+    3. The same hash again: `already_consumed`, with the original receipt; nothing changes.
+    4. A different hash for the same key is a hard stop: the effect becomes `conflict`, its run
+       `blocked`, and both stay that way after this returns (committed, not rolled back).
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    computed = digest(result)
+    if result_hash is not None and result_hash != computed:
+        raise ValidationFailed(
+            "result_hash is not the SHA-256 of the result's canonical JSON.", code="result_hash_mismatch",
+            expected_hash=computed,
+        )
+    effects = ExternalEffect.objects.filter(project_id=project_id)
+    with transaction.atomic():
+        effect = effects.select_for_update().filter(idempotency_key=idempotency_key).first()
+        if effect is None:
+            raise NotFoundError(f"No effect has the idempotency key {idempotency_key!r}.")
+        if effect.result_hash and effect.result_hash != computed:
+            return _effect_conflict(project_id, effect, computed)
+        if effect.status == EffectStatus.CONFLICT:
+            return Delivery("conflict", effect)
+        if effect.status == EffectStatus.CONSUMED or (effect.status == EffectStatus.DELIVERED and not consume):
+            return Delivery("already_consumed" if effect.status == EffectStatus.CONSUMED else "already_delivered", effect)
+        now = timezone.now()
+        if effect.status != EffectStatus.DELIVERED:
+            if effect.status == EffectStatus.INTENDED:
+                cas_transition(effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED,
+                               expected_version=effect.version, updates={"dispatched_at": now, "attempts": F("attempts") + 1})
+                effect.version += 1
+            cas_transition(
+                effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DELIVERED,
+                expected_version=effect.version,
+                updates={"result": result, "result_hash": computed, "delivered_at": now},
+            )
+            effect.version += 1
+        if consume:
+            cas_transition(
+                effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.CONSUMED,
+                expected_version=effect.version, updates={"receipt": uuid.uuid4().hex, "consumed_at": now},
+            )
+        effect = effects.get(pk=effect.pk)
+        if effect.run_id:
+            run_event_append(
+                project=project_id, run_id=effect.run_id, kind=f"effect.{effect.status}",
+                data={"key": idempotency_key, "result_hash": computed, "receipt": effect.receipt},
+            )
+        return Delivery("consumed" if consume else "delivered", effect)
+
+
+def _effect_conflict(project_id: int, effect: ExternalEffect, computed: str) -> Delivery:
+    effects = ExternalEffect.objects.filter(project_id=project_id)
+    if effect.status != EffectStatus.CONFLICT:
+        cas_transition(
+            effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.CONFLICT,
+            expected_version=effect.version, updates={"conflicting_hash": computed},
+        )
+    if effect.run_id:
+        run = Run.objects.filter(pk=effect.run_id).values("status", "version").first()
+        if run and RUN_MACHINE.can(run["status"], RunStatus.BLOCKED):
+            run_transition(
+                project=project_id, run_id=effect.run_id, to=RunStatus.BLOCKED, expected_version=None,
+                blocked_step="effect_conflict", by_worker=True,
+                error={"step": "effect_conflict", "key": effect.idempotency_key,
+                       "result_hash": effect.result_hash, "conflicting_hash": computed},
+            )
+    return Delivery("conflict", effects.get(pk=effect.pk))
+
+
+# --- node executions -----------------------------------------------------------------------
+
+
+def node_execution_start(*, run: Run, node: str) -> NodeExecution:
+    attempt = NodeExecution.objects.filter(run=run, node=node).count() + 1
+    return NodeExecution.objects.create(run=run, task_id=run.task_id, node=node, attempt=attempt)
+
+
+def node_execution_finish(
+    *, execution: NodeExecution, ok: bool, output: Any = None, error: str = "", checkpoint: Checkpoint | None = None
+) -> None:
+    NodeExecution.objects.filter(pk=execution.pk).update(
+        status=NodeExecution.Status.SUCCEEDED if ok else NodeExecution.Status.FAILED,
+        output=output, error=error, checkpoint=checkpoint, finished_at=timezone.now(),
+    )

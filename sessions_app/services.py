@@ -1,0 +1,186 @@
+"""Write operations on sessions and their items. Every door calls these, nothing else writes."""
+
+import json
+from collections.abc import Sequence
+from typing import Any, TypedDict
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.models import Project
+from harness.transitions import cas_transition
+from sessions_app.models import SESSION_MACHINE, ItemRole, Session, SessionItem, SessionStatus
+
+
+class NewItem(TypedDict, total=False):
+    role: str
+    content: Any
+    run_id: int | None
+
+
+MAX_ITEMS_PER_APPEND = 500
+
+
+def session_create(
+    *,
+    project: Project,
+    role: str,
+    memory_policy: str,
+    metadata: dict | None = None,
+    ref: str = "",
+) -> Session:
+    return Session.objects.create(
+        project=project, role=role, memory_policy=memory_policy, metadata=metadata or {}, ref=ref
+    )
+
+
+def session_transition(*, project: Project, session_id: int, to: str, expected_version: int | None) -> Session:
+    with transaction.atomic():
+        cas_transition(
+            Session.objects.filter(project=project),
+            pk=session_id,
+            machine=SESSION_MACHINE,
+            to=to,
+            expected_version=expected_version,
+        )
+        return Session.objects.get(pk=session_id)
+
+
+def session_items_append(
+    *,
+    project: Project,
+    session_id: int,
+    items: Sequence[NewItem],
+    expected_last_seq: int | None = None,
+) -> list[SessionItem]:
+    """Append a batch of items atomically; the server assigns gap-free `seq` values.
+
+    1. Validate roles and that every referenced run belongs to this session.
+    2. Bump the session's `last_seq` by the batch size (guarded by `expected_last_seq` when given)
+       and insert the items numbered from the old value, in one statement on PostgreSQL.
+    3. If no row was bumped, say why: missing session, terminated session, or a stale expected seq.
+    """
+    if not items:
+        raise ValidationFailed("An append needs at least one item.", code="empty_batch")
+    if len(items) > MAX_ITEMS_PER_APPEND:
+        raise ValidationFailed(f"At most {MAX_ITEMS_PER_APPEND} items per append.", code="batch_too_large")
+    for item in items:
+        if item.get("role") not in ItemRole.values:
+            raise ValidationFailed(f"Unknown item role {item.get('role')!r}.", code="invalid_role")
+    run_ids = {item["run_id"] for item in items if item.get("run_id")}
+    if run_ids:
+        from runs_app.models import Run
+
+        found = Run.objects.filter(pk__in=run_ids, session_id=session_id, project=project).count()
+        if found != len(run_ids):
+            raise ValidationFailed("A referenced run is not in this session.", code="run_not_in_session")
+
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            rows = _append_postgresql(project.pk, session_id, items, expected_last_seq)
+        else:
+            rows = _append_portable(project.pk, session_id, items, expected_last_seq)
+        if not rows:
+            _explain_refused_append(project, session_id, expected_last_seq)
+    now = timezone.now()
+    return [
+        SessionItem(
+            id=row[0],
+            session_id=session_id,
+            seq=row[1],
+            role=item["role"],
+            content=item.get("content"),
+            run_id=item.get("run_id"),
+            created_at=row[2] if len(row) > 2 else now,
+        )
+        for row, item in zip(rows, items, strict=True)
+    ]
+
+
+_APPEND_SQL = """
+WITH bumped AS (
+    UPDATE sessions_app_session
+       SET last_seq = last_seq + %(n)s, updated_at = now()
+     WHERE id = %(sid)s AND project_id = %(pid)s AND status <> 'terminated'
+       AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s::bigint)
+ RETURNING last_seq
+)
+INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, run_id, created_at)
+SELECT %(sid)s, bumped.last_seq - %(n)s + i.ord, i.role, i.content, i.run_id, now()
+  FROM bumped,
+       unnest(%(roles)s::text[], %(contents)s::jsonb[], %(runs)s::bigint[]) WITH ORDINALITY AS i(role, content, run_id, ord)
+RETURNING id, seq, created_at
+"""
+
+
+def _append_postgresql(
+    project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None
+) -> list[tuple]:
+    params = {
+        "n": len(items),
+        "sid": session_id,
+        "pid": project_id,
+        "expected": expected,
+        "roles": [item["role"] for item in items],
+        "contents": [json.dumps(item.get("content")) for item in items],
+        "runs": [item.get("run_id") for item in items],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_APPEND_SQL, params)
+        return sorted(cursor.fetchall(), key=lambda row: row[1])
+
+
+def _append_portable(project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None) -> list[tuple]:
+    # SQLite (local start) cannot UPDATE inside a CTE; its IMMEDIATE transactions serialise writers.
+    sessions = Session.objects.filter(pk=session_id, project_id=project_id).exclude(status=SessionStatus.TERMINATED)
+    if expected is not None:
+        sessions = sessions.filter(last_seq=expected)
+    if not sessions.update(last_seq=F("last_seq") + len(items), updated_at=timezone.now()):
+        return []
+    last = Session.objects.values_list("last_seq", flat=True).get(pk=session_id)
+    first = last - len(items) + 1
+    created = SessionItem.objects.bulk_create(
+        SessionItem(session_id=session_id, seq=first + i, role=item["role"], content=item.get("content"),
+                    run_id=item.get("run_id"))
+        for i, item in enumerate(items)
+    )
+    return [(obj.pk, obj.seq, obj.created_at) for obj in created]
+
+
+def _explain_refused_append(project: Project, session_id: int, expected: int | None) -> None:
+    current = Session.objects.filter(pk=session_id, project=project).values("status", "version", "last_seq").first()
+    if current is None:
+        raise NotFoundError(f"Session {session_id} does not exist.")
+    if current["status"] == SessionStatus.TERMINATED:
+        raise ConflictError(
+            "A terminated session takes no more items.",
+            code="session_terminated",
+            current_status=current["status"],
+            current_version=current["version"],
+        )
+    raise ConflictError(
+        f"The session's last seq is {current['last_seq']}, not {expected}.",
+        code="seq_conflict",
+        current_status=current["status"],
+        current_version=current["version"],
+        last_seq=current["last_seq"],
+    )
+
+
+def session_items_trim(*, project: Project, session_id: int, keep_last: int) -> int:
+    """Drop all but the newest `keep_last` items of a session's history. Returns how many went.
+
+    Trimming conversation history touches nothing else: tasks, checkpoints and memory are
+    separate records and never derived from the transcript.
+    """
+    if keep_last < 0:
+        raise ValidationFailed("keep_last must be zero or more.", code="invalid")
+    with transaction.atomic():
+        session = Session.objects.filter(project=project, pk=session_id).values("last_seq").first()
+        if session is None:
+            raise NotFoundError(f"Session {session_id} does not exist.")
+        cutoff = session["last_seq"] - keep_last
+        deleted, _ = SessionItem.objects.filter(session_id=session_id, seq__lte=cutoff).delete()
+        return deleted

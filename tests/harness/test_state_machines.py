@@ -1,0 +1,163 @@
+"""Every legal transition succeeds and every illegal pair raises, generated from the tables."""
+
+from collections.abc import Callable
+from itertools import product
+
+import pytest
+from django.db.models import Model, QuerySet
+
+from harness.errors import ConflictError
+from harness.transitions import StateMachine, cas_transition
+from memory_app.models import MEMORY_MACHINE, MemoryRecord
+from runs_app.models import (
+    APPROVAL_MACHINE,
+    EFFECT_MACHINE,
+    RUN_MACHINE,
+    TASK_MACHINE,
+    ApprovalRequest,
+    ExternalEffect,
+    Run,
+    Task,
+)
+from sessions_app.models import SESSION_MACHINE, Session
+from tests import factories
+
+Maker = Callable[[object, str], Model]
+
+
+def _session(project, status):
+    return Session.objects.create(project=project, status=status)
+
+
+def _run(project, status):
+    run = factories.make_run(project)
+    Run.objects.filter(pk=run.pk).update(status=status)
+    return run
+
+
+def _task(project, status):
+    return Task.objects.create(project=project, objective="x", status=status)
+
+
+def _approval(project, status):
+    run = factories.make_run(project)
+    extra = {}
+    if status in ("approved", "rejected"):
+        user = factories.make_user(f"u{ApprovalRequest.objects.count()}")
+        extra = {"decided_by": user, "decided_at": "2026-01-01T00:00:00Z", "decision_reason": "r",
+                 "approved_fingerprint": "f" * 64}
+    return ApprovalRequest.objects.create(
+        project=project, run=run, tool="t", arguments={}, action_fingerprint="a" * 64,
+        idempotency_key=f"k{run.pk}", requested_by="agent", status=status, **extra,
+    )
+
+
+def _effect(project, status):
+    n = ExternalEffect.objects.count()
+    result_hash = "" if status in ("intended", "dispatched", "unknown") else "b" * 64
+    return ExternalEffect.objects.create(
+        project=project, idempotency_key=f"e{n}", tool="t", status=status, result_hash=result_hash
+    )
+
+
+def _memory(project, status):
+    n = MemoryRecord.objects.count()
+    extra = {"deleted_at": "2026-01-01T00:00:00Z"} if status == "deleted" else {}
+    return MemoryRecord.objects.create(
+        project=project, scope="project", content=f"fact {n}", content_hash=f"{n:064d}",
+        provenance_kind="told", status=status, **extra,
+    )
+
+
+def _decision_fields(dst):
+    # What the services write with a decision; the database refuses a decision without them.
+    if dst not in ("approved", "rejected"):
+        return {}
+    user = factories.make_user(f"reviewer{ApprovalRequest.objects.count()}")
+    return {"decided_by": user, "decided_at": "2026-01-01T00:00:00Z", "decision_reason": "r",
+            "approved_fingerprint": "f" * 64}
+
+
+def _effect_fields(dst):
+    return {"result_hash": "c" * 64} if dst in ("delivered", "consumed", "conflict") else {}
+
+
+def _memory_fields(dst):
+    return {"deleted_at": "2026-01-01T00:00:00Z"} if dst == "deleted" else {}
+
+
+def _none(dst):
+    return {}
+
+
+MACHINES: list[tuple[StateMachine, type[Model], Callable, Callable]] = [
+    (SESSION_MACHINE, Session, _session, _none),
+    (RUN_MACHINE, Run, _run, _none),
+    (TASK_MACHINE, Task, _task, _none),
+    (APPROVAL_MACHINE, ApprovalRequest, _approval, _decision_fields),
+    (EFFECT_MACHINE, ExternalEffect, _effect, _effect_fields),
+    (MEMORY_MACHINE, MemoryRecord, _memory, _memory_fields),
+]
+
+CASES = [
+    pytest.param(machine, model, make, updates, src, dst, id=f"{machine.name}:{src}->{dst}")
+    for machine, model, make, updates in MACHINES
+    for src, dst in product(sorted(machine.states), sorted(machine.states))
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("machine,model,make,updates,src,dst", CASES)
+def test_transition_follows_the_table(project, machine, model, make, updates, src, dst):
+    row = make(project, src)
+    version = model.objects.values_list("version", flat=True).get(pk=row.pk)
+    queryset: QuerySet = model.objects.filter(project=project)
+    if machine.can(src, dst):
+        new_version = cas_transition(
+            queryset, pk=row.pk, machine=machine, to=dst, expected_version=version, updates=updates(dst)
+        )
+        assert new_version == version + 1
+        assert model.objects.values_list("status", "version").get(pk=row.pk) == (dst, version + 1)
+    else:
+        with pytest.raises(ConflictError) as caught:
+            cas_transition(queryset, pk=row.pk, machine=machine, to=dst, expected_version=version, updates=updates(dst))
+        assert caught.value.code == "illegal_transition"
+        assert caught.value.current_status == src
+        assert model.objects.values_list("status", "version").get(pk=row.pk) == (src, version)
+
+
+def test_session_machine_is_exactly_the_seed():
+    seed = {
+        "created": {"running"},
+        "running": {"idle", "awaiting_user", "awaiting_external", "completed", "failed", "terminated", "stale"},
+        "idle": {"running", "completed", "terminated", "stale"},
+        "awaiting_user": {"running", "failed", "terminated", "stale"},
+        "awaiting_external": {"running", "failed", "terminated", "stale"},
+        "failed": {"running", "terminated", "stale"},
+        "completed": {"stale"},
+        "stale": {"terminated"},
+        "terminated": set(),
+    }
+    assert {src: set(dsts) for src, dsts in SESSION_MACHINE.table.items()} == seed
+
+
+@pytest.mark.django_db
+def test_stale_version_is_a_conflict_carrying_the_current_state(project):
+    run = factories.make_run(project)
+    queryset = Run.objects.filter(project=project)
+    cas_transition(queryset, pk=run.pk, machine=RUN_MACHINE, to="running", expected_version=run.version)
+    with pytest.raises(ConflictError) as caught:
+        cas_transition(queryset, pk=run.pk, machine=RUN_MACHINE, to="succeeded", expected_version=run.version)
+    assert caught.value.code == "version_conflict"
+    assert (caught.value.current_status, caught.value.current_version) == ("running", run.version + 1)
+
+
+@pytest.mark.django_db
+def test_another_projects_row_is_missing_not_movable(project, other_project):
+    from harness.errors import NotFoundError
+
+    run = factories.make_run(project)
+    with pytest.raises(NotFoundError):
+        cas_transition(Run.objects.filter(project=other_project), pk=run.pk, machine=RUN_MACHINE,
+                       to="running", expected_version=None)
+    assert Run.objects.get(pk=run.pk).status == "created"
