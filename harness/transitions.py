@@ -49,6 +49,10 @@ class StateMachine:
     def sources_of(self, dst: str) -> frozenset[str]:
         return self._sources.get(dst, frozenset())
 
+    def sources_of_any(self) -> frozenset[str]:
+        """Every state some transition leads to."""
+        return frozenset(self._sources)
+
     def targets_of(self, src: str) -> frozenset[str]:
         return self.table.get(src, frozenset())
 

@@ -1,0 +1,122 @@
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from harness.admin_helpers import AppendOnlyAdmin, transition_actions
+from harness.errors import DomainError
+from runs_app.models import (
+    RUN_MACHINE,
+    TASK_MACHINE,
+    ApprovalRequest,
+    ApprovalStatus,
+    Checkpoint,
+    ExternalEffect,
+    NodeExecution,
+    Run,
+    RunEvent,
+    Task,
+)
+from runs_app.services import approval_decide, run_transition, task_transition
+
+
+def _move_run(request: HttpRequest, obj: Run, to: str) -> Any:
+    # Not by_worker: the admin cannot push a waiting run past its approval either.
+    return run_transition(project=obj.project_id, run_id=obj.pk, to=to, expected_version=obj.version,
+                          error={"by": f"admin:{request.user.get_username()}"} if to == "failed" else None)
+
+
+def _move_task(request: HttpRequest, obj: Task, to: str) -> Any:
+    return task_transition(project=obj.project_id, task_id=obj.pk, to=to, expected_version=obj.version)
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "project", "status", "plan_version", "version", "updated_at"]
+    list_filter = ["status", "project"]
+    search_fields = ["ref", "objective"]
+    readonly_fields = ["status", "version", "latest_checkpoint", "created_at", "updated_at"]
+    actions = transition_actions(TASK_MACHINE, _move_task)
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "project", "session", "task", "status", "version", "lease_owner", "lease_expires_at",
+                    "updated_at"]
+    list_filter = ["status", "project"]
+    search_fields = ["ref", "session__ref", "task__ref", "lease_owner"]
+    list_select_related = ["project", "session", "task"]
+    readonly_fields = [
+        "project", "session", "task", "status", "version", "lease_owner", "lease_expires_at", "last_event_seq",
+        "pending_approval", "last_checkpoint", "blocked_step", "error", "bound_result", "metrics", "tokens_used",
+        "cost_used", "created_at", "updated_at",
+    ]
+    actions = transition_actions(RUN_MACHINE, _move_run)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # runs are created by agents through the API
+
+
+@admin.register(RunEvent)
+class RunEventAdmin(AppendOnlyAdmin):
+    list_display = ["run", "seq", "kind", "created_at"]
+    list_filter = ["kind"]
+    search_fields = ["run__ref", "kind"]
+
+
+@admin.register(Checkpoint)
+class CheckpointAdmin(AppendOnlyAdmin):
+    list_display = ["__str__", "project", "run", "task", "parent", "depth", "content_hash", "created_at"]
+    list_filter = ["project", "resume_policy"]
+    search_fields = ["label", "content_hash", "run__ref", "task__ref"]
+    list_select_related = ["project", "run", "task", "parent"]
+
+
+@admin.register(NodeExecution)
+class NodeExecutionAdmin(AppendOnlyAdmin):
+    list_display = ["run", "node", "attempt", "status", "started_at", "finished_at"]
+    list_filter = ["status"]
+    search_fields = ["run__ref", "node"]
+
+
+@admin.register(ApprovalRequest)
+class ApprovalRequestAdmin(admin.ModelAdmin):
+    """Deciding here goes through `approval_decide`: reviewer role, no self-approval, one decision."""
+
+    list_display = ["__str__", "project", "run", "tool", "risk", "status", "requested_by", "decided_by", "created_at"]
+    list_filter = ["status", "risk", "project"]
+    search_fields = ["tool", "idempotency_key", "requested_by", "run__ref"]
+    readonly_fields = [f.name for f in ApprovalRequest._meta.fields]
+    actions = ["approve"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.action(description="Approve selected (as requested)")
+    def approve(self, request: HttpRequest, queryset: QuerySet[ApprovalRequest]) -> None:
+        for approval in queryset.filter(status=ApprovalStatus.PENDING):
+            try:
+                approval_decide(project=approval.project_id, approval_id=approval.pk, user=request.user,
+                                decision="approve", expected_version=approval.version)
+            except DomainError as exc:
+                self.message_user(request, f"{approval}: {exc.detail}", messages.ERROR)
+            else:
+                self.message_user(request, f"{approval}: approved.", messages.SUCCESS)
+
+
+@admin.register(ExternalEffect)
+class ExternalEffectAdmin(admin.ModelAdmin):
+    list_display = ["idempotency_key", "project", "run", "tool", "status", "attempts", "receipt", "updated_at"]
+    list_filter = ["status", "project"]
+    search_fields = ["idempotency_key", "tool", "receipt", "result_hash"]
+    readonly_fields = [f.name for f in ExternalEffect._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

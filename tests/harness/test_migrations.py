@@ -1,0 +1,62 @@
+"""Migrations apply on an empty PostgreSQL database and on an empty SQLite file; checks are clean."""
+
+import subprocess
+import sys
+import uuid
+
+import psycopg
+import pytest
+
+from tests.subprocesses import ROOT, child_env
+
+
+def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=240)
+
+
+@pytest.fixture
+def empty_postgres_url(django_db_blocker):
+    name = f"harness_migrate_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield f"postgres://postgres@127.0.0.1:5432/{name}"
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.mark.django_db
+def test_migrations_apply_on_an_empty_postgresql_database(empty_postgres_url):
+    env = child_env(DATABASE_URL=empty_postgres_url)
+    done = _manage("migrate", "--no-input", env=env)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(empty_postgres_url.replace("postgres://", "postgresql://")) as conn:
+        triggers = {row[0] for row in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+    assert "runs_app_checkpoint_append_only" in triggers and "harness_auditentry_append_only" in triggers
+
+
+@pytest.mark.django_db
+def test_migrations_apply_on_an_empty_sqlite_file(tmp_path):
+    env = child_env(DATABASE_URL=f"sqlite:///{tmp_path / 'fresh.sqlite3'}")
+    done = _manage("migrate", "--no-input", env=env)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "fresh.sqlite3").stat().st_size > 0
+
+
+@pytest.mark.django_db
+def test_check_is_clean_and_no_model_change_lacks_a_migration():
+    env = child_env()
+    check = _manage("check", "--fail-level", "WARNING", env=env)
+    assert check.returncode == 0, check.stdout + check.stderr
+    missing = _manage("makemigrations", "--check", "--dry-run", env=env)
+    assert missing.returncode == 0, missing.stdout + missing.stderr
+
+
+def test_settings_fail_loudly_on_bad_values():
+    for bad in ({"DEBUG": "maybe"}, {"DEBUG": "0", "SECRET_KEY": ""}, {"DATABASE_URL": "mysql://x/y"},
+                {"DATABASE_POOL_MAX_SIZE": "many", "DATABASE_URL": "postgres://postgres@127.0.0.1/x"}):
+        env = {**child_env(), **bad}
+        done = subprocess.run([sys.executable, "-c", "import django; django.setup()"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode != 0, bad
+        assert "ImproperlyConfigured" in done.stderr, (bad, done.stderr)
