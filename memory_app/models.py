@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from harness.models import Project
 from harness.transitions import StateMachine
@@ -32,7 +32,8 @@ MEMORY_MACHINE = StateMachine.declare(
         M.ACTIVE: {M.SUPERSEDED, M.DELETED},
         M.SUPERSEDED: {M.DELETED},
         M.DELETED: set(),
-        M.REJECTED: set(),
+        # A rejected proposal can still be erased (tombstoned and its content wiped).
+        M.REJECTED: {M.DELETED},
     },
 )
 
@@ -55,9 +56,12 @@ class MemoryRecord(models.Model):
     content_hash = models.CharField(max_length=64, help_text="SHA-256 of the normalised content.")
     provenance_kind = models.CharField(max_length=16, choices=ProvenanceKind.choices)
     source_run = models.ForeignKey("runs_app.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    source_item = models.ForeignKey(
-        "sessions_app.SessionItem", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    # The item is named by (session, seq), not by a foreign key: trimming a session's history
+    # deletes items, and that must never change a memory record (seq is never reused).
+    source_session = models.ForeignKey(
+        "sessions_app.Session", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
+    source_item_seq = models.PositiveBigIntegerField(null=True, blank=True)
     source_person = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -67,10 +71,12 @@ class MemoryRecord(models.Model):
     valid_until = models.DateTimeField(null=True, blank=True)
     last_confirmed_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
-    # OneToOne: a record can be superseded by at most one successor, so of two concurrent
-    # supersedes of the same record the database lets exactly one in.
-    supersedes = models.OneToOneField(
-        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="superseded_by"
+    # The link lives on the old record and is written in the same conditional UPDATE that moves it
+    # active -> superseded, so of two concurrent supersedes exactly one lands. Several records may
+    # point at one successor: resolving a conflict supersedes the loser by the record that stays.
+    # `record.supersedes` (the reverse side) lists what a record replaced.
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
     )
     status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
     version = models.PositiveIntegerField(default=1)
@@ -101,6 +107,10 @@ class MemoryRecord(models.Model):
             ),
             models.CheckConstraint(
                 condition=~Q(status="deleted") | Q(deleted_at__isnull=False), name="memory_tombstone_recorded"
+            ),
+            models.CheckConstraint(
+                condition=Q(source_item_seq__isnull=True) | Q(source_session__isnull=False),
+                name="memory_source_item_names_session",
             ),
         ]
 
@@ -142,9 +152,16 @@ class ContextSnapshot(models.Model):
     item_seqs = models.JSONField(default=list)
     memory_ids = models.JSONField(default=list)
     content = models.JSONField(default=dict, help_text="The rendered snapshot as given to the model.")
+    query = models.CharField(max_length=500, blank=True, default="")
     budget_chars = models.PositiveIntegerField()
     used_chars = models.PositiveIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(used_chars__lte=F("budget_chars")), name="context_within_budget")
+        ]
+
+    def __str__(self) -> str:
+        return f"context {self.pk} of run {self.run_id}"
