@@ -558,6 +558,8 @@ def effect_intend(
         raise ValidationFailed("An idempotency key is 1 to 200 characters.", code="invalid")
     if run_id is not None and not _runs(project_id).filter(pk=run_id).exists():
         raise NotFoundError(f"Run {run_id} does not exist.")
+    if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
     arguments_digest = digest(arguments) if arguments is not None else ""
     effects = ExternalEffect.objects.filter(project_id=project_id)
     try:
