@@ -1,0 +1,243 @@
+"""Read queries over memory, always inside one project.
+
+Retrieval returns only what is active, fresh and in the asked-for scope. The console and the
+API list, filter and navigate records through these functions.
+"""
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from harness.errors import NotFoundError, ValidationFailed
+from harness.models import Project
+from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, MemoryStatus
+
+MAX_K = 100
+FTS_CONFIG = "english"
+
+
+def memory_records(*, project: Project | int) -> QuerySet[MemoryRecord]:
+    project_id = project if isinstance(project, int) else project.pk
+    return MemoryRecord.objects.filter(project_id=project_id)
+
+
+def memory_get(*, project: Project | int, record_id: int) -> MemoryRecord:
+    record = (
+        memory_records(project=project)
+        .select_related("source_person", "superseded_by")
+        .prefetch_related(Prefetch("supersedes", queryset=MemoryRecord.objects.only("id", "superseded_by_id")))
+        .filter(pk=record_id)
+        .first()
+    )
+    if record is None:
+        raise NotFoundError(f"Memory record {record_id} does not exist.")
+    return record
+
+
+def fresh_q(now: dt.datetime) -> Q:
+    """Not expired and not past its validity: stale records are kept but not handed out."""
+    return (Q(expires_at__isnull=True) | Q(expires_at__gt=now)) & (Q(valid_until__isnull=True) | Q(valid_until__gt=now))
+
+
+def is_fresh(record: MemoryRecord, *, now: dt.datetime | None = None) -> bool:
+    now = now or timezone.now()
+    return not (
+        (record.expires_at is not None and record.expires_at <= now)
+        or (record.valid_until is not None and record.valid_until <= now)
+    )
+
+
+def memory_list(
+    *,
+    project: Project | int,
+    scope: str | None = None,
+    scope_key: str | None = None,
+    status: str | None = None,
+    subject: str | None = None,
+    text: str | None = None,
+    fresh: bool | None = None,
+    now: dt.datetime | None = None,
+) -> QuerySet[MemoryRecord]:
+    """The curation list: every status, filtered; newest first. `fresh` False lists only stale ones."""
+    now = now or timezone.now()
+    records = memory_records(project=project).select_related("source_person")
+    if scope:
+        records = records.filter(scope=scope)
+    if scope_key is not None and scope_key != "":
+        records = records.filter(scope_key=scope_key)
+    if status:
+        records = records.filter(status=status)
+    if subject:
+        records = records.filter(subject__icontains=subject)
+    if text:
+        records = records.filter(content__icontains=text)
+    if fresh is True:
+        records = records.filter(fresh_q(now))
+    elif fresh is False:
+        records = records.exclude(fresh_q(now))
+    return records
+
+
+def memory_held(*, project: Project | int) -> QuerySet[MemoryRecord]:
+    """Records the policy held for review, oldest first (a queue)."""
+    return memory_records(project=project).filter(status=MemoryStatus.HELD).order_by("created_at", "id")
+
+
+def memory_retrieve(
+    *,
+    project: Project | int,
+    scope: str,
+    scope_key: str = "",
+    query: str | None = None,
+    k: int = 10,
+    now: dt.datetime | None = None,
+) -> list[MemoryRecord]:
+    """Retrieval on demand: one scope (required), optional full-text query, fresh only, top-k.
+
+    1. Filter on project, scope and scope key, status active, and freshness at `now`.
+    2. With a query, match it with PostgreSQL full-text search (websearch syntax) and rank by
+       relevance, then recency; without one, the most recently confirmed or created first.
+    3. Return at most `k` records.
+    """
+    if scope not in MemoryScope.values:
+        raise ValidationFailed(f"scope is one of {', '.join(MemoryScope.values)}.", code="invalid_scope")
+    if scope != MemoryScope.PROJECT and not scope_key:
+        raise ValidationFailed(f"A {scope} scope needs its scope_key.", code="scope_key_required")
+    if scope == MemoryScope.PROJECT:
+        scope_key = ""
+    if not 1 <= k <= MAX_K:
+        raise ValidationFailed(f"k is between 1 and {MAX_K}.", code="invalid_k")
+    now = now or timezone.now()
+    records = memory_records(project=project).filter(
+        fresh_q(now), scope=scope, scope_key=scope_key, status=MemoryStatus.ACTIVE
+    )
+    query = (query or "").strip()
+    if query:
+        records = _text_match(records, query)
+    else:
+        records = records.order_by("-last_confirmed_at", "-created_at", "-id")
+    return list(records[:k])
+
+
+def _text_match(records: QuerySet[MemoryRecord], query: str) -> QuerySet[MemoryRecord]:
+    if connection.vendor != "postgresql":
+        # The SQLite local start has no full-text search: every term must appear.
+        for term in query.split():
+            records = records.filter(content__icontains=term)
+        return records.order_by("-created_at", "-id")
+    from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+
+    # The same expression as the GIN index built in migration 0003, so the planner can use it.
+    vector = SearchVector("content", config=FTS_CONFIG)
+    search = SearchQuery(query, config=FTS_CONFIG, search_type="websearch")
+    return (
+        records.annotate(search=vector)
+        .filter(search=search)
+        .annotate(rank=SearchRank(vector, search))
+        .order_by("-rank", "-created_at", "-id")
+    )
+
+
+@dataclass(frozen=True)
+class Chain:
+    """A record's versions: `before` oldest first, then the record, then `after` newest last."""
+
+    record: MemoryRecord
+    before: list[MemoryRecord]
+    after: list[MemoryRecord]
+
+    @property
+    def versions(self) -> list[MemoryRecord]:
+        return [*self.before, self.record, *self.after]
+
+
+MAX_CHAIN = 200
+
+
+def memory_chain(*, project: Project | int, record_id: int) -> Chain:
+    """Walk the supersede links both ways from one record (bounded, one query per step).
+
+    Backwards every record that led here (a resolved conflict merges two lines into one);
+    forwards the single line of successors.
+    """
+    record = memory_get(project=project, record_id=record_id)
+    records = memory_records(project=project).select_related("source_person")
+    before: list[MemoryRecord] = []
+    frontier = [record.pk]
+    while frontier and len(before) < MAX_CHAIN:
+        older = list(records.filter(superseded_by_id__in=frontier).order_by("created_at", "id"))
+        before = older + before
+        frontier = [r.pk for r in older]
+    after: list[MemoryRecord] = []
+    successor_id = record.superseded_by_id
+    while successor_id is not None and len(after) < MAX_CHAIN:
+        successor = records.filter(pk=successor_id).first()
+        if successor is None:
+            break
+        after.append(successor)
+        successor_id = successor.superseded_by_id
+    before.sort(key=lambda r: (r.created_at, r.pk))
+    return Chain(record=record, before=before, after=after)
+
+
+@dataclass(frozen=True)
+class Conflict:
+    scope: str
+    scope_key: str
+    subject: str
+    records: list[MemoryRecord]
+
+
+def memory_conflicts(
+    *, project: Project | int, scope: str | None = None, scope_key: str | None = None
+) -> list[Conflict]:
+    """Active records of the same subject and scope with different content, grouped (two queries)."""
+    active = memory_records(project=project).filter(status=MemoryStatus.ACTIVE).exclude(subject="")
+    if scope:
+        active = active.filter(scope=scope)
+    if scope_key:
+        active = active.filter(scope_key=scope_key)
+    groups = list(
+        active.values("scope", "scope_key", "subject")
+        .annotate(n=Count("content_hash", distinct=True))
+        .filter(n__gt=1)
+        .order_by("scope", "scope_key", "subject")[:500]
+    )
+    if not groups:
+        return []
+    match = Q()
+    for group in groups:
+        match |= Q(scope=group["scope"], scope_key=group["scope_key"], subject=group["subject"])
+    by_key: dict[tuple[str, str, str], list[MemoryRecord]] = {}
+    for record in active.filter(match).select_related("source_person").order_by("created_at", "id"):
+        by_key.setdefault((record.scope, record.scope_key, record.subject), []).append(record)
+    return [Conflict(scope=s, scope_key=k, subject=subj, records=rs) for (s, k, subj), rs in by_key.items()]
+
+
+def memory_conflicts_of(*, project: Project | int, record: MemoryRecord) -> list[MemoryRecord]:
+    """The other active records this one conflicts with (same subject and scope, other content)."""
+    if not record.subject:
+        return []
+    return list(
+        memory_records(project=project)
+        .filter(status=MemoryStatus.ACTIVE, scope=record.scope, scope_key=record.scope_key, subject=record.subject)
+        .exclude(content_hash=record.content_hash)
+        .exclude(pk=record.pk)
+        .order_by("created_at", "id")
+    )
+
+
+def context_snapshots(*, project: Project | int, run_id: int) -> QuerySet[ContextSnapshot]:
+    project_id = project if isinstance(project, int) else project.pk
+    return ContextSnapshot.objects.filter(project_id=project_id, run_id=run_id)
+
+
+def context_snapshot_get(*, project: Project | int, snapshot_id: int) -> ContextSnapshot:
+    project_id = project if isinstance(project, int) else project.pk
+    snapshot = ContextSnapshot.objects.filter(project_id=project_id, pk=snapshot_id).first()
+    if snapshot is None:
+        raise NotFoundError(f"Context snapshot {snapshot_id} does not exist.")
+    return snapshot

@@ -1,0 +1,560 @@
+"""Write operations on memory: propose, supersede, review, expire, delete, erase; context projection.
+
+Every status change goes through `cas_transition` with MEMORY_MACHINE, and every change writes an
+audit entry. Audit data never carries memory content (the audit table cannot be rewritten, and an
+erase must remove the content everywhere it is stored).
+"""
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from harness.audit import audit_record
+from harness.canonical import canonical_json
+from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.models import Project
+from harness.tenancy import Role, user_can_see_project, user_has_role
+from harness.transitions import cas_transition
+from memory_app import policy as write_policy
+from memory_app.models import (
+    MEMORY_MACHINE,
+    ContextSnapshot,
+    MemoryRecord,
+    MemoryScope,
+    MemoryStatus,
+    PolicyDecision,
+    ProvenanceKind,
+)
+from memory_app.policy import Outcome
+from memory_app.selectors import memory_chain, memory_conflicts_of, memory_records, memory_retrieve
+
+MAX_BULK = 500
+MAX_BUDGET_CHARS = 200_000
+LIVE = (MemoryStatus.ACTIVE, MemoryStatus.HELD)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is changing memory: an agent (by its token's name) or a console user."""
+
+    label: str
+    user: AbstractBaseUser | None = None
+    agent_name: str = ""
+
+    @classmethod
+    def for_agent(cls, name: str) -> "Actor":
+        return cls(label=f"agent:{name}", agent_name=name)
+
+    @classmethod
+    def for_user(cls, user: AbstractBaseUser) -> "Actor":
+        return cls(label=f"user:{user.get_username()}", user=user)
+
+    @property
+    def is_agent(self) -> bool:
+        return bool(self.agent_name)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What the policy decided about one write, and why; `record` is None when nothing was stored."""
+
+    outcome: str
+    code: str
+    reason: str
+    record: MemoryRecord | None
+    conflicts: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    done: list[int]
+    failed: dict[int, str]
+
+
+def _project_id(project: Project | int) -> int:
+    return project if isinstance(project, int) else project.pk
+
+
+def _require_operator(actor: Actor, project_id: int) -> None:
+    # Not a member: the project does not exist for them (404); a member without the role: 403.
+    if actor.user is None:
+        raise Forbidden("Only operators curate memory.", code="not_an_operator")
+    if not user_can_see_project(actor.user, project_id):
+        raise NotFoundError("This project does not exist.")
+    if not user_has_role(actor.user, Role.OPERATOR):
+        raise Forbidden("Only operators curate memory.", code="not_an_operator")
+
+
+def _require_writer(actor: Actor, project_id: int) -> None:
+    if not actor.is_agent:
+        _require_operator(actor, project_id)
+
+
+def _get(project_id: int, record_id: int) -> MemoryRecord:
+    record = memory_records(project=project_id).filter(pk=record_id).first()
+    if record is None:
+        raise NotFoundError(f"Memory record {record_id} does not exist.")
+    return record
+
+
+def _validate_scope(project_id: int, scope: str, scope_key: str) -> str:
+    if scope not in MemoryScope.values:
+        raise ValidationFailed(f"scope is one of {', '.join(MemoryScope.values)}.", code="invalid_scope")
+    scope_key = (scope_key or "").strip()
+    if scope == MemoryScope.PROJECT:
+        if scope_key:
+            raise ValidationFailed("A project-wide record has no scope_key.", code="invalid_scope_key")
+        return ""
+    if not scope_key or len(scope_key) > 200:
+        raise ValidationFailed(f"A {scope} record needs a scope_key (at most 200 characters).", code="invalid_scope_key")
+    if scope == MemoryScope.SESSION:
+        from sessions_app.models import Session
+
+        if not scope_key.isdigit() or not Session.objects.filter(project_id=project_id, pk=int(scope_key)).exists():
+            raise ValidationFailed("A session scope_key is the id of a session in this project.", code="invalid_scope_key")
+    return scope_key
+
+
+def _validate_sources(
+    project_id: int, source_run_id: int | None, source_session_id: int | None, source_item_seq: int | None
+) -> None:
+    from runs_app.models import Run
+    from sessions_app.models import SessionItem
+
+    if source_run_id is not None and not Run.objects.filter(project_id=project_id, pk=source_run_id).exists():
+        raise ValidationFailed(f"Run {source_run_id} is not in this project.", code="invalid_source")
+    if source_item_seq is not None:
+        if source_session_id is None:
+            raise ValidationFailed("A source item is named by its session and seq.", code="invalid_source")
+        found = SessionItem.objects.filter(
+            session_id=source_session_id, session__project_id=project_id, seq=source_item_seq
+        ).exists()
+        if not found:
+            raise ValidationFailed("That session item is not in this project.", code="invalid_source")
+    elif source_session_id is not None:
+        from sessions_app.models import Session
+
+        if not Session.objects.filter(project_id=project_id, pk=source_session_id).exists():
+            raise ValidationFailed(f"Session {source_session_id} is not in this project.", code="invalid_source")
+
+
+def _audit(project_id: int, actor: Actor, action: str, target: Any, **data: Any) -> None:
+    audit_record(project=project_id, actor=actor.label, action=action, target=target, data=data)
+
+
+# --- writes --------------------------------------------------------------------------------
+
+
+def memory_write(
+    *,
+    project: Project | int,
+    actor: Actor,
+    scope: str,
+    content: str,
+    scope_key: str = "",
+    subject: str = "",
+    provenance_kind: str = ProvenanceKind.OBSERVED,
+    source_run_id: int | None = None,
+    source_session_id: int | None = None,
+    source_item_seq: int | None = None,
+    valid_until: dt.datetime | None = None,
+    expires_at: dt.datetime | None = None,
+) -> WriteResult:
+    """Propose one fact; the scope's write policy decides, and the result says what and why.
+
+    1. Validate the scope and that every named source lies in this project.
+    2. Judge by the policy: a rejection stores nothing (audited without the content).
+    3. A live record with the same normalised content in the scope absorbs the write (merged:
+       its last_confirmed_at moves). Of writers racing on the same fact, the partial unique index
+       lets one insert in; the others catch it in a savepoint and merge into the winner.
+    4. Otherwise store it active (accepted) or held, and report the records it conflicts with.
+    """
+    project_id = _project_id(project)
+    _require_writer(actor, project_id)
+    scope_key = _validate_scope(project_id, scope, scope_key)
+    if provenance_kind not in ProvenanceKind.values:
+        raise ValidationFailed(f"provenance_kind is one of {', '.join(ProvenanceKind.values)}.", code="invalid")
+    subject = (subject or "").strip()
+    if len(subject) > 200:
+        raise ValidationFailed("subject is at most 200 characters.", code="invalid")
+    _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
+    has_provenance = bool(source_run_id or source_session_id or actor.user is not None)
+    verdict = write_policy.evaluate(
+        write_policy.policy_for(project=project_id, scope=scope), content=content, has_provenance=has_provenance
+    )
+    now = timezone.now()
+    with transaction.atomic():
+        if verdict.decision == PolicyDecision.REJECT:
+            _audit(project_id, actor, "memory.write_rejected", Project(pk=project_id),
+                   scope=scope, scope_key=scope_key, code=verdict.code, reason=verdict.reason)
+            return WriteResult(Outcome.REJECTED, verdict.code, verdict.reason, None)
+        digest = write_policy.content_hash(content)
+        live = memory_records(project=project_id).filter(scope=scope, scope_key=scope_key, status__in=LIVE)
+        existing = live.filter(content_hash=digest).first()
+        if existing is None:
+            status = MemoryStatus.HELD if verdict.decision == PolicyDecision.HOLD else MemoryStatus.ACTIVE
+            try:
+                with transaction.atomic():
+                    record = MemoryRecord.objects.create(
+                        project_id=project_id, scope=scope, scope_key=scope_key, subject=subject, content=content,
+                        content_hash=digest, provenance_kind=provenance_kind, source_run_id=source_run_id,
+                        source_session_id=source_session_id, source_item_seq=source_item_seq,
+                        source_person=actor.user, source_note=actor.label, valid_until=valid_until,
+                        expires_at=expires_at, status=status, policy_decision=verdict.decision,
+                        policy_reason=verdict.reason[:300],
+                    )
+            except IntegrityError:
+                existing = live.filter(content_hash=digest).first()
+                if existing is None:
+                    raise
+            else:
+                outcome = Outcome.HELD if status == MemoryStatus.HELD else Outcome.ACCEPTED
+                conflicts = [r.pk for r in memory_conflicts_of(project=project_id, record=record)]
+                _audit(project_id, actor, f"memory.{outcome}", record, scope=scope, scope_key=scope_key,
+                       code=verdict.code, conflicts=conflicts)
+                return WriteResult(outcome, verdict.code, verdict.reason, record, conflicts)
+        return _merge(project_id, actor, existing, now, valid_until=valid_until, expires_at=expires_at)
+
+
+def _merge(
+    project_id: int,
+    actor: Actor,
+    existing: MemoryRecord,
+    now: dt.datetime,
+    *,
+    valid_until: dt.datetime | None,
+    expires_at: dt.datetime | None,
+) -> WriteResult:
+    from memory_app.selectors import is_fresh
+
+    updates: dict[str, Any] = {"last_confirmed_at": now, "updated_at": now}
+    if not is_fresh(existing, now=now):
+        # Observing a lapsed fact again renews it with the new write's freshness.
+        updates.update(valid_until=valid_until, expires_at=expires_at, version=F("version") + 1)
+    memory_records(project=project_id).filter(pk=existing.pk, status__in=LIVE).update(**updates)
+    existing.refresh_from_db()
+    _audit(project_id, actor, "memory.merged", existing, scope=existing.scope, scope_key=existing.scope_key)
+    reason = f"Same content as record {existing.pk} in this scope: merged, not stored twice."
+    conflicts = [r.pk for r in memory_conflicts_of(project=project_id, record=existing)]
+    return WriteResult(Outcome.MERGED, "duplicate", reason, existing, conflicts)
+
+
+def memory_supersede(
+    *,
+    project: Project | int,
+    actor: Actor,
+    record_id: int,
+    content: str | None = None,
+    replacement_id: int | None = None,
+    subject: str | None = None,
+    provenance_kind: str | None = None,
+    source_run_id: int | None = None,
+    source_session_id: int | None = None,
+    source_item_seq: int | None = None,
+    valid_until: dt.datetime | None = None,
+    expires_at: dt.datetime | None = None,
+    expected_version: int | None = None,
+) -> MemoryRecord:
+    """Replace an active record with a new version (`content`) or with another live record
+    (`replacement_id`, how a conflict is resolved). Returns the record that now stands.
+
+    1. Operators may supersede any record of their projects; an agent only what it wrote.
+    2. New content passes the scope's size, pattern and provenance rules; an agent's edit in a
+       scope that holds writes for review is refused (the reviewed fact stays until reviewed).
+    3. New content equal to another live record's in the scope resolves onto that record.
+    4. Insert the new version, then one conditional UPDATE moves the old one active -> superseded
+       and links it: of concurrent supersedes exactly one lands, the rest get a conflict and
+       their inserts roll back.
+    Freshness left as None is inherited from the old record.
+    """
+    project_id = _project_id(project)
+    _require_writer(actor, project_id)
+    old = _get(project_id, record_id)
+    if actor.is_agent and old.source_note != actor.label:
+        raise Forbidden("An agent supersedes only records it wrote.", code="not_owner")
+    if (content is None) == (replacement_id is None):
+        raise ValidationFailed("Give either content or replacement_id.", code="invalid")
+    if replacement_id is not None:
+        return _supersede_onto(project_id, actor, old, _get(project_id, replacement_id), expected_version)
+    assert content is not None
+    _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
+    if provenance_kind is not None and provenance_kind not in ProvenanceKind.values:
+        raise ValidationFailed(f"provenance_kind is one of {', '.join(ProvenanceKind.values)}.", code="invalid")
+    has_provenance = bool(source_run_id or source_session_id or actor.user is not None)
+    verdict = write_policy.evaluate(
+        write_policy.policy_for(project=project_id, scope=old.scope), content=content, has_provenance=has_provenance
+    )
+    if verdict.decision == PolicyDecision.REJECT:
+        raise ValidationFailed(verdict.reason, code=verdict.code, outcome=Outcome.REJECTED)
+    if verdict.decision == PolicyDecision.HOLD and actor.is_agent:
+        raise Forbidden("This scope holds writes for review: an operator must make this edit.", code="review_required")
+    digest = write_policy.content_hash(content)
+    if digest == old.content_hash:
+        raise ValidationFailed("The content is unchanged.", code="unchanged")
+    live = memory_records(project=project_id).filter(scope=old.scope, scope_key=old.scope_key, status__in=LIVE)
+    duplicate = live.filter(content_hash=digest).exclude(pk=old.pk).first()
+    if duplicate is not None:
+        return _supersede_onto(project_id, actor, old, duplicate, expected_version)
+    kind = ProvenanceKind.EDITED if not actor.is_agent else (provenance_kind or old.provenance_kind)
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                new = MemoryRecord.objects.create(
+                    project_id=project_id, scope=old.scope, scope_key=old.scope_key,
+                    subject=old.subject if subject is None else subject.strip()[:200], content=content,
+                    content_hash=digest, provenance_kind=kind, source_run_id=source_run_id,
+                    source_session_id=source_session_id, source_item_seq=source_item_seq,
+                    source_person=actor.user, source_note=actor.label,
+                    valid_until=valid_until if valid_until is not None else old.valid_until,
+                    expires_at=expires_at if expires_at is not None else old.expires_at,
+                    policy_decision=PolicyDecision.ACCEPT, policy_reason=f"Supersedes record {old.pk}.",
+                )
+        except IntegrityError:
+            # A concurrent writer stored the same content first: resolve onto it (or lose the race).
+            duplicate = live.filter(content_hash=digest).exclude(pk=old.pk).first()
+            if duplicate is None:
+                raise
+            return _supersede_onto(project_id, actor, old, duplicate, expected_version)
+        cas_transition(
+            memory_records(project=project_id), pk=old.pk, machine=MEMORY_MACHINE, to=MemoryStatus.SUPERSEDED,
+            expected_version=expected_version, updates={"superseded_by": new},
+        )
+        _audit(project_id, actor, "memory.superseded", old, by=new.pk, version=new.version)
+        return new
+
+
+def _supersede_onto(
+    project_id: int, actor: Actor, old: MemoryRecord, keep: MemoryRecord, expected_version: int | None
+) -> MemoryRecord:
+    if keep.pk == old.pk:
+        raise ValidationFailed("A record cannot supersede itself.", code="invalid")
+    if keep.status != MemoryStatus.ACTIVE or (keep.scope, keep.scope_key) != (old.scope, old.scope_key):
+        raise ValidationFailed("The replacement must be an active record in the same scope.", code="invalid_replacement")
+    with transaction.atomic():
+        cas_transition(
+            memory_records(project=project_id), pk=old.pk, machine=MEMORY_MACHINE, to=MemoryStatus.SUPERSEDED,
+            expected_version=expected_version, updates={"superseded_by_id": keep.pk},
+        )
+        _audit(project_id, actor, "memory.superseded", old, by=keep.pk, resolved_onto_existing=True)
+    return keep
+
+
+def memory_review(
+    *, project: Project | int, actor: Actor, record_id: int, approve: bool, expected_version: int | None = None
+) -> MemoryRecord:
+    """An operator's decision on a held record: held -> active, or held -> rejected."""
+    project_id = _project_id(project)
+    _require_operator(actor, project_id)
+    to = MemoryStatus.ACTIVE if approve else MemoryStatus.REJECTED
+    decision = PolicyDecision.ACCEPT if approve else PolicyDecision.REJECT
+    reason = f"{'Approved' if approve else 'Rejected'} by {actor.label} on review."
+    with transaction.atomic():
+        cas_transition(
+            memory_records(project=project_id), pk=record_id, machine=MEMORY_MACHINE, to=to,
+            expected_version=expected_version, updates={"policy_decision": decision, "policy_reason": reason[:300]},
+        )
+        record = _get(project_id, record_id)
+        _audit(project_id, actor, f"memory.review_{'approved' if approve else 'rejected'}", record)
+        return record
+
+
+def memory_expire(
+    *,
+    project: Project | int,
+    actor: Actor,
+    record_id: int,
+    at: dt.datetime | None = None,
+    expected_version: int | None = None,
+) -> MemoryRecord:
+    """Set a live record's expiry (now by default): it leaves retrieval and stays in storage."""
+    project_id = _project_id(project)
+    _require_operator(actor, project_id)
+    at = at or timezone.now()
+    with transaction.atomic():
+        records = memory_records(project=project_id).filter(pk=record_id, status__in=LIVE)
+        if expected_version is not None:
+            records = records.filter(version=expected_version)
+        if not records.update(expires_at=at, version=F("version") + 1, updated_at=timezone.now()):
+            current = _get(project_id, record_id)
+            raise ConflictError(
+                "Only a live record at the expected version can be expired.", code="not_expirable",
+                current_status=current.status, current_version=current.version,
+            )
+        record = _get(project_id, record_id)
+        _audit(project_id, actor, "memory.expired", record, expires_at=at.isoformat())
+        return record
+
+
+def memory_delete(
+    *, project: Project | int, actor: Actor, record_id: int, expected_version: int | None = None
+) -> MemoryRecord:
+    """Tombstone a record: it leaves retrieval; who deleted it and when are kept with it."""
+    project_id = _project_id(project)
+    _require_operator(actor, project_id)
+    with transaction.atomic():
+        cas_transition(
+            memory_records(project=project_id), pk=record_id, machine=MEMORY_MACHINE, to=MemoryStatus.DELETED,
+            expected_version=expected_version, updates={"deleted_by": actor.label, "deleted_at": timezone.now()},
+        )
+        record = _get(project_id, record_id)
+        _audit(project_id, actor, "memory.deleted", record)
+        return record
+
+
+def memory_erase(*, project: Project | int, actor: Actor, record_id: int, include_history: bool = True) -> list[int]:
+    """Delete a record and remove its content everywhere it is stored. Returns the erased ids.
+
+    1. The record and, with `include_history`, every earlier version it replaced.
+    2. Each is tombstoned (if not already) and its content, subject and content hash wiped.
+    3. Every context snapshot that handed one of them to a model has that entry's text wiped.
+    4. The audit entry names the ids only.
+    """
+    project_id = _project_id(project)
+    _require_operator(actor, project_id)
+    with transaction.atomic():
+        ids = [record_id]
+        if include_history:
+            ids = [r.pk for r in memory_chain(project=project_id, record_id=record_id).before] + [record_id]
+        now = timezone.now()
+        records = memory_records(project=project_id)
+        for pk in ids:
+            wipe = {"content": "", "subject": "", "content_hash": f"erased:{pk}", "erased_at": now}
+            current = records.filter(pk=pk).values_list("status", flat=True).first()
+            if current is None:
+                raise NotFoundError(f"Memory record {pk} does not exist.")
+            if current == MemoryStatus.DELETED:
+                records.filter(pk=pk, status=MemoryStatus.DELETED).update(
+                    **wipe, version=F("version") + 1, updated_at=now
+                )
+            else:
+                cas_transition(
+                    records, pk=pk, machine=MEMORY_MACHINE, to=MemoryStatus.DELETED, expected_version=None,
+                    updates={**wipe, "deleted_by": actor.label, "deleted_at": now},
+                )
+        snapshot_ids = _scrub_snapshots(project_id, set(ids))
+        _audit(project_id, actor, "memory.erased", _get(project_id, record_id), erased=ids, snapshots=snapshot_ids)
+        return ids
+
+
+def _scrub_snapshots(project_id: int, ids: set[int]) -> list[int]:
+    snapshots = ContextSnapshot.objects.filter(project_id=project_id)
+    if connection.vendor == "postgresql":
+        from django.db.models import Q
+
+        match = Q()
+        for pk in ids:
+            match |= Q(memory_ids__contains=[pk])
+        snapshots = snapshots.filter(match)
+    scrubbed: list[int] = []
+    for snapshot in snapshots.select_for_update().only("id", "memory_ids", "content"):
+        if not ids.intersection(snapshot.memory_ids):
+            continue
+        content = dict(snapshot.content)
+        content["memory"] = [
+            {"id": entry.get("id"), "erased": True, "content": "", "subject": ""}
+            if entry.get("id") in ids else entry
+            for entry in content.get("memory", [])
+        ]
+        ContextSnapshot.objects.filter(pk=snapshot.pk).update(content=content)
+        scrubbed.append(snapshot.pk)
+    return scrubbed
+
+
+def memory_bulk_delete(*, project: Project | int, actor: Actor, record_ids: list[int]) -> BulkResult:
+    """Delete each record in its own transaction; one refusal does not undo the others."""
+    return _bulk(record_ids, lambda pk: memory_delete(project=project, actor=actor, record_id=pk))
+
+
+def memory_bulk_expire(
+    *, project: Project | int, actor: Actor, record_ids: list[int], at: dt.datetime | None = None
+) -> BulkResult:
+    at = at or timezone.now()
+    return _bulk(record_ids, lambda pk: memory_expire(project=project, actor=actor, record_id=pk, at=at))
+
+
+def _bulk(record_ids: list[int], apply: Any) -> BulkResult:
+    if len(record_ids) > MAX_BULK:
+        raise ValidationFailed(f"At most {MAX_BULK} records at once.", code="batch_too_large")
+    done: list[int] = []
+    failed: dict[int, str] = {}
+    for pk in dict.fromkeys(record_ids):
+        try:
+            apply(pk)
+            done.append(pk)
+        except (ConflictError, NotFoundError) as exc:
+            failed[pk] = exc.detail
+    return BulkResult(done=done, failed=failed)
+
+
+# --- context projection --------------------------------------------------------------------
+
+MEMORY_PER_SCOPE = 20
+ITEMS_SCANNED = 500
+
+
+def context_project(*, project: Project | int, run_id: int, budget_chars: int, query: str | None = None) -> ContextSnapshot:
+    """Build and record the bounded context a run's model may see.
+
+    1. Relevant memory: active, fresh records of the project-wide scope, the run's session and its
+       active agent (ranked by `query` when given), into at most half the budget.
+    2. The session's most recent items, newest first, until the rest of the budget is used; the
+       first item that does not fit ends the window so it stays contiguous.
+    3. Store exactly what was handed over (ids, seqs and the text) as a ContextSnapshot.
+    """
+    from runs_app.models import Run
+    from sessions_app.models import SessionItem
+
+    project_id = _project_id(project)
+    if not 1 <= budget_chars <= MAX_BUDGET_CHARS:
+        raise ValidationFailed(f"budget_chars is between 1 and {MAX_BUDGET_CHARS}.", code="invalid_budget")
+    query = (query or "").strip()[:500]
+    run = Run.objects.filter(project_id=project_id, pk=run_id).only("id", "session_id", "active_agent").first()
+    if run is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    scopes = [(MemoryScope.PROJECT, ""), (MemoryScope.SESSION, str(run.session_id))]
+    if run.active_agent:
+        scopes.append((MemoryScope.AGENT, run.active_agent))
+    candidates: list[MemoryRecord] = []
+    for scope, key in scopes:
+        candidates += memory_retrieve(project=project_id, scope=scope, scope_key=key, query=query, k=MEMORY_PER_SCOPE)
+    if query:
+        candidates.sort(key=lambda r: -float(getattr(r, "rank", 0.0)))
+    memory: list[dict[str, Any]] = []
+    used = 0
+    for record in candidates:
+        if used + len(record.content) > budget_chars // 2:
+            continue
+        used += len(record.content)
+        memory.append({
+            "id": record.pk, "scope": record.scope, "scope_key": record.scope_key, "subject": record.subject,
+            "content": record.content, "provenance_kind": record.provenance_kind,
+            "created_at": record.created_at.isoformat(),
+        })
+    items: list[dict[str, Any]] = []
+    recent = SessionItem.objects.filter(session_id=run.session_id).order_by("-seq").only("seq", "role", "content")
+    for item in recent[:ITEMS_SCANNED]:
+        text = _item_text(item.content)
+        if used + len(text) > budget_chars:
+            break
+        used += len(text)
+        items.append({"seq": item.seq, "role": item.role, "text": text})
+    items.reverse()
+    with transaction.atomic():
+        return ContextSnapshot.objects.create(
+            project_id=project_id, run_id=run.pk, item_seqs=[i["seq"] for i in items],
+            memory_ids=[m["id"] for m in memory], query=query, budget_chars=budget_chars, used_chars=used,
+            content={"run": run.pk, "session": run.session_id, "query": query, "memory": memory, "items": items},
+        )
+
+
+def _item_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content["text"]
+    return canonical_json(content)

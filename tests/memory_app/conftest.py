@@ -1,0 +1,24 @@
+import pytest
+
+from memory_app.services import Actor
+from tests import factories
+
+
+@pytest.fixture
+def agent() -> Actor:
+    return Actor.for_agent("writer")
+
+
+@pytest.fixture
+def operator(project):  # type: ignore[no-untyped-def]
+    return factories.make_user("olga", role="operator", projects=[project])
+
+
+@pytest.fixture
+def operator_actor(operator) -> Actor:  # type: ignore[no-untyped-def]
+    return Actor.for_user(operator)
+
+
+@pytest.fixture
+def run(project):  # type: ignore[no-untyped-def]
+    return factories.make_run(project, active_agent="writer")
