@@ -1,3 +1,15 @@
-"""The console's HTML pages (HTMX)."""
+"""The console's HTML pages (HTMX), at the site root."""
 
-urlpatterns: list = []
+from django.urls import include, path
+
+from harness import views
+
+urlpatterns = [
+    path("login/", views.ConsoleLoginView.as_view(), name="login"),
+    path("logout/", views.ConsoleLogoutView.as_view(), name="logout"),
+    path("", views.dashboard, name="dashboard"),
+    path("approvals/count/", views.pending_count, name="pending_count"),
+    path("", include("runs_app.urls")),
+    path("", include("sessions_app.urls")),
+    path("memory/", include("memory_app.urls")),
+]

@@ -1,0 +1,56 @@
+"""Console forms for memory curation. They validate input only; memory_app.services decides."""
+
+from django import forms
+
+from memory_app.models import MemoryScope, MemoryStatus, ProvenanceKind
+
+
+class MemoryFilterForm(forms.Form):
+    project = forms.CharField(required=False)
+    scope = forms.ChoiceField(required=False, choices=[("", "any scope"), *MemoryScope.choices])
+    status = forms.ChoiceField(required=False, choices=[("", "any status"), *MemoryStatus.choices])
+    provenance = forms.ChoiceField(required=False, choices=[("", "any provenance"), *ProvenanceKind.choices])
+    freshness = forms.ChoiceField(
+        required=False, choices=[("", "fresh or stale"), ("fresh", "fresh"), ("stale", "stale (expired)")]
+    )
+    text = forms.CharField(required=False, max_length=200)
+
+
+class SupersedeForm(forms.Form):
+    version = forms.IntegerField(widget=forms.HiddenInput)
+    content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), max_length=20000)
+
+    def clean_content(self) -> str:
+        content = self.cleaned_data["content"].strip()
+        if not content:
+            raise forms.ValidationError("The new version needs content.")
+        return content
+
+
+class DeleteForm(forms.Form):
+    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    confirm = forms.BooleanField(required=True, label="Yes, delete this record")
+
+
+class BulkForm(forms.Form):
+    MAX_IDS = 500
+    action = forms.ChoiceField(choices=[("delete", "Delete"), ("expire", "Expire now")])
+    confirm = forms.BooleanField(required=True, label="I am sure")
+
+    def clean(self) -> dict:
+        cleaned = super().clean() or {}
+        raw = self.data.getlist("ids") if hasattr(self.data, "getlist") else []
+        try:
+            ids = sorted({int(value) for value in raw})
+        except ValueError:
+            raise forms.ValidationError("Record ids are numbers.") from None
+        if not ids:
+            raise forms.ValidationError("Select at least one record.")
+        if len(ids) > self.MAX_IDS:
+            raise forms.ValidationError(f"At most {self.MAX_IDS} records at once.")
+        cleaned["ids"] = ids
+        return cleaned
+
+
+class ReviewForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("accept", "Accept"), ("reject", "Reject")])

@@ -1,0 +1,197 @@
+"""Console pages for memory curation. Every write calls memory_app.services."""
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from harness.errors import DomainError, Forbidden, NotFoundError
+from harness.tenancy import Role
+from harness.views import console_page, console_roles, project_ids, render_page, role_required
+from memory_app import console_selectors as sel
+from memory_app import services
+from memory_app.forms import BulkForm, DeleteForm, MemoryFilterForm, ReviewForm, SupersedeForm
+from memory_app.models import MemoryStatus
+from memory_app.selectors import is_fresh, memory_chain
+
+
+def _actor(request: HttpRequest) -> services.Actor:
+    return services.Actor.for_user(request.user)  # type: ignore[arg-type]
+
+
+@require_GET
+@console_page
+def record_list(request: HttpRequest) -> HttpResponse:
+    form = MemoryFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    page = Paginator(sel.record_list(project_ids(request), **{k: v for k, v in filters.items() if v}), 50).get_page(
+        request.GET.get("page")
+    )
+    params = request.GET.copy()
+    params.pop("page", None)
+    params.pop("part", None)
+    return render_page(
+        request,
+        "memory/record_list.html",
+        {"form": form, "page": page, "query": params.urlencode(), "bulk_form": BulkForm()},
+        partials=("record-table",),
+    )
+
+
+@require_GET
+@console_page
+def record_detail(request: HttpRequest, record_id: int) -> HttpResponse:
+    record = sel.record_get(project_ids(request), record_id)
+    return render_page(request, "memory/record_detail.html", _detail_context(record), partials=("record-card",))
+
+
+def _detail_context(record: Any, **extra: Any) -> dict[str, Any]:
+    chain = memory_chain(project=record.project_id, record_id=record.pk)
+    return {
+        "record": record,
+        "chain": chain.versions,
+        "fresh": is_fresh(record),
+        "editable": record.status == MemoryStatus.ACTIVE,
+        "deletable": record.status != MemoryStatus.DELETED,
+        "supersede_form": extra.pop("supersede_form", None)
+        or SupersedeForm(initial={"version": record.version, "content": record.content}),
+        **extra,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+@console_page
+def record_edit(request: HttpRequest, record_id: int) -> HttpResponse:
+    """GET: the inline edit form (a partial of the detail page). POST: supersede with the new content."""
+    record = sel.record_get(project_ids(request), record_id)
+    if request.method == "GET":
+        return render_page(
+            request, "memory/record_detail.html", _detail_context(record, editing=True), partials=("record-card",)
+        )
+    if not _can_curate(request):
+        raise PermissionDenied("Only operators curate memory.")
+    form = SupersedeForm(request.POST)
+    if not form.is_valid():
+        return _card(request, record, status=400, editing=True, supersede_form=form)
+    try:
+        successor = services.memory_supersede(
+            project=record.project_id,
+            record_id=record.pk,
+            content=form.cleaned_data["content"],
+            actor=_actor(request),
+            expected_version=form.cleaned_data["version"],
+        )
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except NotFoundError:
+        raise Http404("No such memory record.") from None
+    except DomainError as exc:
+        return _card(request, sel.record_get(project_ids(request), record_id), status=409, editing=True,
+                     supersede_form=form, error=exc.detail)
+    if request.htmx:
+        response = _card(request, sel.record_get(project_ids(request), successor.pk), status=200, superseded=record)
+        response["HX-Push-Url"] = reverse("memory:record_detail", args=[successor.pk])
+        return response
+    messages.success(request, f"Record {record.pk} is superseded by {successor.pk}.")
+    return redirect("memory:record_detail", successor.pk)
+
+
+def _card(request: HttpRequest, record: Any, *, status: int, **extra: Any) -> HttpResponse:
+    context = _detail_context(record, **extra)
+    if request.htmx:
+        # htmx 2 swaps only 2xx by default; the card carries its own errors.
+        return render_page(request, "memory/record_detail.html", context, part="record-card")
+    return render_page(request, "memory/record_detail.html", context, status=status)
+
+
+def _can_curate(request: HttpRequest) -> bool:
+    return console_roles(request)[Role.OPERATOR]
+
+
+@require_http_methods(["GET", "POST"])
+@console_page
+def record_delete(request: HttpRequest, record_id: int) -> HttpResponse:
+    """GET: the confirmation page. POST (with the box ticked): tombstone the record."""
+    record = sel.record_get(project_ids(request), record_id)
+    if request.method == "GET":
+        return render_page(request, "memory/record_delete.html", {"record": record, "form": DeleteForm(
+            initial={"version": record.version})})
+    if not _can_curate(request):
+        raise PermissionDenied("Only operators curate memory.")
+    form = DeleteForm(request.POST)
+    if not form.is_valid():
+        return render_page(request, "memory/record_delete.html", {"record": record, "form": form}, status=400)
+    try:
+        services.memory_delete(
+            project=record.project_id, actor=_actor(request), record_id=record.pk,
+            expected_version=form.cleaned_data.get("version"),
+        )
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except DomainError as exc:
+        return render_page(
+            request, "memory/record_delete.html", {"record": record, "form": form, "error": exc.detail}, status=409
+        )
+    messages.success(request, f"Record {record.pk} is deleted (a tombstone keeps who and when).")
+    return redirect("memory:record_detail", record.pk)
+
+
+@require_POST
+@console_page
+@role_required(Role.OPERATOR)
+def record_bulk(request: HttpRequest) -> HttpResponse:
+    """Delete or expire many records; only records in the user's projects are touched."""
+    form = BulkForm(request.POST)
+    back = reverse("memory:record_list") + ("?" + request.POST["query"] if request.POST.get("query") else "")
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(back)
+    by_project: dict[int, list[int]] = {}
+    visible = sel.record_list(project_ids(request)).filter(pk__in=form.cleaned_data["ids"])
+    for pk, project_id in visible.values_list("pk", "project_id"):
+        by_project.setdefault(project_id, []).append(pk)
+    bulk = services.memory_bulk_delete if form.cleaned_data["action"] == "delete" else services.memory_bulk_expire
+    done, refused = 0, 0
+    for project_id, ids in by_project.items():
+        result = bulk(project=project_id, actor=_actor(request), record_ids=ids)
+        done += len(result.done)
+        refused += len(result.failed)
+    verb = "deleted" if form.cleaned_data["action"] == "delete" else "expired"
+    messages.success(request, f"{done} record{'s' if done != 1 else ''} {verb}.")
+    if refused:
+        messages.warning(request, f"{refused} could not be {verb} (already changed).")
+    return redirect(back)
+
+
+@require_GET
+@console_page
+def held_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(sel.held_list(project_ids(request)), 50).get_page(request.GET.get("page"))
+    return render_page(request, "memory/held_list.html", {"page": page, "review_form": ReviewForm()})
+
+
+@require_POST
+@console_page
+@role_required(Role.OPERATOR)
+def held_review(request: HttpRequest, record_id: int) -> HttpResponse:
+    record = sel.record_get(project_ids(request), record_id)
+    form = ReviewForm(request.POST)
+    if form.is_valid():
+        try:
+            services.memory_review(
+                project=record.project_id,
+                actor=_actor(request),
+                record_id=record.pk,
+                approve=form.cleaned_data["decision"] == "accept",
+            )
+            messages.success(request, f"Record {record.pk}: {form.cleaned_data['decision']}ed.")
+        except DomainError as exc:
+            messages.error(request, exc.detail)
+    else:
+        messages.error(request, "Choose accept or reject.")
+    return redirect("memory:held_list")

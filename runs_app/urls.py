@@ -1,0 +1,20 @@
+"""Console URLs for approvals, runs, tasks and checkpoints (the API lives in runs_app.api_urls)."""
+
+from django.urls import path
+
+from runs_app import views
+
+app_name = "runs"
+
+urlpatterns = [
+    path("approvals/", views.approval_inbox, name="approval_inbox"),
+    path("approvals/<int:approval_id>/", views.approval_detail, name="approval_detail"),
+    path("approvals/<int:approval_id>/approve/", views.approval_approve, name="approval_approve"),
+    path("approvals/<int:approval_id>/reject/", views.approval_reject, name="approval_reject"),
+    path("approvals/<int:approval_id>/edit-approve/", views.approval_edit_approve, name="approval_edit_approve"),
+    path("runs/<int:run_id>/", views.run_inspector, name="run_inspector"),
+    path("runs/<int:run_id>/lineage/", views.run_lineage, name="run_lineage"),
+    path("tasks/<int:task_id>/lineage/", views.task_lineage, name="task_lineage"),
+    path("checkpoints/<int:checkpoint_id>/", views.checkpoint_detail, name="checkpoint_detail"),
+    path("checkpoints/diff/", views.checkpoint_diff, name="checkpoint_diff"),
+]

@@ -1,0 +1,242 @@
+"""Console pages for approvals, runs and checkpoint lineage. Every write calls runs_app.services."""
+
+import json
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from harness.errors import ConflictError, DomainError, Forbidden
+from harness.tenancy import Role
+from harness.views import console_page, project_ids, render_page, role_required
+from runs_app import console_selectors as sel
+from runs_app.forms import ApprovalFilterForm, ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
+from runs_app.models import ApprovalRequest, ApprovalStatus
+from runs_app.services import Decision, approval_decide
+
+
+def pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+
+
+# --- approvals -----------------------------------------------------------------------------
+
+
+@require_GET
+@console_page
+def approval_inbox(request: HttpRequest) -> HttpResponse:
+    form = ApprovalFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    ids = project_ids(request)
+    page = Paginator(sel.approval_inbox(ids, **{k: v for k, v in filters.items() if v}), 50).get_page(
+        request.GET.get("page")
+    )
+    return render_page(
+        request,
+        "runs/approval_inbox.html",
+        {"form": form, "page": page, "agents": sel.inbox_agents(ids), "query": _query_without_page(request)},
+        partials=("inbox-table",),
+    )
+
+
+def _query_without_page(request: HttpRequest) -> str:
+    params = request.GET.copy()
+    params.pop("page", None)
+    params.pop("part", None)
+    return params.urlencode()
+
+
+def _decision_context(request: HttpRequest, approval: ApprovalRequest, **extra: Any) -> dict[str, Any]:
+    run = approval.run
+    deciding = approval.status == ApprovalStatus.PENDING
+    return {
+        "approval": approval,
+        "run": run,
+        "arguments_pretty": pretty(approval.arguments),
+        "approved_arguments_pretty": pretty(approval.approved_arguments) if approval.approved_arguments else "",
+        "edited": bool(approval.approved_fingerprint) and approval.approved_fingerprint != approval.action_fingerprint,
+        "approve_form": extra.pop("approve_form", None) or ApproveForm(initial={"version": approval.version}),
+        "reject_form": extra.pop("reject_form", None) or RejectForm(initial={"version": approval.version}),
+        "edit_form": extra.pop("edit_form", None)
+        or EditApproveForm(initial={"version": approval.version, "arguments": pretty(approval.arguments)}),
+        "trace": [] if deciding else sel.resume_trace(approval),
+        "polling": not deciding and sel.resume_in_progress(run),
+        **extra,
+    }
+
+
+def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
+    """What the full page shows around the decision panel (not needed for its fragments)."""
+    checkpoint = approval.run.last_checkpoint
+    return {
+        "recent_items": sel.session_recent_items(approval.run.session_id),
+        "checkpoint": checkpoint,
+        "checkpoint_state_pretty": pretty(checkpoint.state) if checkpoint else "",
+        "resume_checks": sel.RESUME_CHECKS,
+    }
+
+
+@require_GET
+@console_page
+def approval_detail(request: HttpRequest, approval_id: int) -> HttpResponse:
+    approval = sel.approval_get(project_ids(request), approval_id)
+    context = _decision_context(request, approval)
+    if not (request.htmx and request.GET.get("part") in ("decision", "trace")):
+        context.update(_page_context(approval))
+    return render_page(request, "runs/approval_detail.html", context, partials=("decision", "trace"))
+
+
+def _decide(request: HttpRequest, approval_id: int, form_class: type, decision: str) -> HttpResponse:
+    """Validate the form, call approval_decide, and show the outcome in the decision panel.
+
+    1. The approval must be visible to the user (else 404).
+    2. An invalid form re-renders the panel with its errors (400 without htmx).
+    3. A lost race (`already_decided`) tells this reviewer who decided; the other decision stands.
+    4. Success: htmx swaps in the panel, which polls the resume trace; a plain POST redirects.
+    """
+    ids = project_ids(request)
+    approval = sel.approval_get(ids, approval_id)
+    form = form_class(request.POST)
+    form_key = {ApproveForm: "approve_form", RejectForm: "reject_form", EditApproveForm: "edit_form"}[form_class]
+    if not form.is_valid():
+        return _decision_response(request, approval, status=400, **{form_key: form})
+    data = form.cleaned_data
+    try:
+        approval = approval_decide(
+            project=approval.project_id,
+            approval_id=approval.pk,
+            user=request.user,  # type: ignore[arg-type]
+            decision=decision,
+            reason=data.get("reason", ""),
+            edited_arguments=data.get("arguments"),
+            expected_version=data.get("version"),
+        )
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except ConflictError as exc:
+        notice = exc.detail
+        if exc.code != "already_decided":
+            notice = f"{exc.detail} Reload the page to see the approval as it is now."
+        return _decision_response(request, sel.approval_get(ids, approval_id), status=409, conflict=notice)
+    except DomainError as exc:
+        return _decision_response(request, approval, status=400, error=exc.detail, **{form_key: form})
+    if not request.htmx:
+        return redirect(reverse("runs:approval_detail", args=[approval_id]))
+    return _decision_response(request, sel.approval_get(ids, approval_id), status=200)
+
+
+def _decision_response(request: HttpRequest, approval: ApprovalRequest, *, status: int, **extra: Any) -> HttpResponse:
+    context = _decision_context(request, approval, **extra)
+    if request.htmx:
+        # htmx 2 does not swap 4xx responses by default; the panel itself carries the outcome.
+        return render_page(request, "runs/approval_detail.html", context, part="decision")
+    context.update(_page_context(approval))
+    return render_page(request, "runs/approval_detail.html", context, status=status)
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_approve(request: HttpRequest, approval_id: int) -> HttpResponse:
+    return _decide(request, approval_id, ApproveForm, Decision.APPROVE)
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_reject(request: HttpRequest, approval_id: int) -> HttpResponse:
+    return _decide(request, approval_id, RejectForm, Decision.REJECT)
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_edit_approve(request: HttpRequest, approval_id: int) -> HttpResponse:
+    return _decide(request, approval_id, EditApproveForm, Decision.APPROVE)
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+@require_GET
+@console_page
+def run_inspector(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = sel.run_get(project_ids(request), run_id)
+    events = Paginator(sel.run_events(run), 100).get_page(request.GET.get("page"))
+    context: dict[str, Any] = {"run": run, "events": events}
+    if not (request.htmx and request.GET.get("part") == "events"):
+        context.update(
+            cursor_pretty=pretty(run.cursor),
+            error_pretty=pretty(run.error) if run.error else "",
+            bound_result_pretty=pretty(run.bound_result) if run.bound_result is not None else "",
+            metrics_pretty=pretty(run.metrics),
+            node_executions=sel.run_node_executions(run),
+            effects=sel.run_effects(run),
+            approvals=sel.run_approvals(run),
+        )
+    return render_page(request, "runs/run_inspector.html", context, partials=("events",))
+
+
+# --- lineage -------------------------------------------------------------------------------
+
+
+def _lineage_page(request: HttpRequest, *, owner: Any, kind: str, checkpoints: Any) -> HttpResponse:
+    rows = list(checkpoints[: sel.LINEAGE_LIMIT + 1])
+    truncated = len(rows) > sel.LINEAGE_LIMIT
+    lineage = sel.lineage_layout(rows[: sel.LINEAGE_LIMIT], truncated=truncated)
+    return render_page(
+        request, "runs/lineage.html", {"owner": owner, "kind": kind, "lineage": lineage, "diff_form": CheckpointDiffForm()}
+    )
+
+
+@require_GET
+@console_page
+def run_lineage(request: HttpRequest, run_id: int) -> HttpResponse:
+    ids = project_ids(request)
+    run = sel.run_get(ids, run_id)
+    return _lineage_page(request, owner=run, kind="run", checkpoints=sel.lineage_checkpoints(ids, run=run))
+
+
+@require_GET
+@console_page
+def task_lineage(request: HttpRequest, task_id: int) -> HttpResponse:
+    ids = project_ids(request)
+    task = sel.task_get(ids, task_id)
+    return _lineage_page(request, owner=task, kind="task", checkpoints=sel.lineage_checkpoints(ids, task=task))
+
+
+@require_GET
+@console_page
+def checkpoint_detail(request: HttpRequest, checkpoint_id: int) -> HttpResponse:
+    checkpoint = sel.checkpoint_get(project_ids(request), checkpoint_id)
+    return render_page(
+        request,
+        "runs/checkpoint_detail.html",
+        {
+            "checkpoint": checkpoint,
+            "cursor_pretty": pretty(checkpoint.cursor),
+            "state_pretty": pretty(checkpoint.state),
+            "fingerprints_pretty": pretty(checkpoint.artifact_fingerprints),
+            "gate_pretty": pretty(checkpoint.pending_gate) if checkpoint.pending_gate is not None else "",
+        },
+    )
+
+
+@require_GET
+@console_page
+def checkpoint_diff(request: HttpRequest) -> HttpResponse:
+    form = CheckpointDiffForm(request.GET)
+    context: dict[str, Any] = {"form": form}
+    status = 200
+    if form.is_valid():
+        ids = project_ids(request)
+        a = sel.checkpoint_get(ids, form.cleaned_data["a"])
+        b = sel.checkpoint_get(ids, form.cleaned_data["b"])
+        context.update(a=a, b=b, lines=sel.checkpoint_diff(a, b))
+    else:
+        status = 400
+    return render_page(request, "runs/checkpoint_diff.html", context, partials=("diff",), status=status)
