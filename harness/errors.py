@@ -7,6 +7,7 @@ renders each as {"code", "detail", ...extra} with a stable machine-readable code
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import IntegrityError
 from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -88,6 +89,10 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}."""
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=exc.http_status)
+    if _is_unique_violation(exc):
+        # A client-chosen unique value (a ref) taken by a racing or earlier request: theirs to change.
+        return Response({"code": "already_exists", "detail": "A record with this reference already exists."},
+                        status=409)
     if isinstance(exc, Http404):
         exc = drf_exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -103,3 +108,10 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
         response.data = {"code": code, "detail": str(detail)}
     # 401 for a missing/bad token, never a silent 403 the client cannot tell apart.
     return response
+
+
+def _is_unique_violation(exc: Exception) -> bool:
+    if not isinstance(exc, IntegrityError):
+        return False
+    cause = exc.__cause__
+    return getattr(cause, "sqlstate", None) == "23505" or "UNIQUE constraint failed" in str(exc)

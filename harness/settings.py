@@ -46,10 +46,12 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "harness.middleware.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "harness.idempotency.IdempotencyMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -142,7 +144,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["harness.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "harness.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -157,6 +159,19 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "SessionStatusEnum": "sessions_app.models.SessionStatus",
+        "SessionRoleEnum": "sessions_app.models.SessionRole",
+        "ItemRoleEnum": "sessions_app.models.ItemRole",
+        "RunStatusEnum": "runs_app.models.RunStatus",
+        "TaskStatusEnum": "runs_app.models.TaskStatus",
+        "ApprovalStatusEnum": "runs_app.models.ApprovalStatus",
+        "EffectStatusEnum": "runs_app.models.EffectStatus",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "harness.api_base.document_errors_and_idempotency",
+    ],
 }
 
 # Celery: Redis in production; the filesystem transport serves the local start with no server.
@@ -183,10 +198,55 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 HARNESS_RECOVERY_INTERVAL_SECONDS = env_int("HARNESS_RECOVERY_INTERVAL_SECONDS", 30, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "recovery-pass": {
+        "task": "runs_app.recovery_pass",
+        "schedule": float(HARNESS_RECOVERY_INTERVAL_SECONDS),
+        # A pass nobody ran in time is superseded by the next one; don't let them pile up.
+        "options": {"expires": float(HARNESS_RECOVERY_INTERVAL_SECONDS)},
+    },
+}
 
-# Tool adapters the resume worker may execute, by name: {"name": {"kind": "http"|"python", ...}}.
-HARNESS_TOOL_ADAPTERS: dict = {}
+
+def _env_json_object(name: str) -> dict:
+    import json
+
+    raw = env_str(name, "")
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ImproperlyConfigured(f"{name} must be a JSON object.")
+    return value
+
+
+# Tool adapters the resume worker may execute, by name, resolved at resume time (runs_app.adapters):
+# {"name": {"kind": "http", "url": ..., "timeout": 10, "connect_timeout": 3, "headers": {...}} or
+#  {"kind": "python", "callable": "dotted.path"}}. The JSON in HARNESS_TOOL_ADAPTERS is merged over
+# the demo default; an entry set to null removes it.
+HARNESS_TOOL_ADAPTERS: dict = {
+    "publish_chapter": {"kind": "python", "callable": "runs_app.demo.publish_chapter",
+                        "required_arguments": ["chapter", "title"]},
+    **_env_json_object("HARNESS_TOOL_ADAPTERS"),
+}
+HARNESS_TOOL_ADAPTERS = {name: config for name, config in HARNESS_TOOL_ADAPTERS.items() if config is not None}
+# Node handlers for worker-driven task plans (runs_app.nodes), by node name; same JSON override.
+HARNESS_NODE_HANDLERS: dict = {
+    "outline": "runs_app.demo.outline",
+    "draft": "runs_app.demo.draft",
+    "summarize": "runs_app.demo.summarize",
+    **_env_json_object("HARNESS_NODE_HANDLERS"),
+}
+HARNESS_NODE_HANDLERS = {name: path for name, path in HARNESS_NODE_HANDLERS.items() if path}
+HARNESS_WORKER_LEASE_SECONDS = env_int("HARNESS_WORKER_LEASE_SECONDS", 60, minimum=1)
+HARNESS_EFFECT_MAX_ATTEMPTS = env_int("HARNESS_EFFECT_MAX_ATTEMPTS", 5, minimum=1)
+HARNESS_RESUME_MAX_ATTEMPTS = env_int("HARNESS_RESUME_MAX_ATTEMPTS", 10, minimum=1)
 HARNESS_DEFAULT_LEASE_SECONDS = env_int("HARNESS_DEFAULT_LEASE_SECONDS", 60, minimum=1)
 
 LOGGING = {

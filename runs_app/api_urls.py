@@ -1,1 +1,28 @@
-urlpatterns: list = []
+"""/api/v1/runs/..., checkpoints, approvals, effects, tasks."""
+
+from django.urls import path
+
+from harness import api_base  # noqa: F401 - registers the <id:...> converter
+from runs_app import api
+
+urlpatterns = [
+    path("runs/", api.RunListCreateApi.as_view(), name="api-runs"),
+    path("runs/<id:pk>/", api.RunDetailApi.as_view(), name="api-run"),
+    path("runs/<id:pk>/claim/", api.RunClaimApi.as_view(), name="api-run-claim"),
+    path("runs/<id:pk>/heartbeat/", api.RunHeartbeatApi.as_view(), name="api-run-heartbeat"),
+    path("runs/<id:pk>/transition/", api.RunTransitionApi.as_view(), name="api-run-transition"),
+    path("runs/<id:pk>/events/", api.RunEventsApi.as_view(), name="api-run-events"),
+    path("runs/<id:pk>/approvals/", api.RunApprovalCreateApi.as_view(), name="api-run-approvals"),
+    path("checkpoints/", api.CheckpointListCreateApi.as_view(), name="api-checkpoints"),
+    path("checkpoints/<id:pk>/", api.CheckpointDetailApi.as_view(), name="api-checkpoint"),
+    path("checkpoints/<id:pk>/lineage/", api.CheckpointLineageApi.as_view(), name="api-checkpoint-lineage"),
+    path("approvals/", api.ApprovalListApi.as_view(), name="api-approvals"),
+    path("approvals/<id:pk>/", api.ApprovalDetailApi.as_view(), name="api-approval"),
+    path("approvals/<id:pk>/decision/", api.ApprovalDecisionApi.as_view(), name="api-approval-decision"),
+    path("effects/", api.EffectListIntendApi.as_view(), name="api-effects"),
+    path("effects/deliver/", api.EffectDeliverApi.as_view(), name="api-effects-deliver"),
+    path("effects/<id:pk>/", api.EffectDetailApi.as_view(), name="api-effect"),
+    path("tasks/", api.TaskListCreateApi.as_view(), name="api-tasks"),
+    path("tasks/<id:pk>/", api.TaskDetailApi.as_view(), name="api-task"),
+    path("tasks/<id:pk>/transition/", api.TaskTransitionApi.as_view(), name="api-task-transition"),
+]

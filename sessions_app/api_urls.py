@@ -1,1 +1,13 @@
-urlpatterns: list = []
+"""/api/v1/sessions/..."""
+
+from django.urls import path
+
+from harness import api_base  # noqa: F401 - registers the <id:...> converter
+from sessions_app import api
+
+urlpatterns = [
+    path("sessions/", api.SessionListCreateApi.as_view(), name="api-sessions"),
+    path("sessions/<id:pk>/", api.SessionDetailApi.as_view(), name="api-session"),
+    path("sessions/<id:pk>/transition/", api.SessionTransitionApi.as_view(), name="api-session-transition"),
+    path("sessions/<id:pk>/items/", api.SessionItemsApi.as_view(), name="api-session-items"),
+]

@@ -1,0 +1,162 @@
+"""Shared pieces of the agent API: tenant scope, id fields, pagination, schema documentation."""
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.urls import register_converter
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import serializers
+from rest_framework.generics import ListAPIView
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from harness.auth import AgentPrincipal
+from harness.errors import Forbidden
+from harness.models import Project
+from harness.permissions import AgentApiAccess
+from harness.tenancy import projects_for_user
+
+# PostgreSQL bigint: a larger id cannot name a row, and passing one to a query is a database error.
+MAX_ID = 2**63 - 1
+MAX_INT = 2**31 - 1
+
+
+class IdConverter:
+    """`<id:pk>`: a positive id that fits a bigint (18 digits), so a giant number answers 404, not 500."""
+
+    regex = "[1-9][0-9]{0,17}"
+
+    def to_python(self, value: str) -> int:
+        return int(value)
+
+    def to_url(self, value: int) -> str:
+        return str(value)
+
+
+register_converter(IdConverter, "id")
+
+
+def IdField(**kwargs: Any) -> serializers.IntegerField:  # noqa: N802 - reads as a field class
+    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+
+
+def scope(request: Request) -> QuerySet[Project]:
+    """The projects the caller may read: an agent token's one project, or the user's memberships."""
+    user = request.user
+    if isinstance(user, AgentPrincipal):
+        return Project.objects.filter(pk=user.project.pk)
+    return projects_for_user(user)
+
+
+def agent_project(request: Request) -> Project:
+    """The project an agent token writes to (AgentApiAccess already refused other writers)."""
+    user = request.user
+    if not isinstance(user, AgentPrincipal):
+        raise Forbidden("Only agent tokens write through this endpoint.", code="agent_token_required")
+    return user.project
+
+
+def principal_name(request: Request) -> str:
+    return request.user.get_username()
+
+
+class AgentApiView(APIView):
+    permission_classes = [AgentApiAccess]
+
+
+class NewestFirstPagination(CursorPagination):
+    ordering = "-id"
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 200
+
+
+class SeqPagination(NewestFirstPagination):
+    """Items and events in append order; a client follows `next` to tail the log."""
+
+    ordering = "seq"
+
+
+class AgentListView(ListAPIView):
+    permission_classes = [AgentApiAccess]
+    pagination_class = NewestFirstPagination
+    filter_serializer: type[serializers.Serializer] | None = None
+
+    def filters(self) -> dict[str, Any]:
+        """The validated query-string filters (400 on a bad value), without empty ones."""
+        if self.filter_serializer is None:
+            return {}
+        serializer = self.filter_serializer(data=self.request.query_params)
+        serializer.is_valid(raise_exception=True)
+        return {k: v for k, v in serializer.validated_data.items() if v is not None}
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The one shape of every 4xx; conflicts add current_status and current_version."""
+
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class BearerTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "harness.auth.BearerTokenAuthentication"
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict:
+        return {"type": "http", "scheme": "bearer", "description": "An agent or personal token: `Bearer hc_...`."}
+
+
+_ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string", "description": "Stable, machine-readable."},
+        "detail": {"type": "string"},
+        "current_status": {"type": "string"},
+        "current_version": {"type": "integer"},
+        "fields": {"type": "object", "additionalProperties": True},
+    },
+    "required": ["code", "detail"],
+    "additionalProperties": True,
+}
+_ERRORS_ALWAYS = {
+    "400": "Invalid input",
+    "401": "No valid token or session",
+    "403": "The caller's role may not do this",
+    "404": "Not found in the caller's projects",
+}
+_ERRORS_ON_WRITE = {
+    "409": "Conflict: illegal transition, stale version, lost lease, or a duplicate in progress",
+    "413": "Body too large",
+    "422": "Idempotency-Key reused with a different request",
+}
+_IDEMPOTENCY_HEADER = {
+    "in": "header",
+    "name": "Idempotency-Key",
+    "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+    "description": "Retries with the same key and body get the first 2xx reply; a different body gets 422.",
+}
+
+
+def document_errors_and_idempotency(result: dict, generator: Any, request: Any, public: bool) -> dict:
+    """Spectacular hook: every API operation documents the error shape; every POST the Idempotency-Key."""
+    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = _ERROR_SCHEMA
+    ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path, operations in result.get("paths", {}).items():
+        if not path.startswith("/api/v1/"):
+            continue
+        for method, operation in operations.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            errors = dict(_ERRORS_ALWAYS)
+            if method != "get":
+                errors.update(_ERRORS_ON_WRITE)
+            responses = operation.setdefault("responses", {})
+            for status, description in errors.items():
+                responses.setdefault(status, {"description": description, "content": ref})
+            if method == "post":
+                parameters = operation.setdefault("parameters", [])
+                if not any(p.get("name") == "Idempotency-Key" for p in parameters):
+                    parameters.append(_IDEMPOTENCY_HEADER)
+    return result

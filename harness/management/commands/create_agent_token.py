@@ -1,0 +1,39 @@
+"""create_agent_token --project SLUG --name NAME [--role ROLE]: prints the new token alone on its last line."""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+from django.utils.text import slugify
+
+from harness.models import ApiToken, Project
+from harness.permissions import TokenRole
+
+
+class Command(BaseCommand):
+    help = "Create an agent token for a project (creating the project if needed). The secret is shown once."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="Project slug; created if it does not exist.")
+        parser.add_argument("--name", required=True, help="A name for the agent, shown in the admin and logs.")
+        parser.add_argument("--role", default=TokenRole.AGENT, choices=TokenRole.ALL,
+                            help="agent (read and write, the default) or reader (read only).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        slug = options["project"]
+        if slugify(slug) != slug or not slug or len(slug) > 64:
+            raise CommandError(f"{slug!r} is not a project slug (lowercase letters, digits, hyphens).")
+        name = options["name"].strip()
+        if not name or len(name) > 120:
+            raise CommandError("--name is 1 to 120 characters.")
+        secret = ApiToken.new_secret()
+        with transaction.atomic():
+            project, created = Project.objects.get_or_create(slug=slug, defaults={"name": slug})
+            ApiToken.objects.create(
+                kind=ApiToken.Kind.AGENT, name=name, role=options["role"], project=project,
+                prefix=secret[:10], digest=ApiToken.hash_secret(secret),
+            )
+        if created:
+            self.stderr.write(f"Created project {slug}.")
+        self.stderr.write(f"Agent token {name!r} ({options['role']}) for {slug}; it is shown only this once:")
+        self.stdout.write(secret)

@@ -1,0 +1,68 @@
+"""Request limits enforced before any view parses a body: size (413) and JSON nesting depth (400).
+
+Both answer in the API's one error shape, so a hostile body never reaches a parser that could
+recurse or allocate without bound (a deep JSON array makes `json.loads` raise RecursionError: a 500).
+"""
+
+import re
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+# A JSON string literal, escapes included: brackets inside strings do not nest anything.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(rb"[\[\]{}]")
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def error_response(status: int, code: str, detail: str) -> JsonResponse:
+    return JsonResponse({"code": code, "detail": detail}, status=status)
+
+
+def json_depth(body: bytes) -> int:
+    """The deepest nesting of arrays/objects in a JSON text (malformed text is left to the parser)."""
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(_JSON_STRING.sub(b'""', body)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+class RequestLimitsMiddleware:
+    """Refuse bodies over DATA_UPLOAD_MAX_MEMORY_SIZE (413) and JSON deeper than HARNESS_MAX_JSON_DEPTH (400)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method in _BODY_METHODS:
+            refused = self._check(request)
+            if refused is not None:
+                return refused
+        return self.get_response(request)
+
+    def _check(self, request: HttpRequest) -> HttpResponse | None:
+        limit: int = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raw_length = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            length = int(raw_length)
+        except ValueError:
+            return error_response(400, "invalid_content_length", "Content-Length is not a number.")
+        if length > limit:
+            return error_response(413, "body_too_large", f"The request body is over {limit} bytes.")
+        if not request.content_type or "json" not in request.content_type:
+            return None
+        try:
+            # Read once here (Django caches it) so a chunked body without a length is capped too.
+            body = request.body
+        except RequestDataTooBig:
+            return error_response(413, "body_too_large", f"The request body is over {limit} bytes.")
+        max_depth: int = settings.HARNESS_MAX_JSON_DEPTH
+        if json_depth(body) > max_depth:
+            return error_response(400, "json_too_deep", f"JSON may nest at most {max_depth} levels.")
+        return None

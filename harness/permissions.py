@@ -1,0 +1,61 @@
+"""Who may call which API operation. Project scoping is separate: see harness.api_base.scope."""
+
+from typing import Any
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.request import Request
+
+from harness.auth import AgentPrincipal
+from harness.errors import Forbidden
+from harness.tenancy import Role, user_has_role
+
+
+class TokenRole:
+    """An agent token's role (ApiToken.role): `agent` reads and writes, `reader` only reads."""
+
+    AGENT = "agent"
+    READER = "reader"
+    ALL = (AGENT, READER)
+    WRITERS = frozenset({AGENT})
+
+
+def _authenticated(request: Request) -> bool:
+    user = request.user
+    return user is not None and bool(user.is_authenticated)
+
+
+class AgentApiAccess(BasePermission):
+    """The agent endpoints.
+
+    Reads: any agent token, or a console user holding a role (reviewer, operator, admin), within the
+    projects they can see. Writes: an agent token whose role may write; people steer runs through the
+    console and the decision endpoint, never by posting as an agent.
+    """
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if not _authenticated(request):
+            return False  # DRF answers 401 (not_authenticated)
+        user = request.user
+        if isinstance(user, AgentPrincipal):
+            if request.method in SAFE_METHODS or user.token.role in TokenRole.WRITERS:
+                return True
+            raise Forbidden("This token may only read.", code="token_read_only")
+        if request.method not in SAFE_METHODS:
+            raise Forbidden("Only agent tokens write through this endpoint.", code="agent_token_required")
+        if not any(user_has_role(user, role) for role in Role.ALL):
+            raise Forbidden("Your account holds no role for the API.", code="role_required")
+        return True
+
+
+class ReviewerOnly(BasePermission):
+    """A console user with the reviewer role (login session or personal token); no agent token, ever."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if not _authenticated(request):
+            return False
+        user = request.user
+        if isinstance(user, AgentPrincipal):
+            raise Forbidden("Agent tokens cannot decide approvals.", code="agent_cannot_decide")
+        if not user_has_role(user, Role.REVIEWER):
+            raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
+        return True

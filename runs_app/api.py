@@ -1,0 +1,551 @@
+"""The agent API for runs, events, checkpoints, approvals, effects and tasks.
+
+One view per operation, each thin: validate an input serializer (which names only what a client may
+set, so server-owned fields are never writable), call one service, render an output serializer.
+"""
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from harness.api_base import (
+    MAX_ID,
+    MAX_INT,
+    AgentApiView,
+    AgentListView,
+    IdField,
+    SeqPagination,
+    agent_project,
+    principal_name,
+    scope,
+)
+from harness.auth import AgentPrincipal
+from harness.permissions import ReviewerOnly
+from harness.tenancy import projects_for_user
+from runs_app import selectors, services
+from runs_app.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+    Checkpoint,
+    EffectStatus,
+    ExternalEffect,
+    ResumePolicy,
+    Risk,
+    Run,
+    RunEvent,
+    RunStatus,
+    Task,
+    TaskStatus,
+)
+
+_TEXT_MAX = 20_000
+
+
+def _validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+# --- runs ----------------------------------------------------------------------------------------
+
+
+class RunOutSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Run
+        fields = [
+            "id", "project", "session", "task", "ref", "task_mode", "status", "turn_index", "active_agent",
+            "current_node", "cursor", "deadline", "token_budget", "cost_budget", "tokens_used", "cost_used",
+            "pending_approval", "last_checkpoint", "error", "blocked_step", "bound_result", "metrics", "version",
+            "lease_owner", "lease_expires_at", "last_event_seq", "created_at", "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class RunCreateInSerializer(serializers.Serializer):
+    session = IdField()
+    task = IdField(required=False, allow_null=True, default=None)
+    ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+    task_mode = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+    active_agent = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
+    cursor = serializers.DictField(required=False, default=dict)
+    deadline = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    token_budget = serializers.IntegerField(min_value=0, max_value=MAX_ID, required=False, allow_null=True, default=None)
+    cost_budget = serializers.DecimalField(
+        max_digits=12, decimal_places=4, min_value=0, required=False, allow_null=True, default=None
+    )
+
+
+class RunFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
+    session = IdField(required=False)
+    task = IdField(required=False)
+    updated_since = serializers.DateTimeField(required=False)
+
+
+class LeaseInSerializer(serializers.Serializer):
+    owner = serializers.CharField(max_length=200)
+    lease_seconds = serializers.IntegerField(min_value=1, max_value=3600, default=settings.HARNESS_DEFAULT_LEASE_SECONDS)
+
+
+class RunTransitionInSerializer(serializers.Serializer):
+    to = serializers.ChoiceField(choices=RunStatus.choices)
+    expected_version = IdField()
+    lease_owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
+    error = serializers.DictField(required=False, allow_null=True, default=None)
+    blocked_step = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+
+
+class RunListCreateApi(AgentListView):
+    serializer_class = RunOutSerializer
+    filter_serializer = RunFilterSerializer
+
+    @extend_schema(tags=["runs"], operation_id="runs_list", parameters=[RunFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.run_list(projects=scope(self.request), **self.filters())
+
+    @extend_schema(tags=["runs"], operation_id="runs_create", request=RunCreateInSerializer,
+                   responses={201: RunOutSerializer})
+    def post(self, request: Request) -> Response:
+        data = _validated(RunCreateInSerializer, request.data)
+        run = services.run_create(
+            project=agent_project(request), session_id=data.pop("session"), task_id=data.pop("task"), **data
+        )
+        return Response(RunOutSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class RunDetailApi(AgentApiView):
+    @extend_schema(tags=["runs"], operation_id="runs_read", responses={200: RunOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(RunOutSerializer(selectors.run_get(projects=scope(request), run_id=pk)).data)
+
+
+class RunClaimApi(AgentApiView):
+    @extend_schema(tags=["runs"], operation_id="runs_claim", request=LeaseInSerializer,
+                   responses={200: RunOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(LeaseInSerializer, request.data)
+        run = services.run_claim(project=agent_project(request), run_id=pk, **data)
+        return Response(RunOutSerializer(run).data)
+
+
+class RunHeartbeatApi(AgentApiView):
+    @extend_schema(tags=["runs"], operation_id="runs_heartbeat", request=LeaseInSerializer,
+                   responses={200: RunOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(LeaseInSerializer, request.data)
+        run = services.run_heartbeat(project=agent_project(request), run_id=pk, **data)
+        return Response(RunOutSerializer(run).data)
+
+
+class RunTransitionApi(AgentApiView):
+    @extend_schema(tags=["runs"], operation_id="runs_transition", request=RunTransitionInSerializer,
+                   responses={200: RunOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(RunTransitionInSerializer, request.data)
+        run = services.run_transition(project=agent_project(request), run_id=pk, **data)
+        return Response(RunOutSerializer(run).data)
+
+
+# --- run events ----------------------------------------------------------------------------------
+
+
+class EventOutSerializer(serializers.ModelSerializer):
+    run = serializers.IntegerField(source="run_id", read_only=True)
+    data = serializers.JSONField(read_only=True)
+
+    class Meta:
+        model = RunEvent
+        fields = ["id", "run", "seq", "kind", "data", "created_at"]
+        read_only_fields = fields
+
+
+class EventInSerializer(serializers.Serializer):
+    kind = serializers.CharField(max_length=64)
+    data = serializers.DictField(required=False, default=dict)
+
+
+class EventFilterSerializer(serializers.Serializer):
+    kind = serializers.CharField(max_length=64, required=False)
+
+
+class RunEventsApi(AgentListView):
+    serializer_class = EventOutSerializer
+    pagination_class = SeqPagination
+    filter_serializer = EventFilterSerializer
+
+    @extend_schema(tags=["runs"], operation_id="run_events_list", parameters=[EventFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.run_event_list(projects=scope(self.request), run_id=self.kwargs["pk"], **self.filters())
+
+    @extend_schema(tags=["runs"], operation_id="run_events_append", request=EventInSerializer,
+                   responses={201: EventOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(EventInSerializer, request.data)
+        event = services.run_event_append(project=agent_project(request), run_id=pk, **data)
+        return Response(EventOutSerializer(event).data, status=status.HTTP_201_CREATED)
+
+
+# --- checkpoints ---------------------------------------------------------------------------------
+
+
+class CheckpointOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Checkpoint
+        fields = [
+            "id", "run", "task", "parent", "depth", "label", "cursor", "state", "artifact_fingerprints",
+            "authority_ref", "pending_gate", "approval", "resume_policy", "schema_version", "content_hash",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class CheckpointInSerializer(serializers.Serializer):
+    run = IdField(required=False, allow_null=True, default=None)
+    task = IdField(required=False, allow_null=True, default=None)
+    parent = IdField(required=False, allow_null=True, default=None)
+    label = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
+    cursor = serializers.DictField(required=False, default=dict)
+    state = serializers.DictField(required=False, default=dict)
+    artifact_fingerprints = serializers.DictField(required=False, default=dict)
+    authority_ref = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    pending_gate = serializers.JSONField(required=False, allow_null=True, default=None)
+    approval = IdField(required=False, allow_null=True, default=None)
+    resume_policy = serializers.ChoiceField(choices=ResumePolicy.choices, default=ResumePolicy.REVALIDATE)
+    schema_version = serializers.IntegerField(min_value=1, max_value=MAX_INT, default=1)
+    lease_owner = serializers.CharField(
+        max_length=200, required=False, allow_null=True, default=None,
+        help_text="When given, the run must be leased to this owner right now (fences a stale worker).",
+    )
+
+
+class CheckpointFilterSerializer(serializers.Serializer):
+    run = IdField(required=False)
+    task = IdField(required=False)
+
+
+class CheckpointListCreateApi(AgentListView):
+    serializer_class = CheckpointOutSerializer
+    filter_serializer = CheckpointFilterSerializer
+
+    @extend_schema(tags=["checkpoints"], operation_id="checkpoints_list", parameters=[CheckpointFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.checkpoint_list(projects=scope(self.request), **self.filters())
+
+    @extend_schema(tags=["checkpoints"], operation_id="checkpoints_create", request=CheckpointInSerializer,
+                   responses={201: CheckpointOutSerializer})
+    def post(self, request: Request) -> Response:
+        data = _validated(CheckpointInSerializer, request.data)
+        checkpoint = services.checkpoint_create(
+            project=agent_project(request), run_id=data.pop("run"), task_id=data.pop("task"),
+            parent_id=data.pop("parent"), approval_id=data.pop("approval"), **data,
+        )
+        return Response(CheckpointOutSerializer(checkpoint).data, status=status.HTTP_201_CREATED)
+
+
+class CheckpointDetailApi(AgentApiView):
+    @extend_schema(tags=["checkpoints"], operation_id="checkpoints_read", responses={200: CheckpointOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        checkpoint = selectors.checkpoint_get(projects=scope(request), checkpoint_id=pk)
+        return Response(CheckpointOutSerializer(checkpoint).data)
+
+
+class CheckpointLineageApi(AgentApiView):
+    @extend_schema(tags=["checkpoints"], operation_id="checkpoints_lineage",
+                   responses={200: CheckpointOutSerializer(many=True)},
+                   description="The checkpoint and its ancestors, newest first.")
+    def get(self, request: Request, pk: int) -> Response:
+        chain = selectors.checkpoint_lineage(projects=scope(request), checkpoint_id=pk)
+        return Response(CheckpointOutSerializer(chain, many=True).data)
+
+
+# --- approvals -----------------------------------------------------------------------------------
+
+
+class ApprovalOutSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+
+    class Meta:
+        model = ApprovalRequest
+        fields = [
+            "id", "project", "run", "tool", "arguments", "action_fingerprint", "risk", "idempotency_key", "reason",
+            "requested_by", "status", "version", "decided_by", "decided_at", "decision_reason",
+            "approved_arguments", "approved_fingerprint", "expires_at", "created_at", "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ApprovalCreateInSerializer(serializers.Serializer):
+    tool = serializers.CharField(max_length=120)
+    arguments = serializers.DictField(required=False, default=dict)
+    risk = serializers.ChoiceField(choices=Risk.choices, default=Risk.HIGH)
+    idempotency_key = serializers.CharField(max_length=200)
+    reason = serializers.CharField(max_length=_TEXT_MAX, required=False, default="", allow_blank=True)
+    expected_version = IdField(required=False, allow_null=True, default=None)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class ApprovalDecisionInSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=[services.Decision.APPROVE, services.Decision.REJECT])
+    reason = serializers.CharField(max_length=_TEXT_MAX, required=False, default="", allow_blank=True)
+    edited_arguments = serializers.DictField(required=False, allow_null=True, default=None)
+    expected_version = IdField(required=False, allow_null=True, default=None)
+
+
+class ApprovalFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ApprovalStatus.choices, required=False)
+    run = IdField(required=False)
+
+
+class RunApprovalCreateApi(AgentApiView):
+    @extend_schema(tags=["approvals"], operation_id="approvals_request", request=ApprovalCreateInSerializer,
+                   responses={201: ApprovalOutSerializer},
+                   description="Post a pending action; the run moves to waiting_approval in the same transaction.")
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(ApprovalCreateInSerializer, request.data)
+        principal: AgentPrincipal = request.user
+        approval = services.approval_request_create(
+            project=agent_project(request), run_id=pk, requested_by=principal_name(request),
+            requested_by_token=principal.token, **data,
+        )
+        return Response(ApprovalOutSerializer(approval).data, status=status.HTTP_201_CREATED)
+
+
+class ApprovalListApi(AgentListView):
+    serializer_class = ApprovalOutSerializer
+    filter_serializer = ApprovalFilterSerializer
+
+    @extend_schema(tags=["approvals"], operation_id="approvals_list", parameters=[ApprovalFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.approval_list(projects=scope(self.request), **self.filters())
+
+
+class ApprovalDetailApi(AgentApiView):
+    @extend_schema(tags=["approvals"], operation_id="approvals_read", responses={200: ApprovalOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        approval = selectors.approval_get(projects=scope(request), approval_id=pk)
+        return Response(ApprovalOutSerializer(approval).data)
+
+
+class ApprovalDecisionApi(AgentApiView):
+    """For console users with the reviewer role (session or personal token); agent tokens get 403."""
+
+    permission_classes = [ReviewerOnly]
+
+    @extend_schema(tags=["approvals"], operation_id="approvals_decide", request=ApprovalDecisionInSerializer,
+                   responses={200: ApprovalOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(ApprovalDecisionInSerializer, request.data)
+        approval = selectors.approval_get(projects=projects_for_user(request.user), approval_id=pk)
+        decided = services.approval_decide(project=approval.project_id, approval_id=pk, user=request.user, **data)
+        decided = selectors.approval_get(projects=projects_for_user(request.user), approval_id=decided.pk)
+        return Response(ApprovalOutSerializer(decided).data)
+
+
+# --- external effects ----------------------------------------------------------------------------
+
+
+class EffectOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ExternalEffect
+        fields = [
+            "id", "run", "approval", "idempotency_key", "tool", "arguments_digest", "status", "version", "attempts",
+            "result", "result_hash", "conflicting_hash", "receipt", "dispatched_at", "delivered_at", "consumed_at",
+            "created_at", "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class EffectIntendInSerializer(serializers.Serializer):
+    idempotency_key = serializers.CharField(max_length=200)
+    tool = serializers.CharField(max_length=120)
+    arguments = serializers.JSONField(required=False, allow_null=True, default=None)
+    run = IdField(required=False, allow_null=True, default=None)
+    approval = IdField(required=False, allow_null=True, default=None)
+
+
+class EffectDeliverInSerializer(serializers.Serializer):
+    idempotency_key = serializers.CharField(max_length=200)
+    result = serializers.JSONField(allow_null=True)
+    result_hash = serializers.RegexField(
+        r"^[0-9a-f]{64}$", required=False, allow_null=True, default=None,
+        help_text="SHA-256 of the result's canonical JSON; the server computes it when omitted.",
+    )
+
+
+class EffectDeliveryOutSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=["consumed", "already_consumed"])
+    receipt = serializers.CharField()
+    effect = EffectOutSerializer()
+
+
+class EffectFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=EffectStatus.choices, required=False)
+    run = IdField(required=False)
+
+
+class EffectListIntendApi(AgentListView):
+    serializer_class = EffectOutSerializer
+    filter_serializer = EffectFilterSerializer
+
+    @extend_schema(tags=["effects"], operation_id="effects_list", parameters=[EffectFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.effect_list(projects=scope(self.request), **self.filters())
+
+    @extend_schema(tags=["effects"], operation_id="effects_intend", request=EffectIntendInSerializer,
+                   responses={201: EffectOutSerializer, 200: EffectOutSerializer},
+                   description="Record the intent; the same key and action again answers 200 with the first record.")
+    def post(self, request: Request) -> Response:
+        data = _validated(EffectIntendInSerializer, request.data)
+        effect, created = services.effect_intend(
+            project=agent_project(request), idempotency_key=data["idempotency_key"], tool=data["tool"],
+            arguments=data["arguments"], run_id=data["run"], approval_id=data["approval"],
+        )
+        return Response(EffectOutSerializer(effect).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class EffectDetailApi(AgentApiView):
+    @extend_schema(tags=["effects"], operation_id="effects_read", responses={200: EffectOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(EffectOutSerializer(selectors.effect_get(projects=scope(request), effect_id=pk)).data)
+
+
+class EffectDeliverApi(AgentApiView):
+    @extend_schema(
+        tags=["effects"], operation_id="effects_deliver", request=EffectDeliverInSerializer,
+        responses={200: EffectDeliveryOutSerializer},
+        description=(
+            "Deliver a result once. The same hash again answers already_consumed with the original receipt; "
+            "a different hash is a hard stop: 409 effect_conflict, and the run is blocked."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        data = _validated(EffectDeliverInSerializer, request.data)
+        delivery = services.effect_deliver(project=agent_project(request), **data)
+        effect = delivery.effect
+        if delivery.outcome == "conflict":
+            # The service has committed the conflict (and blocked the run): answer 409, roll back nothing.
+            run_status = Run.objects.filter(pk=effect.run_id).values_list("status", flat=True).first()
+            body = {
+                "code": "effect_conflict",
+                "detail": "A different result was already delivered under this idempotency key.",
+                "current_status": effect.status,
+                "current_version": effect.version,
+                "result_hash": effect.result_hash,
+                "conflicting_hash": effect.conflicting_hash,
+                "run": effect.run_id,
+                "run_status": run_status,
+            }
+            return Response(body, status=status.HTTP_409_CONFLICT)
+        body = {"outcome": delivery.outcome, "receipt": delivery.receipt, "effect": EffectOutSerializer(effect).data}
+        return Response(body)
+
+
+# --- tasks ---------------------------------------------------------------------------------------
+
+
+class TaskOutSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Task
+        fields = [
+            "id", "project", "ref", "objective", "constraints", "plan", "plan_version", "completed_nodes",
+            "pending_nodes", "artifact_refs", "effect_records", "latest_checkpoint", "schema_version", "status",
+            "version", "created_at", "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class TaskFieldsSerializer(serializers.Serializer):
+    objective = serializers.CharField(max_length=_TEXT_MAX)
+    constraints = serializers.ListField(child=serializers.JSONField(), required=False)
+    plan = serializers.ListField(child=serializers.CharField(max_length=120), required=False)
+    plan_version = serializers.IntegerField(min_value=1, max_value=MAX_INT, required=False)
+    completed_nodes = serializers.ListField(child=serializers.JSONField(), required=False)
+    pending_nodes = serializers.ListField(child=serializers.JSONField(), required=False)
+    artifact_refs = serializers.DictField(required=False)
+    effect_records = serializers.ListField(child=serializers.JSONField(), required=False)
+    schema_version = serializers.IntegerField(min_value=1, max_value=MAX_INT, required=False)
+
+
+class TaskCreateInSerializer(TaskFieldsSerializer):
+    ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+
+
+class TaskSaveInSerializer(TaskFieldsSerializer):
+    objective = serializers.CharField(max_length=_TEXT_MAX, required=False)
+    expected_version = IdField()
+
+
+class TaskTransitionInSerializer(serializers.Serializer):
+    to = serializers.ChoiceField(choices=TaskStatus.choices)
+    expected_version = IdField(required=False, allow_null=True, default=None)
+
+
+class TaskFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
+
+
+class TaskListCreateApi(AgentListView):
+    serializer_class = TaskOutSerializer
+    filter_serializer = TaskFilterSerializer
+
+    @extend_schema(tags=["tasks"], operation_id="tasks_list", parameters=[TaskFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.task_list(projects=scope(self.request), **self.filters())
+
+    @extend_schema(tags=["tasks"], operation_id="tasks_create", request=TaskCreateInSerializer,
+                   responses={201: TaskOutSerializer})
+    def post(self, request: Request) -> Response:
+        data = _validated(TaskCreateInSerializer, request.data)
+        task = services.task_create(project=agent_project(request), **data)
+        return Response(TaskOutSerializer(task).data, status=status.HTTP_201_CREATED)
+
+
+class TaskDetailApi(AgentApiView):
+    @extend_schema(tags=["tasks"], operation_id="tasks_read", responses={200: TaskOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(TaskOutSerializer(selectors.task_get(projects=scope(request), task_id=pk)).data)
+
+    @extend_schema(tags=["tasks"], operation_id="tasks_save", request=TaskSaveInSerializer,
+                   responses={200: TaskOutSerializer},
+                   description="Save the task's durable state: a compare-and-set on expected_version.")
+    def patch(self, request: Request, pk: int) -> Response:
+        data = _validated(TaskSaveInSerializer, request.data)
+        task = services.task_save(project=agent_project(request), task_id=pk, **data)
+        return Response(TaskOutSerializer(task).data)
+
+
+class TaskTransitionApi(AgentApiView):
+    @extend_schema(tags=["tasks"], operation_id="tasks_transition", request=TaskTransitionInSerializer,
+                   responses={200: TaskOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(TaskTransitionInSerializer, request.data)
+        task = services.task_transition(project=agent_project(request), task_id=pk, **data)
+        return Response(TaskOutSerializer(task).data)

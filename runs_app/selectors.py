@@ -1,0 +1,136 @@
+"""Read queries on runs and what they own, always scoped to the caller's projects."""
+
+import datetime as dt
+
+from django.db import connection
+from django.db.models import QuerySet
+
+from harness.errors import NotFoundError
+from harness.models import Project
+from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, RunEvent, Task
+
+MAX_LINEAGE = 1000
+
+
+def run_list(
+    *,
+    projects: QuerySet[Project],
+    status: str | None = None,
+    session: int | None = None,
+    task: int | None = None,
+    updated_since: dt.datetime | None = None,
+) -> QuerySet[Run]:
+    runs = Run.objects.filter(project__in=projects).select_related("project")
+    if status:
+        runs = runs.filter(status=status)
+    if session:
+        runs = runs.filter(session_id=session)
+    if task:
+        runs = runs.filter(task_id=task)
+    if updated_since:
+        runs = runs.filter(updated_at__gte=updated_since)
+    return runs
+
+
+def run_get(*, projects: QuerySet[Project], run_id: int) -> Run:
+    run = Run.objects.filter(project__in=projects, pk=run_id).select_related("project").first()
+    if run is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    return run
+
+
+def run_event_list(*, projects: QuerySet[Project], run_id: int, kind: str | None = None) -> QuerySet[RunEvent]:
+    run = run_get(projects=projects, run_id=run_id)
+    events = RunEvent.objects.filter(run=run)
+    if kind:
+        events = events.filter(kind=kind)
+    return events
+
+
+def checkpoint_list(
+    *, projects: QuerySet[Project], run: int | None = None, task: int | None = None
+) -> QuerySet[Checkpoint]:
+    checkpoints = Checkpoint.objects.filter(project__in=projects)
+    if run:
+        checkpoints = checkpoints.filter(run_id=run)
+    if task:
+        checkpoints = checkpoints.filter(task_id=task)
+    return checkpoints
+
+
+def checkpoint_get(*, projects: QuerySet[Project], checkpoint_id: int) -> Checkpoint:
+    checkpoint = Checkpoint.objects.filter(project__in=projects, pk=checkpoint_id).first()
+    if checkpoint is None:
+        raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
+    return checkpoint
+
+
+_LINEAGE_SQL = """
+WITH RECURSIVE chain(id, parent_id, hops) AS (
+    SELECT id, parent_id, 0 FROM runs_app_checkpoint WHERE id = %s
+    UNION ALL
+    SELECT c.id, c.parent_id, chain.hops + 1
+      FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id
+     WHERE chain.hops < %s
+)
+SELECT id FROM chain
+"""
+
+
+def checkpoint_lineage(*, projects: QuerySet[Project], checkpoint_id: int) -> list[Checkpoint]:
+    """The checkpoint and its ancestors, newest first, in one recursive query (capped at MAX_LINEAGE)."""
+    checkpoint = checkpoint_get(projects=projects, checkpoint_id=checkpoint_id)
+    with connection.cursor() as cursor:
+        cursor.execute(_LINEAGE_SQL, [checkpoint.pk, MAX_LINEAGE - 1])
+        ids = [row[0] for row in cursor.fetchall()]
+    return list(Checkpoint.objects.filter(project_id=checkpoint.project_id, pk__in=ids).order_by("-depth", "-id"))
+
+
+def approval_list(
+    *, projects: QuerySet[Project], status: str | None = None, run: int | None = None
+) -> QuerySet[ApprovalRequest]:
+    approvals = ApprovalRequest.objects.filter(project__in=projects).select_related("project", "decided_by")
+    if status:
+        approvals = approvals.filter(status=status)
+    if run:
+        approvals = approvals.filter(run_id=run)
+    return approvals
+
+
+def approval_get(*, projects: QuerySet[Project], approval_id: int) -> ApprovalRequest:
+    approval = approval_list(projects=projects).filter(pk=approval_id).first()
+    if approval is None:
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    return approval
+
+
+def effect_list(
+    *, projects: QuerySet[Project], status: str | None = None, run: int | None = None
+) -> QuerySet[ExternalEffect]:
+    effects = ExternalEffect.objects.filter(project__in=projects)
+    if status:
+        effects = effects.filter(status=status)
+    if run:
+        effects = effects.filter(run_id=run)
+    return effects
+
+
+def effect_get(*, projects: QuerySet[Project], effect_id: int) -> ExternalEffect:
+    effect = ExternalEffect.objects.filter(project__in=projects, pk=effect_id).first()
+    if effect is None:
+        raise NotFoundError(f"Effect {effect_id} does not exist.")
+    return effect
+
+
+def task_list(*, projects: QuerySet[Project], status: str | None = None) -> QuerySet[Task]:
+    tasks = Task.objects.filter(project__in=projects).select_related("project")
+    if status:
+        tasks = tasks.filter(status=status)
+    return tasks
+
+
+def task_get(*, projects: QuerySet[Project], task_id: int) -> Task:
+    task = task_list(projects=projects).filter(pk=task_id).first()
+    if task is None:
+        raise NotFoundError(f"Task {task_id} does not exist.")
+    return task

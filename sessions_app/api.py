@@ -1,0 +1,149 @@
+"""The agent API for sessions and their items: one view per operation, thin (validate, call, render)."""
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from harness.api_base import AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
+from sessions_app import selectors, services
+from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
+
+# --- serializers: inputs name only what a client may set; outputs are read-only ------------------
+
+
+class SessionOutSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Session
+        fields = [
+            "id", "project", "ref", "role", "memory_policy", "status", "version", "last_seq", "metadata",
+            "created_at", "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class SessionCreateInSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=SessionRole.choices, default=SessionRole.MANAGER)
+    memory_policy = serializers.ChoiceField(choices=MemoryPolicy.choices, default=MemoryPolicy.BOUNDED)
+    metadata = serializers.DictField(required=False, default=dict)
+    ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+
+
+class SessionTransitionInSerializer(serializers.Serializer):
+    to = serializers.ChoiceField(choices=SessionStatus.choices)
+    expected_version = IdField(required=False, allow_null=True, default=None)
+
+
+class SessionFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
+    role = serializers.ChoiceField(choices=SessionRole.choices, required=False)
+    updated_since = serializers.DateTimeField(required=False)
+
+
+class ItemOutSerializer(serializers.ModelSerializer):
+    session = serializers.IntegerField(source="session_id", read_only=True)
+    run = serializers.IntegerField(source="run_id", read_only=True, allow_null=True)
+    content = serializers.JSONField(read_only=True)
+
+    class Meta:
+        model = SessionItem
+        fields = ["id", "session", "seq", "role", "content", "run", "created_at"]
+        read_only_fields = fields
+
+
+class ItemInSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=ItemRole.choices)
+    content = serializers.JSONField()
+    run = IdField(required=False, allow_null=True, default=None)
+
+
+class ItemsAppendInSerializer(serializers.Serializer):
+    items = ItemInSerializer(many=True, allow_empty=False, max_length=services.MAX_ITEMS_PER_APPEND)
+    expected_last_seq = serializers.IntegerField(min_value=0, max_value=2**63 - 1, required=False, allow_null=True)
+
+
+class ItemsAppendOutSerializer(serializers.Serializer):
+    items = ItemOutSerializer(many=True)
+    last_seq = serializers.IntegerField()
+
+
+# --- views ---------------------------------------------------------------------------------------
+
+
+@extend_schema(tags=["sessions"])
+class SessionListCreateApi(AgentListView):
+    serializer_class = SessionOutSerializer
+    filter_serializer = SessionFilterSerializer
+
+    @extend_schema(operation_id="sessions_list", parameters=[SessionFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.session_list(projects=scope(self.request), **self.filters())
+
+    @extend_schema(
+        operation_id="sessions_create", request=SessionCreateInSerializer, responses={201: SessionOutSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        data = SessionCreateInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        session = services.session_create(project=agent_project(request), **data.validated_data)
+        return Response(SessionOutSerializer(session).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema(tags=["sessions"])
+class SessionDetailApi(AgentApiView):
+    @extend_schema(operation_id="sessions_read", responses={200: SessionOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        session = selectors.session_get(projects=scope(request), session_id=pk)
+        return Response(SessionOutSerializer(session).data)
+
+
+@extend_schema(tags=["sessions"])
+class SessionTransitionApi(AgentApiView):
+    @extend_schema(
+        operation_id="sessions_transition", request=SessionTransitionInSerializer,
+        responses={200: SessionOutSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = SessionTransitionInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        session = services.session_transition(project=agent_project(request), session_id=pk, **data.validated_data)
+        return Response(SessionOutSerializer(session).data)
+
+
+@extend_schema(tags=["sessions"])
+class SessionItemsApi(AgentListView):
+    serializer_class = ItemOutSerializer
+    pagination_class = SeqPagination
+
+    @extend_schema(operation_id="session_items_list")
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self) -> Any:
+        return selectors.session_item_list(projects=scope(self.request), session_id=self.kwargs["pk"])
+
+    @extend_schema(
+        operation_id="session_items_append", request=ItemsAppendInSerializer,
+        responses={201: ItemsAppendOutSerializer},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = ItemsAppendInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        items = services.session_items_append(
+            project=agent_project(request),
+            session_id=pk,
+            items=[
+                {"role": item["role"], "content": item["content"], "run_id": item["run"]}
+                for item in data.validated_data["items"]
+            ],
+            expected_last_seq=data.validated_data.get("expected_last_seq"),
+        )
+        body = {"items": ItemOutSerializer(items, many=True).data, "last_seq": items[-1].seq}
+        return Response(body, status=status.HTTP_201_CREATED)
