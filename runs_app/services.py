@@ -205,6 +205,30 @@ def run_release(*, project: Project | int, run_id: int, owner: str) -> None:
     )
 
 
+def run_metrics_merge(
+    *, project: Project | int, run_id: int, metrics: dict, increment: dict | None = None
+) -> dict:
+    """Merge keys into `Run.metrics` (and add to counters); returns the merged metrics."""
+    with transaction.atomic():
+        current = _runs(project).select_for_update().filter(pk=run_id).values_list("metrics", flat=True).first()
+        if current is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        merged = {**(current or {}), **metrics}
+        for key, amount in (increment or {}).items():
+            merged[key] = int(merged.get(key) or 0) + amount
+        _runs(project).filter(pk=run_id).update(metrics=merged, updated_at=timezone.now())
+        return merged
+
+
+def run_set_current_node(*, project: Project | int, run_id: int, owner: str, node: str) -> None:
+    """Record the node the lease holder is working on; a lost lease refuses the write."""
+    updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=timezone.now()).update(
+        current_node=node, updated_at=timezone.now()
+    )
+    if not updated:
+        raise ConflictError("The lease is lost.", code="lease_lost")
+
+
 def run_record_usage(*, project: Project | int, run_id: int, tokens: int = 0, cost: Decimal = Decimal(0)) -> None:
     _runs(project).filter(pk=run_id).update(
         tokens_used=F("tokens_used") + tokens, cost_used=F("cost_used") + cost, updated_at=timezone.now()

@@ -1,0 +1,102 @@
+"""The demo: node handlers and a tool adapter with no model behind them, so the local start shows the
+whole loop (approve R-101 in the console -> the worker publishes -> summarizes -> succeeded).
+
+Contract with `load_demo`: project "novelforge", task T-7 (plan outline/draft/publish/summarize,
+outline and draft completed), run R-101 waiting for the approval of `publish_chapter` with
+{"chapter": 3, "title": "The Lighthouse"}. `demo_scenario_create` builds exactly that through the
+services; `load_demo` may call it.
+"""
+
+from typing import Any
+
+from harness.canonical import digest
+from harness.models import Project
+from runs_app.models import Run, RunStatus, Task, TaskStatus
+from runs_app.nodes import artifact_fingerprints
+from runs_app.services import (
+    approval_request_create,
+    checkpoint_create,
+    run_create,
+    run_transition,
+    task_create,
+    task_transition,
+)
+
+DEMO_PLAN = ["outline", "draft", "publish", "summarize"]
+DEMO_ACTION = {"chapter": 3, "title": "The Lighthouse"}
+
+
+def _text_artifact(node: str, content: str) -> dict:
+    return {"kind": "text", "node": node, "content": content, "sha256": digest(content)}
+
+
+def outline(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
+    return _text_artifact(node, f"Outline for: {task.objective}\n1. Arrival\n2. The storm\n3. The Lighthouse")
+
+
+def draft(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
+    source = artifacts.get("outline", {}).get("content", "")
+    return _text_artifact(node, f"Draft of chapter 3, from an outline of {len(source)} characters.")
+
+
+def summarize(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
+    published = artifacts.get("publish", {}).get("result") or {}
+    done = ", ".join(sorted(name for name in artifacts if name != node))
+    return _text_artifact(
+        node, f"Summary: {done} done; published {published.get('url', 'nothing')} ({published.get('publish_id', '-')})."
+    )
+
+
+def publish_chapter(arguments: dict, *, idempotency_key: str) -> dict:
+    """The demo's 'external' action: a deterministic publish record, keyed by the idempotency key."""
+    chapter = arguments.get("chapter")
+    return {
+        "published": True,
+        "chapter": chapter,
+        "title": arguments.get("title", ""),
+        "url": f"/novelforge/chapters/{chapter}",
+        "publish_id": digest(idempotency_key)[:12],
+    }
+
+
+def demo_scenario_create(*, project: Project, requested_by: str = "agent:writer-1") -> Run:
+    """Build T-7 and R-101 waiting for approval (returns the existing R-101 if there is one).
+
+    1. Task T-7 with the demo plan; outline and draft completed with their artifacts.
+    2. Session and run R-101 on T-7, running at node "publish", checkpointed with the artifact
+       fingerprints and the pending gate.
+    3. The approval request for publish_chapter, which moves R-101 to waiting_approval.
+    """
+    existing = Run.objects.filter(project=project, ref="R-101").first()
+    if existing is not None:
+        return existing
+    from sessions_app.services import session_create
+
+    task = task_create(project=project, objective="Write and publish chapter 3 of the novel", ref="T-7",
+                       plan=list(DEMO_PLAN))
+    artifacts: dict[str, Any] = {}
+    for name, handler in (("outline", outline), ("draft", draft)):
+        artifacts[name] = handler(task=task, run=Run(), node=name, artifacts=artifacts, context={})
+    from runs_app.services import task_save
+
+    task = task_save(project=project, task_id=task.pk, expected_version=task.version,
+                     completed_nodes=["outline", "draft"], pending_nodes=["publish", "summarize"],
+                     artifact_refs=artifacts)
+    task = task_transition(project=project, task_id=task.pk, to=TaskStatus.ACTIVE, expected_version=None)
+    session = session_create(project=project, role="writer", memory_policy="bounded", ref="S-42")
+    run = run_create(project=project, session_id=session.pk, task_id=task.pk, ref="R-101", task_mode="novel",
+                     active_agent="writer-1", cursor={"node": "outline"})
+    run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None,
+                   updates={"current_node": "publish"})
+    checkpoint_create(
+        project=project, run_id=run.pk, label="before publish", cursor={"node": "publish", "index": 2},
+        state={"plan_version": task.plan_version, "completed_nodes": ["outline", "draft"]},
+        artifact_fingerprints=artifact_fingerprints(artifacts),
+        pending_gate={"tool": "publish_chapter", "arguments": DEMO_ACTION},
+    )
+    approval_request_create(
+        project=project, run_id=run.pk, tool="publish_chapter", arguments=dict(DEMO_ACTION),
+        idempotency_key=f"{project.slug}:R-101:publish:chapter-3", risk="high",
+        reason="Publishing chapter 3 is visible to readers and cannot be undone.", requested_by=requested_by,
+    )
+    return Run.objects.get(pk=run.pk)

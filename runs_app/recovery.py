@@ -1,0 +1,71 @@
+"""The recovery pass: the database, not the broker, guarantees that no approved run is forgotten.
+
+It runs at worker start and every HARNESS_RECOVERY_INTERVAL_SECONDS (celery beat). A lost message
+(kill -9 on the filesystem transport, a broker restart, an enqueue that failed after commit) only
+delays a resume until the next pass. Enqueueing a run twice is harmless: the resume takes the lease.
+"""
+
+import logging
+
+from django.db.models import Q
+from django.utils import timezone
+
+from runs_app.models import ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
+from runs_app.resume import WORKER_OWNER_PREFIX
+from runs_app.services import approval_expire_due, effect_mark_unknown
+
+log = logging.getLogger(__name__)
+
+DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED, ApprovalStatus.CANCELLED)
+
+
+def _lease_free(now: object) -> Q:
+    return Q(lease_owner="") | Q(lease_expires_at__lte=now)
+
+
+def recovery_candidates() -> list[int]:
+    """Run ids that need a resume now, oldest first.
+
+    1. Waiting for an approval that is decided (or expired), with no live lease.
+    2. Driven by a worker whose lease expired (it died mid-plan or mid-call).
+    """
+    now = timezone.now()
+    decided = Run.objects.filter(
+        _lease_free(now), status=RunStatus.WAITING_APPROVAL, pending_approval__status__in=DECIDED
+    )
+    orphaned = Run.objects.filter(
+        status__in=(RunStatus.RUNNING, RunStatus.WAITING_APPROVAL),
+        lease_owner__startswith=WORKER_OWNER_PREFIX, lease_expires_at__lte=now,
+    )
+    ids = set(decided.values_list("pk", flat=True)) | set(orphaned.values_list("pk", flat=True))
+    return sorted(ids)
+
+
+def effects_reconcile() -> list[int]:
+    """Effects left `dispatched` by a worker whose lease is gone become `unknown` (reconciled on resume)."""
+    now = timezone.now()
+    stale = ExternalEffect.objects.filter(status=EffectStatus.DISPATCHED, run__isnull=False).filter(
+        Q(run__lease_owner="") | Q(run__lease_expires_at__lte=now)
+    )
+    marked: list[int] = []
+    for effect_id, project_id in stale.values_list("pk", "project_id"):
+        try:
+            effect_mark_unknown(project=project_id, effect_id=effect_id)
+        except Exception:  # noqa: BLE001 - a concurrent resume moved it on; nothing to reconcile
+            continue
+        marked.append(effect_id)
+    return marked
+
+
+def recovery_pass() -> dict:
+    """Expire due approvals, mark orphaned effects unknown, and enqueue every run that needs a resume."""
+    from runs_app.tasks import enqueue_resume
+
+    expired = approval_expire_due()
+    unknown = effects_reconcile()
+    runs = recovery_candidates()
+    for run_id in runs:
+        enqueue_resume(run_id)
+    if expired or unknown or runs:
+        log.info("recovery: expired approvals %s, unknown effects %s, enqueued runs %s", expired, unknown, runs)
+    return {"expired_approvals": expired, "unknown_effects": unknown, "enqueued_runs": runs}

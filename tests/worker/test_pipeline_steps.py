@@ -1,0 +1,248 @@
+"""The resume pipeline in-process: each step's decision, the trace it leaves, and the outcomes."""
+
+import datetime as dt
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from runs_app import resume
+from runs_app.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+    EffectStatus,
+    ExternalEffect,
+    NodeExecution,
+    Run,
+    RunStatus,
+    Task,
+)
+from runs_app.resume import STEP_NAMES, Resume, StepFailed, resume_run_by_id
+from runs_app.services import (
+    approval_decide,
+    approval_request_create,
+    checkpoint_create,
+    run_claim,
+    run_transition,
+)
+from tests import factories
+from tests.worker.support import approve, demo_run, events, reviewer
+
+OWNER = "worker:test:1"
+
+
+@pytest.fixture
+def r101(db):  # type: ignore[no-untyped-def]
+    run = demo_run()
+    return run, reviewer(run.project)
+
+
+def _state(run: Run) -> Resume:
+    r = Resume(run_id=run.pk, owner=OWNER, lease_seconds=30)
+    resume.step_load(r)
+    return r
+
+
+def test_approved_demo_run_publishes_once_then_summarizes_and_succeeds(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "done"
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED
+    assert run.bound_result["decision"] == "approved"
+    assert run.bound_result["result"]["url"] == "/novelforge/chapters/3"
+    task = Task.objects.get(pk=run.task_id)
+    assert task.completed_nodes == ["outline", "draft", "publish", "summarize"]
+    assert task.status == "completed"
+    assert "/novelforge/chapters/3" in task.artifact_refs["summarize"]["content"]
+    effect = ExternalEffect.objects.get(run=run)
+    assert (effect.status, effect.attempts) == (EffectStatus.CONSUMED, 1)
+    assert run.bound_result["receipt"] == effect.receipt
+    assert [e.node for e in NodeExecution.objects.filter(run=run)] == ["publish", "summarize"]
+    assert all(e.checkpoint_id for e in NodeExecution.objects.filter(run=run, node="summarize"))
+    traced = [e.kind for e in events(run.pk, "resume.")]
+    assert traced == [f"resume.{name}" for name in STEP_NAMES]
+    assert all(e.data["ok"] for e in events(run.pk, "resume."))
+    assert run.metrics["attempts"] == 1
+    assert run.metrics["failure_type"] == ""
+    assert {"steps", "tokens", "cost", "latency_ms"} <= set(run.metrics)
+
+
+def test_a_second_resume_of_a_finished_run_does_nothing(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    resume_run_by_id(run.pk, owner=OWNER)
+    before = events(run.pk)
+
+    assert resume_run_by_id(run.pk, owner="worker:test:2") == "stopped"
+
+    assert events(run.pk) == before
+    assert ExternalEffect.objects.get(run=run).attempts == 1
+
+
+def test_an_undecided_approval_is_not_resumed(r101) -> None:
+    run, _ = r101
+    assert resume_run_by_id(run.pk, owner=OWNER) == "stopped"
+    assert Run.objects.get(pk=run.pk).status == RunStatus.WAITING_APPROVAL
+    assert events(run.pk, "resume.") == []
+
+
+def test_a_run_leased_by_another_worker_is_left_to_it(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    run_claim(project=run.project_id, run_id=run.pk, owner="worker:other:9", lease_seconds=60)
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "stopped"
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.WAITING_APPROVAL and run.lease_owner == "worker:other:9"
+    lease = events(run.pk, "resume.authority_lease")
+    assert [(e.data["ok"], e.data["reason"]) for e in lease] == [(False, "lease_held")]
+    assert not ExternalEffect.objects.filter(run=run).exists()
+
+
+def test_rejection_binds_the_reason_executes_nothing_and_fails_the_worker_plan(r101) -> None:
+    run, rita = r101
+    approval_decide(project=run.project_id, approval_id=run.pending_approval_id, user=rita, decision="reject",
+                    reason="Chapter 3 needs another pass")
+
+    resume_run_by_id(run.pk, owner=OWNER)
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert run.bound_result == {"decision": "rejected", "approval": run.bound_result["approval"],
+                                "reason": "Chapter 3 needs another pass", "by": "rita"}
+    assert not ExternalEffect.objects.filter(run=run).exists()
+    assert "publish" not in Task.objects.get(pk=run.task_id).completed_nodes
+
+
+def _agent_run(project, *, arguments=None):  # type: ignore[no-untyped-def]
+    run = factories.make_run(project)
+    run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None,
+                   updates={"current_node": "send"})
+    approval_request_create(project=project, run_id=run.pk, tool="publish_chapter",
+                            arguments=arguments or {"chapter": 1, "title": "One"}, idempotency_key=f"k-{run.pk}",
+                            requested_by="agent:a")
+    return Run.objects.get(pk=run.pk)
+
+
+def test_an_agent_driven_run_returns_to_running_with_the_result_bound_and_its_lease_free(project) -> None:
+    run = _agent_run(project)
+    approve(run, reviewer(project))
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "done"
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING
+    assert run.bound_result["result"]["chapter"] == 1
+    assert (run.lease_owner, run.lease_expires_at, run.pending_approval_id) == ("", None, None)
+    # The agent can take it from here.
+    assert run_claim(project=project, run_id=run.pk, owner="agent:a", lease_seconds=30).lease_owner == "agent:a"
+
+
+def test_an_agent_driven_rejection_returns_to_running_with_the_rejection_bound(project) -> None:
+    run = _agent_run(project)
+    approval_decide(project=project, approval_id=run.pending_approval_id, user=reviewer(project),
+                    decision="reject", reason="no")
+
+    resume_run_by_id(run.pk, owner=OWNER)
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.RUNNING and run.bound_result["decision"] == "rejected"
+    assert not ExternalEffect.objects.exists()
+
+
+def test_each_step_is_callable_on_its_own(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    r = _state(run)
+    assert r.mode == "approval" and r.checkpoint is not None
+    assert resume.step_compatibility(r)["checkpoint_schema"] == 1
+    assert resume.step_artifact_fingerprints(r) == {"verified": 2}
+    assert resume.step_approval_preconditions(r)["decision"] == "approved"
+    assert resume.step_capability(r)["adapter"] == "PythonAdapter"
+    assert resume.step_sparse_context(r)["chars"] > 0
+
+
+def test_artifact_fingerprint_step_names_the_changed_artifact(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    task = Task.objects.get(pk=run.task_id)
+    Task.objects.filter(pk=task.pk).update(artifact_refs={**task.artifact_refs, "draft": {"sha256": "0" * 64}})
+    with pytest.raises(StepFailed, match="draft"):
+        resume.step_artifact_fingerprints(_state(run))
+
+
+def test_compatibility_step_refuses_an_unknown_checkpoint_schema(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    checkpoint_create(project=run.project_id, run_id=run.pk, schema_version=99)
+    with pytest.raises(StepFailed, match="schema_version 99"):
+        resume.step_compatibility(_state(run))
+
+
+def test_compatibility_step_refuses_a_checkpoint_of_an_older_plan(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    Task.objects.filter(pk=run.task_id).update(plan_version=2)
+    with pytest.raises(StepFailed, match="plan_version"):
+        resume.step_compatibility(_state(run))
+
+
+def test_approval_step_refuses_a_tampered_approved_action(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    ApprovalRequest.objects.filter(pk=run.pending_approval_id).update(approved_arguments={"chapter": 4})
+    with pytest.raises(StepFailed, match="fingerprint"):
+        resume.step_approval_preconditions(_state(run))
+
+
+def test_approval_step_refuses_an_expired_approval(r101) -> None:
+    run, _ = r101
+    ApprovalRequest.objects.filter(pk=run.pending_approval_id).update(
+        expires_at=timezone.now() - dt.timedelta(seconds=1)
+    )
+    with pytest.raises(StepFailed, match="expired"):
+        resume.step_approval_preconditions(_state(run))
+
+
+@override_settings(HARNESS_TOOL_ADAPTERS={})
+def test_capability_step_refuses_a_tool_without_adapter(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    with pytest.raises(StepFailed, match="no adapter"):
+        resume.step_capability(_state(run))
+
+
+@override_settings(HARNESS_TOOL_ADAPTERS={"publish_chapter": {"kind": "http", "url": "http://127.0.0.1:9/x",
+                                                               "timeout": 1, "connect_timeout": 1}})
+def test_an_unreachable_tool_leaves_the_effect_unknown_and_the_run_waiting_for_a_retry(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "retry"
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.WAITING_APPROVAL and run.lease_owner == ""
+    effect = ExternalEffect.objects.get(run=run)
+    assert (effect.status, effect.attempts) == (EffectStatus.UNKNOWN, 1)
+    assert run.metrics["failure_type"] == "tool_unreachable"
+
+
+def test_a_failed_step_blocks_the_run_naming_it_and_releases_the_lease(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    ApprovalRequest.objects.filter(pk=run.pending_approval_id).update(approved_arguments={"chapter": 4})
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
+
+    run.refresh_from_db()
+    assert (run.status, run.blocked_step, run.lease_owner) == (RunStatus.BLOCKED, "approval_preconditions", "")
+    assert run.error["step"] == "approval_preconditions"
+    assert run.metrics["failure_type"] == "approval_preconditions"
+    failed = events(run.pk, "resume.approval_preconditions")[-1]
+    assert failed.data["ok"] is False and "fingerprint" in failed.data["reason"]
+    assert not ExternalEffect.objects.filter(run=run).exists()
+    assert ApprovalRequest.objects.get(pk=run.error["approval"]).status == ApprovalStatus.APPROVED
