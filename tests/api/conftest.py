@@ -44,7 +44,7 @@ class World:
     project: Project
     session: Session
     task: Task
-    run: Run  # created, with the task
+    run: Run  # created, with the task and a checkpoint, leased to "<prefix>-worker"
     running_run: Run  # running, leased to nobody
     waiting_run: Run  # waiting_approval, with `approval` pending
     approval: ApprovalRequest
@@ -69,6 +69,7 @@ def build_world(project: Project, prefix: str) -> World:
         idempotency_key=f"{prefix}-approval", requested_by="agent:seed",
     )
     checkpoint = run_services.checkpoint_create(project=project, run_id=run.pk, label="first")
+    run_services.run_claim(project=project, run_id=run.pk, owner=f"{prefix}-worker", lease_seconds=300)
     effect, _ = run_services.effect_intend(
         project=project, idempotency_key=f"{prefix}-effect", tool="publish", arguments={"n": 1}, run_id=running.pk
     )
@@ -84,6 +85,12 @@ def build_world(project: Project, prefix: str) -> World:
         reviewer=ApiClient(factories.make_personal_token(reviewer)[1]),
         roleless=ApiClient(factories.make_personal_token(roleless)[1]),
     )
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    # Every world makes console users; the production hasher would dominate these tests' run time.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

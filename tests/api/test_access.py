@@ -1,0 +1,221 @@
+"""Every endpoint, four callers: the owner, another project, nobody, and the wrong role.
+
+The table below is the list of operations; `test_the_table_covers_every_operation` fails when an
+endpoint is added to the schema without a row here.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from tests.api.conftest import ApiClient, World
+
+READ, WRITE, DECIDE = "read", "write", "decide"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    operation: str
+    method: str
+    template: str  # as in the schema
+    path: Callable[[World], str]
+    body: Callable[[World], Any] = lambda w: None
+    owner_status: int = 200
+    kind: str = READ
+    # A list: another project gets 200 with none of the owner's rows (these ids), not 404.
+    listed_ids: Callable[[World], set[int]] | None = None
+    # Creates a top-level record in the caller's own project: another project's agent just makes its own.
+    own_project_create: bool = False
+    params: dict = field(default_factory=dict)
+
+
+E = Endpoint
+ENDPOINTS = [
+    E("sessions_list", "GET", "/api/v1/sessions/", lambda w: "/api/v1/sessions/",
+      listed_ids=lambda w: {w.session.pk}),
+    E("sessions_create", "POST", "/api/v1/sessions/", lambda w: "/api/v1/sessions/",
+      lambda w: {"role": "writer", "memory_policy": "session"}, 201, WRITE, own_project_create=True),
+    E("sessions_read", "GET", "/api/v1/sessions/{id}/", lambda w: f"/api/v1/sessions/{w.session.pk}/"),
+    E("sessions_transition", "POST", "/api/v1/sessions/{id}/transition/",
+      lambda w: f"/api/v1/sessions/{w.session.pk}/transition/",
+      lambda w: {"to": "running", "expected_version": w.session.version}, 200, WRITE),
+    E("session_items_list", "GET", "/api/v1/sessions/{id}/items/", lambda w: f"/api/v1/sessions/{w.session.pk}/items/"),
+    E("session_items_append", "POST", "/api/v1/sessions/{id}/items/",
+      lambda w: f"/api/v1/sessions/{w.session.pk}/items/",
+      lambda w: {"items": [{"role": "user", "content": "hello"}]}, 201, WRITE),
+    E("runs_list", "GET", "/api/v1/runs/", lambda w: "/api/v1/runs/",
+      listed_ids=lambda w: {w.run.pk, w.running_run.pk, w.waiting_run.pk}),
+    E("runs_create", "POST", "/api/v1/runs/", lambda w: "/api/v1/runs/",
+      lambda w: {"session": w.session.pk, "task": w.task.pk}, 201, WRITE),
+    E("runs_read", "GET", "/api/v1/runs/{id}/", lambda w: f"/api/v1/runs/{w.run.pk}/"),
+    E("runs_claim", "POST", "/api/v1/runs/{id}/claim/", lambda w: f"/api/v1/runs/{w.running_run.pk}/claim/",
+      lambda w: {"owner": "worker-2", "lease_seconds": 30}, 200, WRITE),
+    E("runs_heartbeat", "POST", "/api/v1/runs/{id}/heartbeat/", lambda w: f"/api/v1/runs/{w.run.pk}/heartbeat/",
+      lambda w: {"owner": w.run.lease_owner, "lease_seconds": 30}, 200, WRITE),
+    E("runs_transition", "POST", "/api/v1/runs/{id}/transition/", lambda w: f"/api/v1/runs/{w.run.pk}/transition/",
+      lambda w: {"to": "running", "expected_version": w.run.version, "lease_owner": w.run.lease_owner}, 200, WRITE),
+    E("run_events_list", "GET", "/api/v1/runs/{id}/events/", lambda w: f"/api/v1/runs/{w.run.pk}/events/"),
+    E("run_events_append", "POST", "/api/v1/runs/{id}/events/", lambda w: f"/api/v1/runs/{w.run.pk}/events/",
+      lambda w: {"kind": "tool.called", "data": {"tool": "search"}}, 201, WRITE),
+    E("approvals_request", "POST", "/api/v1/runs/{id}/approvals/",
+      lambda w: f"/api/v1/runs/{w.running_run.pk}/approvals/",
+      lambda w: {"tool": "delete_branch", "arguments": {"name": "x"}, "idempotency_key": "del-x"}, 201, WRITE),
+    E("checkpoints_list", "GET", "/api/v1/checkpoints/", lambda w: f"/api/v1/checkpoints/?run={w.run.pk}",
+      listed_ids=lambda w: {w.checkpoint.pk}),
+    E("checkpoints_create", "POST", "/api/v1/checkpoints/", lambda w: "/api/v1/checkpoints/",
+      lambda w: {"run": w.run.pk, "parent": w.checkpoint.pk, "cursor": {"node": "draft"}}, 201, WRITE),
+    E("checkpoints_read", "GET", "/api/v1/checkpoints/{id}/", lambda w: f"/api/v1/checkpoints/{w.checkpoint.pk}/"),
+    E("checkpoints_lineage", "GET", "/api/v1/checkpoints/{id}/lineage/",
+      lambda w: f"/api/v1/checkpoints/{w.checkpoint.pk}/lineage/"),
+    E("approvals_list", "GET", "/api/v1/approvals/", lambda w: "/api/v1/approvals/",
+      listed_ids=lambda w: {w.approval.pk}),
+    E("approvals_read", "GET", "/api/v1/approvals/{id}/", lambda w: f"/api/v1/approvals/{w.approval.pk}/"),
+    E("approvals_decide", "POST", "/api/v1/approvals/{id}/decision/",
+      lambda w: f"/api/v1/approvals/{w.approval.pk}/decision/", lambda w: {"decision": "approve"}, 200, DECIDE),
+    E("effects_list", "GET", "/api/v1/effects/", lambda w: "/api/v1/effects/", listed_ids=lambda w: {w.effect.pk}),
+    E("effects_intend", "POST", "/api/v1/effects/", lambda w: "/api/v1/effects/",
+      lambda w: {"idempotency_key": "pub-2", "tool": "publish", "run": w.running_run.pk}, 201, WRITE),
+    E("effects_read", "GET", "/api/v1/effects/{id}/", lambda w: f"/api/v1/effects/{w.effect.pk}/"),
+    E("effects_deliver", "POST", "/api/v1/effects/deliver/", lambda w: "/api/v1/effects/deliver/",
+      lambda w: {"idempotency_key": w.effect.idempotency_key, "result": {"url": "https://x"}}, 200, WRITE),
+    E("tasks_list", "GET", "/api/v1/tasks/", lambda w: "/api/v1/tasks/", listed_ids=lambda w: {w.task.pk}),
+    E("tasks_create", "POST", "/api/v1/tasks/", lambda w: "/api/v1/tasks/",
+      lambda w: {"objective": "Write chapter 4", "plan": ["outline"]}, 201, WRITE, own_project_create=True),
+    E("tasks_read", "GET", "/api/v1/tasks/{id}/", lambda w: f"/api/v1/tasks/{w.task.pk}/"),
+    E("tasks_save", "PATCH", "/api/v1/tasks/{id}/", lambda w: f"/api/v1/tasks/{w.task.pk}/",
+      lambda w: {"expected_version": w.task.version, "completed_nodes": ["outline"]}, 200, WRITE),
+    E("tasks_transition", "POST", "/api/v1/tasks/{id}/transition/",
+      lambda w: f"/api/v1/tasks/{w.task.pk}/transition/", lambda w: {"to": "active"}, 200, WRITE),
+]
+IDS = [e.operation for e in ENDPOINTS]
+
+
+def _call(client: ApiClient, endpoint: Endpoint, world: World) -> Any:
+    world.run.refresh_from_db()
+    world.task.refresh_from_db()
+    world.session.refresh_from_db()
+    return client.call(endpoint.method, endpoint.path(world), endpoint.body(world))
+
+
+def _owner(world: World, endpoint: Endpoint) -> ApiClient:
+    return world.reviewer if endpoint.kind == DECIDE else world.agent
+
+
+@pytest.mark.django_db
+def test_the_table_covers_every_operation() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    operations = {
+        (method.upper(), path)
+        for path, ops in schema["paths"].items()
+        if path.startswith("/api/v1/") and not path.startswith("/api/v1/memory/")
+        for method in ops
+        if method in ("get", "post", "put", "patch", "delete")
+    }
+    assert operations == {(e.method, e.template) for e in ENDPOINTS}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
+def test_owner_succeeds(endpoint: Endpoint, world: World) -> None:
+    response = _call(_owner(world, endpoint), endpoint, world)
+    assert response.status_code == endpoint.owner_status, response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
+def test_other_project_sees_nothing(endpoint: Endpoint, world: World, other_world: World) -> None:
+    response = _call(_owner(other_world, endpoint), endpoint, world)
+    if endpoint.listed_ids is not None:
+        assert response.status_code == 200
+        ids = {row["id"] for row in response.json()["results"]}
+        assert not ids & endpoint.listed_ids(world)
+    elif endpoint.own_project_create:
+        assert response.status_code == 201
+        assert response.json()["project"] == other_world.project.slug
+    else:
+        assert response.status_code == 404, response.content
+        assert response.json()["code"] == "not_found"
+        assert set(response.json()) == {"code", "detail"}  # nothing of the record itself
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
+def test_anonymous_is_401(endpoint: Endpoint, world: World) -> None:
+    response = _call(ApiClient(), endpoint, world)
+    assert response.status_code == 401
+    assert response.json()["code"] == "not_authenticated"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
+def test_wrong_role_is_403(endpoint: Endpoint, world: World) -> None:
+    """Writes need a writing agent token, reads a token or a role, decisions a reviewer (never an agent)."""
+    wrong, code = {
+        READ: (world.roleless, "role_required"),
+        WRITE: (world.reader, "token_read_only"),
+        DECIDE: (world.agent, "agent_cannot_decide"),
+    }[endpoint.kind]
+    response = _call(wrong, endpoint, world)
+    assert response.status_code == 403, response.content
+    assert response.json()["code"] == code
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", [e for e in ENDPOINTS if e.kind == WRITE], ids=lambda e: e.operation)
+def test_console_users_do_not_write_as_agents(endpoint: Endpoint, world: World) -> None:
+    response = _call(world.reviewer, endpoint, world)
+    assert response.status_code == 403
+    assert response.json()["code"] == "agent_token_required"
+
+
+@pytest.mark.django_db
+def test_a_reviewer_reads_their_projects_runs_but_not_others(world: World, other_world: World) -> None:
+    assert world.reviewer.get(f"/api/v1/runs/{world.run.pk}/").status_code == 200
+    assert world.reviewer.get(f"/api/v1/runs/{other_world.run.pk}/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_member_without_the_reviewer_role_cannot_decide(world: World) -> None:
+    from tests import factories
+
+    operator = factories.make_user("op", role="operator", projects=[world.project])
+    client = ApiClient(factories.make_personal_token(operator)[1])
+    response = client.post(f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "approve"})
+    assert response.status_code == 403
+    assert response.json()["code"] == "not_a_reviewer"
+
+
+@pytest.mark.django_db
+def test_a_reviewer_decides_through_the_login_session_too(world: World) -> None:
+    from tests import factories
+
+    user = factories.make_user("rev-session", role="reviewer", projects=[world.project])
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    browser.get("/api/v1/approvals/")  # no CSRF cookie needed to read
+    token = "a" * 32
+    browser.cookies["csrftoken"] = token
+    response = browser.post(
+        f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "Too risky"},
+        content_type="application/json", HTTP_X_CSRFTOKEN=token,
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["status"] == "rejected"
+    assert response.json()["decided_by"] == "rev-session"
+
+
+@pytest.mark.django_db
+def test_a_revoked_token_is_401(world: World) -> None:
+    from django.utils import timezone
+
+    from harness.models import ApiToken
+
+    ApiToken.objects.filter(name="acme-agent").update(revoked_at=timezone.now())
+    response = world.agent.get("/api/v1/runs/")
+    assert response.status_code == 401
+    assert response.json()["code"] == "authentication_failed"
