@@ -78,7 +78,7 @@ def build_world(project: Project, prefix: str) -> World:
     reviewer = factories.make_user(f"{prefix}-reviewer", role="reviewer", projects=[project])
     roleless = factories.make_user(f"{prefix}-member", projects=[project])
     return World(
-        project=project, session=session, task=task, run=Run.objects.get(pk=run.pk),
+        project=project, session=session, task=Task.objects.get(pk=task.pk), run=Run.objects.get(pk=run.pk),
         running_run=Run.objects.get(pk=running.pk), waiting_run=Run.objects.get(pk=waiting.pk),
         approval=approval, checkpoint=checkpoint, effect=effect,
         agent=ApiClient(agent_secret), reader=ApiClient(reader_secret),
