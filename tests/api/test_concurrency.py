@@ -1,0 +1,171 @@
+"""Retries and races against the real database: real threads, each on its own connection."""
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connections
+
+from harness.models import IdempotentRequest
+from runs_app.models import Run
+from sessions_app import services as session_services
+from sessions_app.models import Session
+from tests.api.conftest import ApiClient, World
+
+JOIN_SECONDS = 20
+
+
+def _in_threads(count: int, work: Callable[[int], Any]) -> list[Any]:
+    """Run `work(i)` in `count` threads released together; each closes its own DB connection."""
+    barrier = threading.Barrier(count, timeout=JOIN_SECONDS)
+    results: list[Any] = [None] * count
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = work(i)
+        except Exception as exc:  # noqa: BLE001 - surfaced by the assertion below
+            results[i] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(JOIN_SECONDS)
+    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
+    assert not any(isinstance(r, Exception) for r in results), results
+    return results
+
+
+# --- Idempotency-Key -------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_retry_with_the_same_key_and_body_replays_the_first_response(world: World) -> None:
+    body = {"role": "writer", "metadata": {"a": 1, "b": 2}}
+    first = world.agent.post("/api/v1/sessions/", body, HTTP_IDEMPOTENCY_KEY="create-1")
+    # Same body with keys in another order: the canonical JSON is the same request.
+    retry = world.agent.post("/api/v1/sessions/", {"metadata": {"b": 2, "a": 1}, "role": "writer"},
+                             HTTP_IDEMPOTENCY_KEY="create-1")
+    assert (first.status_code, retry.status_code) == (201, 201)
+    assert retry.json() == first.json()
+    assert retry["Idempotent-Replayed"] == "true"
+    assert Session.objects.filter(role="writer").count() == 1
+
+
+@pytest.mark.django_db
+def test_the_same_key_with_a_different_body_is_422(world: World) -> None:
+    assert world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="k").status_code == 201
+    response = world.agent.post("/api/v1/sessions/", {"role": "other"}, HTTP_IDEMPOTENCY_KEY="k")
+    assert response.status_code == 422
+    assert response.json()["code"] == "idempotency_key_reused"
+    elsewhere = world.agent.post(f"/api/v1/runs/{world.run.pk}/events/", {"kind": "x"}, HTTP_IDEMPOTENCY_KEY="k")
+    assert elsewhere.status_code == 422
+    assert Session.objects.filter(role="other").count() == 0
+
+
+@pytest.mark.django_db
+def test_keys_belong_to_their_caller(world: World, agent_for: Callable[..., ApiClient]) -> None:
+    second_agent = agent_for(world.project)
+    a = world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="shared")
+    b = second_agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="shared")
+    assert (a.status_code, b.status_code) == (201, 201)
+    assert a.json()["id"] != b.json()["id"]
+
+
+@pytest.mark.django_db
+def test_a_failed_request_releases_its_key(world: World) -> None:
+    refused = world.agent.post("/api/v1/sessions/", {"role": "nope"}, HTTP_IDEMPOTENCY_KEY="k2")
+    assert refused.status_code == 400
+    fixed = world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="k2")
+    assert fixed.status_code == 201
+    assert IdempotentRequest.objects.get(key="k2").state == "done"
+
+
+@pytest.mark.django_db
+def test_an_oversized_key_is_400(world: World) -> None:
+    response = world.agent.post("/api/v1/sessions/", {}, HTTP_IDEMPOTENCY_KEY="k" * 201)
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_idempotency_key")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_duplicate_arriving_while_the_first_is_in_flight_gets_409(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+    original = session_services.session_create
+
+    def held_session_create(**kwargs: Any) -> Session:
+        entered.set()
+        release.wait(JOIN_SECONDS)
+        return original(**kwargs)
+
+    monkeypatch.setattr(session_services, "session_create", held_session_create)
+    body = {"role": "specialist"}
+    first: dict[str, Any] = {}
+
+    def post_first() -> None:
+        try:
+            first["response"] = world.agent.post("/api/v1/sessions/", body, HTTP_IDEMPOTENCY_KEY="slow")
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=post_first, daemon=True)
+    thread.start()
+    assert entered.wait(JOIN_SECONDS)
+    duplicate = ApiClient(None)
+    duplicate.headers = dict(world.agent.headers)
+    during = duplicate.post("/api/v1/sessions/", body, HTTP_IDEMPOTENCY_KEY="slow")
+    release.set()
+    thread.join(JOIN_SECONDS)
+    assert not thread.is_alive()
+    after = world.agent.post("/api/v1/sessions/", body, HTTP_IDEMPOTENCY_KEY="slow")
+
+    assert during.status_code == 409
+    assert during.json()["code"] == "idempotency_in_progress"
+    assert first["response"].status_code == 201
+    assert after.json() == first["response"].json()
+    assert Session.objects.filter(role="specialist").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_eight_concurrent_duplicates_write_once(world: World) -> None:
+    body = {"kind": "tool.result", "data": {"n": 1}}
+    path = f"/api/v1/runs/{world.run.pk}/events/"
+    before = Run.objects.get(pk=world.run.pk).last_event_seq
+
+    responses = _in_threads(8, lambda i: ApiClient(None).call(
+        "POST", path, body, HTTP_AUTHORIZATION=world.agent.headers["HTTP_AUTHORIZATION"], HTTP_IDEMPOTENCY_KEY="ev-1"
+    ))
+
+    statuses = sorted(r.status_code for r in responses)
+    assert set(statuses) <= {201, 409} and statuses.count(201) >= 1
+    created = {r.json()["id"] for r in responses if r.status_code == 201}
+    assert len(created) == 1  # replays carry the first write's id
+    assert all(r.json()["code"] == "idempotency_in_progress" for r in responses if r.status_code == 409)
+    assert Run.objects.get(pk=world.run.pk).last_event_seq == before + 1
+
+
+# --- leases ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_eight_threads_claiming_one_run_leave_exactly_one_lease(world: World) -> None:
+    run = world.running_run
+    auth = world.agent.headers["HTTP_AUTHORIZATION"]
+
+    responses = _in_threads(8, lambda i: ApiClient(None).call(
+        "POST", f"/api/v1/runs/{run.pk}/claim/", {"owner": f"worker-{i}", "lease_seconds": 60},
+        HTTP_AUTHORIZATION=auth,
+    ))
+
+    winners = [r for r in responses if r.status_code == 200]
+    losers = [r for r in responses if r.status_code != 200]
+    assert len(winners) == 1
+    assert {(r.status_code, r.json()["code"]) for r in losers} == {(409, "lease_held")}
+    leased = Run.objects.get(pk=run.pk)
+    assert leased.lease_owner == winners[0].json()["lease_owner"]
+    assert all(r.json()["lease_owner"] == leased.lease_owner for r in losers)
