@@ -28,19 +28,44 @@ from runs_app.models import (
 )
 from sessions_app.models import SessionItem
 
-# What the resume worker re-checks before it continues (DESIGN.md, "Resume"), shown to a reviewer.
+# What the resume worker re-checks before it continues (DESIGN.md "Resume"), shown to a reviewer.
+# The keys are runs_app.resume.STEP_NAMES (a test holds them equal); each step writes `resume.<key>`.
 RESUME_CHECKS = (
     ("load", "Load the durable run and its latest checkpoint"),
     ("compatibility", "Check the schema and version are compatible"),
-    ("authority", "Check authority and take the lease (one owner)"),
-    ("context", "Rebuild a sparse context snapshot (recorded)"),
-    ("artifacts", "Verify the artifact fingerprints"),
-    ("approval", "Verify the approved fingerprint is the pending action's"),
+    ("authority_lease", "Check authority and take the lease (one owner)"),
+    ("sparse_context", "Rebuild a sparse context snapshot (recorded)"),
+    ("artifact_fingerprints", "Verify the artifact fingerprints"),
+    ("approval_preconditions", "Verify the approved fingerprint is the pending action's"),
     ("capability", "Re-resolve the tool adapter for the pending work"),
-    ("bind", "Bind any returned external result"),
-    ("not_consumed", "Verify the effect was not consumed already"),
-    ("continue", "Continue from the saved cursor and checkpoint again"),
+    ("bind_result", "Execute the approved action once, or bind its returned result"),
+    ("not_yet_consumed", "Verify the effect was not consumed already"),
+    ("continue", "Continue from the saved cursor"),
+    ("checkpoint", "Checkpoint again"),
 )
+
+
+@dataclass(frozen=True)
+class StepProgress:
+    key: str
+    text: str
+    state: str  # passed | failed | waiting
+    reason: str
+
+
+def resume_progress(trace: Sequence[RunEvent]) -> list[StepProgress]:
+    """Each resume check with what the trace says about it (the latest event of each step wins)."""
+    latest: dict[str, dict] = {}
+    for event in trace:
+        if event.kind.startswith("resume."):
+            latest[event.kind.removeprefix("resume.")] = event.data or {}
+    progress = []
+    for key, text in RESUME_CHECKS:
+        data = latest.get(key)
+        state = "waiting" if data is None else ("passed" if data.get("ok") else "failed")
+        progress.append(StepProgress(key, text, state, str((data or {}).get("reason", ""))))
+    return progress
+
 
 AGE_FILTERS = {"1h": dt.timedelta(hours=1), "1d": dt.timedelta(days=1), "7d": dt.timedelta(days=7)}
 

@@ -53,7 +53,7 @@ def _query_without_page(request: HttpRequest) -> str:
 def _decision_context(request: HttpRequest, approval: ApprovalRequest, **extra: Any) -> dict[str, Any]:
     run = approval.run
     deciding = approval.status == ApprovalStatus.PENDING
-    return {
+    context = {
         "approval": approval,
         "run": run,
         "arguments_pretty": pretty(approval.arguments),
@@ -63,10 +63,12 @@ def _decision_context(request: HttpRequest, approval: ApprovalRequest, **extra: 
         "reject_form": extra.pop("reject_form", None) or RejectForm(initial={"version": approval.version}),
         "edit_form": extra.pop("edit_form", None)
         or EditApproveForm(initial={"version": approval.version, "arguments": pretty(approval.arguments)}),
-        "trace": [] if deciding else sel.resume_trace(approval),
-        "polling": not deciding and sel.resume_in_progress(run),
         **extra,
     }
+    if not deciding:
+        trace = sel.resume_trace(approval)
+        context.update(trace=trace, progress=sel.resume_progress(trace), polling=sel.resume_in_progress(run))
+    return context
 
 
 def _page_context(approval: ApprovalRequest) -> dict[str, Any]:

@@ -51,3 +51,45 @@ def test_anonymous_users_are_sent_to_login(scene: Scene, client) -> None:  # typ
     for url in page_urls(scene):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith("/login/"), url
+
+
+def test_the_resume_checks_shown_are_the_workers_steps() -> None:
+    from runs_app.console_selectors import RESUME_CHECKS
+    from runs_app.resume import STEP_NAMES
+
+    assert tuple(key for key, _ in RESUME_CHECKS) == STEP_NAMES
+
+
+def test_lineage_draws_forks_side_by_side(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from runs_app.console_selectors import lineage_checkpoints, lineage_layout
+
+    root, located, fork, patched = scene.checkpoints
+    lineage = lineage_layout(list(lineage_checkpoints([scene.project.pk], run=scene.run)))
+    nodes = {n.checkpoint.pk: n for n in lineage.nodes}
+    assert nodes[root.pk].is_fork and not nodes[located.pk].is_fork
+    assert nodes[located.pk].y == nodes[fork.pk].y > nodes[root.pk].y  # siblings on one level
+    assert nodes[located.pk].x != nodes[fork.pk].x  # side by side
+    assert nodes[patched.pk].y > nodes[located.pk].y and nodes[patched.pk].parent_x == nodes[located.pk].x
+    body = reviewer_client.get(reverse("runs:run_lineage", args=[scene.run.pk])).content.decode()
+    assert body.count('class="edge"') == 3 and body.count("<circle") == 4 and 'class="node fork"' in body
+
+
+def test_diff_names_each_changed_path(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    located, patched = scene.checkpoints[1], scene.checkpoints[3]
+    url = reverse("runs:checkpoint_diff") + f"?a={located.pk}&b={patched.pk}&part=diff"
+    body = reviewer_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert body.lstrip().startswith('<div id="diff">')  # the partial, not the page
+    for path in ("state.step", "state.patch", "state.root_cause", "cursor.node", "artifact_fingerprints.repo"):
+        assert f"<code>{path}</code>" in body, path
+    assert 'class="diff-added"' in body and 'class="diff-removed"' in body and 'class="diff-changed"' in body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_timeline_pages_items_and_runs_in_order(project, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    # Committed one by one (as separate requests would be), so every row has its own time.
+    from tests.console.scenario import build_scene
+
+    scene = build_scene(project)
+    body = reviewer_client.get(reverse("sessions:session_timeline", args=[scene.session.pk])).content.decode()
+    order = [body.index(s) for s in ("Help me analyse", "Go on, fix", "R-100", "R-101", "I need to push", "R-102")]
+    assert order == sorted(order)
