@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from harness.canonical import action_fingerprint, canonical_json, digest
+from harness.canonical import action_fingerprint, digest
 from harness.errors import ConflictError, DomainError
 from runs_app.adapters import AdapterConfigError, AdapterError, ToolAdapter, adapter_resolve
 from runs_app.models import (
@@ -219,48 +219,43 @@ def step_authority_and_lease(r: Resume) -> dict:
 
 
 def step_sparse_context(r: Resume) -> dict:
-    """Rebuild what the model may see, within a budget, and record it (never the transcript)."""
+    """Rebuild what the model may see, within a budget, and record it (never the transcript).
+
+    1. The task's durable state (objective, plan, completed nodes, artifact fingerprints, the pending
+       action): what a node handler is given.
+    2. Memory and the recent session window through memory_app's `context_project`, which stores
+       the snapshot it hands over (a ContextSnapshot row); the trace names it.
+    """
+    task = r.task
+    state = {
+        "objective": task.objective if task else "",
+        "plan": task.plan if task else [],
+        "completed_nodes": task.completed_nodes if task else [],
+        "current_node": r.run.current_node,
+        "cursor": r.run.cursor,
+        "artifacts": artifact_fingerprints(task.artifact_refs) if task else {},
+        "pending_action": ({"tool": r.approval.tool, "fingerprint": r.approval.action_fingerprint}
+                           if r.approval else None),
+    }
+    data: dict[str, Any] = {"state_digest": digest(state)}
     try:
-        from memory_app.services import context_project  # type: ignore[attr-defined]
+        from memory_app.services import context_project
     except ImportError:
         context_project = None
-    source = "inline"
+    memory: Any = None
     if context_project is not None:
         try:
-            query = r.task.objective if r.task else None
-            value = context_project(project=r.run.project, run_id=r.run_id, budget_chars=CONTEXT_BUDGET_CHARS,
-                                    query=query)
+            snapshot = context_project(project=r.project_id, run_id=r.run_id, budget_chars=CONTEXT_BUDGET_CHARS,
+                                       query=task.objective[:500] if task else None)
         except DomainError as exc:
             raise StepFailed(f"the memory context could not be built: {exc}") from exc
-        snapshot: Any = _jsonable(value)
-        source = "memory_app.context_project"
+        memory = snapshot.content
+        data.update(source="memory_app.context_project", snapshot=snapshot.pk, used_chars=snapshot.used_chars,
+                    budget_chars=snapshot.budget_chars, memory_ids=snapshot.memory_ids, item_seqs=snapshot.item_seqs)
     else:
-        task = r.task
-        snapshot = {
-            "objective": task.objective if task else "",
-            "plan": task.plan if task else [],
-            "completed_nodes": task.completed_nodes if task else [],
-            "current_node": r.run.current_node,
-            "cursor": r.run.cursor,
-            "artifacts": artifact_fingerprints(task.artifact_refs) if task else {},
-            "pending_action": ({"tool": r.approval.tool, "fingerprint": r.approval.action_fingerprint}
-                               if r.approval else None),
-        }
-    text = canonical_json(snapshot)
-    r.context = {"source": source, "snapshot": snapshot}
-    return {"source": source, "chars": len(text), "digest": digest(snapshot),
-            "snapshot": snapshot if len(text) <= CONTEXT_BUDGET_CHARS else text[:CONTEXT_BUDGET_CHARS]}
-
-
-def _jsonable(value: Any) -> Any:
-    import json
-
-    try:
-        return json.loads(canonical_json(value))
-    except TypeError:
-        if hasattr(value, "__dict__"):
-            return {k: str(v) for k, v in vars(value).items() if not k.startswith("_")}
-        return str(value)
+        data.update(source="inline", state=state)
+    r.context = {"state": state, "memory": memory}
+    return data
 
 
 def step_artifact_fingerprints(r: Resume) -> dict:
@@ -507,6 +502,9 @@ def drive_nodes(r: Resume) -> int:
         except ConflictError:
             raise Stop("the lease was lost between nodes") from None
         run = Run.objects.get(pk=r.run_id)
+        # An execution still `running` under our lease was cut short by a dead worker: close it.
+        for orphan in NodeExecution.objects.filter(run_id=r.run_id, node=node, status=NodeExecution.Status.RUNNING):
+            node_execution_finish(execution=orphan, ok=False, error="abandoned: the worker stopped mid-node")
         execution = node_execution_start(run=run, node=node)
         crash_point(f"node:{node}")
         try:

@@ -109,9 +109,12 @@ class WorkerProcess:
                  what=f"worker {self.name} to be ready")
         assert self.proc.poll() is None, f"worker {self.name} exited:\n{self.log()[-3000:]}"
 
-    def kill9(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
+    def kill_group(self) -> None:
+        """SIGKILL the worker and its embedded beat child (they share a process group)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait(timeout=10)
 
     def stop(self) -> None:
@@ -121,8 +124,7 @@ class WorkerProcess:
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+                self.kill_group()
         if self._log:
             self._log.close()
 
@@ -163,6 +165,8 @@ class Workers:
              "-n", f"{name}-{index}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO",
              "--schedule", str(self.tmp_path / f"beat-{index}")],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            # Its own process group, so teardown also reaches the beat child a `kill -9` orphans.
+            start_new_session=True,
         )
         worker = WorkerProcess(name=name, proc=proc, log_path=log_path, _log=log)
         self.started.append(worker)
@@ -172,9 +176,7 @@ class Workers:
 
     def stop_all(self) -> None:
         for worker in self.started:
-            if worker.proc.poll() is None:
-                worker.proc.kill()
-            worker.proc.wait(timeout=10)
+            worker.kill_group()
             if worker._log:
                 worker._log.close()
 

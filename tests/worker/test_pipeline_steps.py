@@ -163,7 +163,7 @@ def test_each_step_is_callable_on_its_own(r101) -> None:
     assert resume.step_artifact_fingerprints(r) == {"verified": 2}
     assert resume.step_approval_preconditions(r)["decision"] == "approved"
     assert resume.step_capability(r)["adapter"] == "PythonAdapter"
-    assert resume.step_sparse_context(r)["chars"] > 0
+    assert resume.step_sparse_context(r)["source"] == "memory_app.context_project"
 
 
 def test_artifact_fingerprint_step_names_the_changed_artifact(r101) -> None:

@@ -1,0 +1,187 @@
+"""Real `celery -A harness worker` processes on PostgreSQL and Redis: crashes, races, restarts.
+
+Every wait is bounded (support.wait_for polls the database until a deadline). Leases are 3 seconds
+and the recovery pass runs every second, so a dead worker's run is picked up within a few seconds.
+"""
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, NodeExecution, Run, RunStatus
+from runs_app.services import checkpoint_create
+from runs_app.tasks import enqueue_resume
+from tests.worker.support import approve, demo_run, events, reviewer, wait_for, wait_status
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def _key(run: Run) -> str:
+    return ApprovalRequest.objects.get(run=run).idempotency_key
+
+
+def _assert_published_once_and_finished(run: Run, fake_service) -> ExternalEffect:  # type: ignore[no-untyped-def]
+    key = _key(run)
+    assert fake_service.executions[key] == 1
+    effect = ExternalEffect.objects.get(run=run)
+    assert effect.status == EffectStatus.CONSUMED
+    publish = NodeExecution.objects.filter(run=run, node="publish")
+    assert [e.status for e in publish] == ["succeeded"]
+    summarize = NodeExecution.objects.filter(run=run, node="summarize", status="succeeded")
+    assert summarize.count() == 1
+    run.refresh_from_db()
+    assert run.bound_result["receipt"] == effect.receipt
+    return effect
+
+
+def test_seed_case_the_tool_succeeded_the_worker_died_before_the_next_step_and_is_not_called_again(
+    workers, fake_service
+) -> None:  # type: ignore[no-untyped-def]
+    run = demo_run()
+    first = workers.start("a", crash_at="node:summarize")
+    approve(run, reviewer(run.project))
+
+    assert first.exited() == -9
+    key = _key(run)
+    assert fake_service.requests[key] == 1
+    assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+
+    workers.start("b")
+    wait_status(run.pk, RunStatus.SUCCEEDED)
+
+    assert fake_service.requests[key] == 1
+    _assert_published_once_and_finished(run, fake_service)
+    attempts = list(NodeExecution.objects.filter(run=run, node="summarize").values_list("attempt", "status"))
+    assert attempts == [(1, "failed"), (2, "succeeded")]
+
+
+@pytest.mark.parametrize(
+    ("crash_at", "requests_seen"),
+    [
+        ("before_call", 1),  # dispatched, never sent: the retry is the first request
+        ("after_call", 2),  # sent and done, result never recorded: retried under the same key, deduplicated
+        ("after_deliver", 1),  # result recorded, not consumed: bound from the record
+        ("after_commit", 1),  # consumed and bound: the next worker only continues the plan
+    ],
+)
+def test_kill_9_at_each_point_of_a_resume_then_a_new_worker_the_effect_happens_once(
+    workers, fake_service, crash_at: str, requests_seen: int
+) -> None:  # type: ignore[no-untyped-def]
+    run = demo_run()
+    first = workers.start("a", crash_at=crash_at)
+    approve(run, reviewer(run.project))
+    assert first.exited() == -9
+
+    workers.start("b")
+    wait_status(run.pk, RunStatus.SUCCEEDED)
+
+    assert fake_service.requests[_key(run)] == requests_seen
+    effect = _assert_published_once_and_finished(run, fake_service)
+    run.refresh_from_db()
+    assert run.metrics["attempts"] == 2
+
+
+def test_two_workers_resume_the_same_run_at_once_one_does_it_the_other_finds_it_owned(
+    workers, fake_service
+) -> None:  # type: ignore[no-untyped-def]
+    fake_service.delay = 2.0
+    run = demo_run()
+    a = workers.start("a", lease_seconds=8, wait=False)
+    b = workers.start("b", lease_seconds=8, wait=False)
+    a.wait_ready()
+    b.wait_ready()
+
+    approve(run, reviewer(run.project))
+    enqueue_resume(run.pk)
+    wait_status(run.pk, RunStatus.SUCCEEDED)
+
+    assert fake_service.requests[_key(run)] == 1
+    _assert_published_once_and_finished(run, fake_service)
+    leases = [(e.data["ok"], e.data.get("reason", ""), e.data["owner"]) for e in events(run.pk, "resume.authority_lease")]
+    winners = [owner for ok, _, owner in leases if ok]
+    losers = [owner for ok, reason, owner in leases if not ok and reason == "lease_held"]
+    assert len(winners) == 1 and losers
+    assert {w.split(":")[1].split("-")[0] for w in winners + losers} == {"a", "b"}
+
+
+def test_a_service_restart_while_r101_waits_then_approval_resumes_it(workers, fake_service) -> None:  # type: ignore[no-untyped-def]
+    run = demo_run()
+    first = workers.start("a")
+    wait_for(lambda: "recovery" in first.log(), what="a recovery pass on the first worker")
+    first.stop()
+    assert first.exited() == 0
+    assert Run.objects.get(pk=run.pk).status == RunStatus.WAITING_APPROVAL
+
+    workers.start("b")
+    approve(run, reviewer(run.project))
+
+    wait_status(run.pk, RunStatus.SUCCEEDED)
+    _assert_published_once_and_finished(run, fake_service)
+
+
+def test_an_approval_whose_message_was_lost_while_no_worker_ran_is_resumed_at_worker_start(
+    workers, fake_service, broker
+) -> None:  # type: ignore[no-untyped-def]
+    run = demo_run()
+    approve(run, reviewer(run.project))
+    broker.flushdb()  # the message is gone: only the database remembers the approval
+
+    workers.start("a")
+
+    wait_status(run.pk, RunStatus.SUCCEEDED)
+    _assert_published_once_and_finished(run, fake_service)
+
+
+def _tamper_approved_action(run: Run) -> None:
+    approve(run, reviewer(run.project))
+    ApprovalRequest.objects.filter(run=run).update(approved_arguments={"chapter": 4, "title": "Another"})
+
+
+def _expire(run: Run) -> None:
+    ApprovalRequest.objects.filter(run=run).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+
+
+def _stale_checkpoint(run: Run) -> None:
+    checkpoint_create(project=run.project_id, run_id=run.pk, parent_id=run.last_checkpoint_id, schema_version=99)
+    approve(run, reviewer(run.project))
+
+
+def _changed_artifact(run: Run) -> None:
+    from runs_app.models import Task
+
+    task = Task.objects.get(pk=run.task_id)
+    Task.objects.filter(pk=task.pk).update(artifact_refs={**task.artifact_refs, "draft": {"sha256": "0" * 64}})
+    approve(run, reviewer(run.project))
+
+
+@pytest.mark.parametrize(
+    ("arrange", "adapters", "step", "reason"),
+    [
+        (_tamper_approved_action, None, "approval_preconditions", "fingerprint"),
+        (lambda run: approve(run, reviewer(run.project)), {"publish_chapter": None}, "capability", "no adapter"),
+        (_expire, None, "approval_preconditions", "expired"),
+        (_stale_checkpoint, None, "compatibility", "schema_version 99"),
+        (_changed_artifact, None, "artifact_fingerprints", "draft"),
+    ],
+    ids=["changed_fingerprint", "missing_adapter", "expired_approval", "stale_version", "changed_artifact"],
+)
+def test_each_revalidation_failure_blocks_the_run_naming_the_step_and_executes_nothing(
+    workers, fake_service, arrange, adapters, step: str, reason: str
+) -> None:  # type: ignore[no-untyped-def]
+    run = demo_run()
+    arrange(run)
+    if adapters is not None:
+        workers.adapters = adapters
+
+    workers.start("a")
+    blocked = wait_status(run.pk, RunStatus.BLOCKED)
+
+    assert blocked.blocked_step == step
+    assert reason in blocked.error["reason"]
+    assert blocked.lease_owner == ""
+    assert not fake_service.requests
+    assert not ExternalEffect.objects.filter(run=run).exists()
+    assert not NodeExecution.objects.filter(run=run).exists()
+    failed = events(run.pk, f"resume.{step}")[-1]
+    assert failed.data["ok"] is False
