@@ -1,0 +1,469 @@
+"""The memory API under /api/v1/memory/.
+
+Agents propose writes (the reply says what the policy decided and why), read, retrieve, supersede
+what they wrote and ask for a run's context. Operators (console users in the "operator" group, by
+login session or personal token) also review held records, expire, delete and erase. One thin view
+per operation: validate the input serializer, call one service or selector, render the output.
+"""
+
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from harness.api_base import IdField, NewestFirstPagination
+from harness.auth import AgentPrincipal
+from harness.errors import Forbidden, NotFoundError, ValidationFailed
+from harness.models import Project
+from harness.permissions import TokenRole
+from harness.tenancy import Role, projects_for_user, user_has_role
+from memory_app import selectors, services
+from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, MemoryStatus, ProvenanceKind
+from memory_app.policy import Outcome
+from memory_app.services import Actor
+
+_CONTENT_MAX = 100_000  # the policy's max_chars decides; this only bounds what is parsed
+
+# --- access --------------------------------------------------------------------------------------
+
+
+class MemoryAccess(BasePermission):
+    """Agent tokens (writers may write; `reader` tokens only read) and operators; nobody else.
+
+    A view with `operators_only = True` refuses agent tokens too.
+    """
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        if user is None or not user.is_authenticated:
+            return False  # 401
+        if isinstance(user, AgentPrincipal):
+            if getattr(view, "operators_only", False):
+                raise Forbidden("Only operators do this.", code="operator_required")
+            if request.method in SAFE_METHODS or user.token.role in TokenRole.WRITERS:
+                return True
+            raise Forbidden("This token may only read.", code="token_read_only")
+        if not user_has_role(user, Role.OPERATOR):
+            raise Forbidden("Only operators work with memory.", code="not_an_operator")
+        return True
+
+
+def _actor(request: Request) -> Actor:
+    user = request.user
+    if isinstance(user, AgentPrincipal):
+        return Actor.for_agent(user.name)
+    return Actor.for_user(user)
+
+
+def _projects(request: Request) -> QuerySet[Project]:
+    user = request.user
+    if isinstance(user, AgentPrincipal):
+        return Project.objects.filter(pk=user.project.pk)
+    return projects_for_user(user)
+
+
+def _named_project(request: Request, slug: str | None) -> Project:
+    """An agent acts in its token's project; an operator names one of theirs by slug."""
+    user = request.user
+    if isinstance(user, AgentPrincipal):
+        if slug and slug != user.project.slug:
+            raise NotFoundError(f"Project {slug} does not exist.")
+        return user.project
+    if not slug:
+        raise ValidationFailed("Name the project (its slug).", code="project_required")
+    project = _projects(request).filter(slug=slug).first()
+    if project is None:
+        raise NotFoundError(f"Project {slug} does not exist.")
+    return project
+
+
+def _project_of(request: Request, model: type[MemoryRecord] | type[ContextSnapshot], pk: int) -> int:
+    """The project of a record the caller can see; anything else is 404, never 403."""
+    project_id = model.objects.filter(pk=pk, project__in=_projects(request)).values_list("project_id", flat=True).first()
+    if project_id is None:
+        raise NotFoundError(f"{model._meta.verbose_name.capitalize()} {pk} does not exist.")
+    return project_id
+
+
+def _validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class MemoryView(APIView):
+    permission_classes = [MemoryAccess]
+    operators_only = False
+
+
+# --- serializers ---------------------------------------------------------------------------------
+
+
+class ProvenanceSerializer(serializers.Serializer):
+    kind = serializers.CharField(source="provenance_kind")
+    run = serializers.IntegerField(source="source_run_id", allow_null=True)
+    session = serializers.IntegerField(source="source_session_id", allow_null=True)
+    item_seq = serializers.IntegerField(source="source_item_seq", allow_null=True)
+    person = serializers.SerializerMethodField()
+    by = serializers.CharField(source="source_note")
+
+    def get_person(self, record: MemoryRecord) -> str | None:
+        return record.source_person.get_username() if record.source_person_id else None
+
+
+class MemoryRecordOutSerializer(serializers.ModelSerializer):
+    provenance = ProvenanceSerializer(source="*")
+    supersedes = serializers.SerializerMethodField()
+    fresh = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MemoryRecord
+        fields = [
+            "id", "scope", "scope_key", "subject", "content", "status", "version", "provenance", "created_at",
+            "updated_at", "valid_until", "last_confirmed_at", "expires_at", "fresh", "superseded_by", "supersedes",
+            "policy_decision", "policy_reason", "deleted_by", "deleted_at", "erased_at",
+        ]
+        read_only_fields = fields
+
+    def get_supersedes(self, record: MemoryRecord) -> list[int]:
+        return sorted(r.pk for r in record.supersedes.all())
+
+    def get_fresh(self, record: MemoryRecord) -> bool:
+        return selectors.is_fresh(record)
+
+
+def _with_links(records: QuerySet[MemoryRecord]) -> QuerySet[MemoryRecord]:
+    return records.select_related("source_person").prefetch_related(
+        Prefetch("supersedes", queryset=MemoryRecord.objects.only("id", "superseded_by_id"))
+    )
+
+
+def _record_out(project_id: int, record_id: int) -> dict[str, Any]:
+    return MemoryRecordOutSerializer(selectors.memory_get(project=project_id, record_id=record_id)).data
+
+
+class WriteInSerializer(serializers.Serializer):
+    project = serializers.SlugField(required=False, help_text="Operators name the project; agents need not.")
+    scope = serializers.ChoiceField(choices=MemoryScope.choices)
+    scope_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    subject = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    content = serializers.CharField(max_length=_CONTENT_MAX, trim_whitespace=False, allow_blank=True)
+    provenance_kind = serializers.ChoiceField(choices=ProvenanceKind.choices, default=ProvenanceKind.OBSERVED)
+    source_run_id = IdField(required=False, allow_null=True)
+    source_session_id = IdField(required=False, allow_null=True)
+    source_item_seq = IdField(required=False, allow_null=True)
+    valid_until = serializers.DateTimeField(required=False, allow_null=True)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class WriteOutSerializer(serializers.Serializer):
+    outcome = serializers.ChoiceField(choices=[Outcome.ACCEPTED, Outcome.MERGED, Outcome.HELD, Outcome.REJECTED])
+    code = serializers.CharField()
+    reason = serializers.CharField()
+    record = MemoryRecordOutSerializer(allow_null=True)
+    conflicts = serializers.ListField(child=serializers.IntegerField())
+
+
+class RecordFilterSerializer(serializers.Serializer):
+    project = serializers.SlugField(required=False)
+    scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False)
+    scope_key = serializers.CharField(required=False, max_length=200)
+    status = serializers.ChoiceField(choices=MemoryStatus.choices, required=False)
+    subject = serializers.CharField(required=False, max_length=200)
+    text = serializers.CharField(required=False, max_length=500)
+    fresh = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+class RetrieveFilterSerializer(serializers.Serializer):
+    project = serializers.SlugField(required=False)
+    scope = serializers.ChoiceField(choices=MemoryScope.choices)
+    scope_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    q = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+    k = serializers.IntegerField(required=False, default=10, min_value=1, max_value=selectors.MAX_K)
+
+
+class SupersedeInSerializer(serializers.Serializer):
+    content = serializers.CharField(required=False, max_length=_CONTENT_MAX, trim_whitespace=False, allow_blank=True)
+    replacement_id = IdField(required=False, help_text="Resolve a conflict: this live record stands instead.")
+    subject = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    provenance_kind = serializers.ChoiceField(choices=ProvenanceKind.choices, required=False)
+    source_run_id = IdField(required=False, allow_null=True)
+    source_session_id = IdField(required=False, allow_null=True)
+    source_item_seq = IdField(required=False, allow_null=True)
+    valid_until = serializers.DateTimeField(required=False, allow_null=True)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    expected_version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+
+
+class VersionInSerializer(serializers.Serializer):
+    expected_version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+
+
+class ReviewInSerializer(VersionInSerializer):
+    decision = serializers.ChoiceField(choices=["approve", "reject"])
+
+
+class ExpireInSerializer(VersionInSerializer):
+    at = serializers.DateTimeField(required=False, help_text="When it expires; now by default.")
+
+
+class EraseInSerializer(serializers.Serializer):
+    include_history = serializers.BooleanField(default=True, help_text="Also erase the versions it replaced.")
+
+
+class BulkInSerializer(serializers.Serializer):
+    project = serializers.SlugField()
+    ids = serializers.ListField(child=IdField(), min_length=1, max_length=services.MAX_BULK)
+
+
+class BulkOutSerializer(serializers.Serializer):
+    done = serializers.ListField(child=serializers.IntegerField())
+    failed = serializers.DictField(child=serializers.CharField())
+
+
+class ChainOutSerializer(serializers.Serializer):
+    record = serializers.IntegerField()
+    before = serializers.ListField(child=serializers.IntegerField(), help_text="Older versions, oldest first.")
+    after = serializers.ListField(child=serializers.IntegerField(), help_text="Newer versions, newest last.")
+    versions = MemoryRecordOutSerializer(many=True)
+
+
+class ConflictOutSerializer(serializers.Serializer):
+    scope = serializers.CharField()
+    scope_key = serializers.CharField()
+    subject = serializers.CharField()
+    records = MemoryRecordOutSerializer(many=True)
+
+
+class ProjectFilterSerializer(serializers.Serializer):
+    project = serializers.SlugField(required=False)
+
+
+class ContextInSerializer(serializers.Serializer):
+    run_id = IdField()
+    budget_chars = serializers.IntegerField(min_value=1, max_value=services.MAX_BUDGET_CHARS)
+    query = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+
+
+class ContextOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ContextSnapshot
+        fields = ["id", "run", "item_seqs", "memory_ids", "query", "budget_chars", "used_chars", "content",
+                  "created_at"]
+        read_only_fields = fields
+
+
+_ERROR = inline_serializer("MemoryPolicyRejection", fields={
+    "code": serializers.CharField(), "detail": serializers.CharField(),
+    "outcome": serializers.CharField(), "reason": serializers.CharField(),
+})
+
+# --- records -------------------------------------------------------------------------------------
+
+
+class RecordListView(ListAPIView):
+    """GET lists a project's records in every status (filters); POST proposes a write."""
+
+    permission_classes = [MemoryAccess]
+    pagination_class = NewestFirstPagination
+    serializer_class = MemoryRecordOutSerializer
+
+    def get_queryset(self) -> QuerySet[MemoryRecord]:
+        filters = _validated(RecordFilterSerializer, self.request.query_params)
+        project = _named_project(self.request, filters.pop("project", None))
+        return _with_links(selectors.memory_list(project=project, **filters))
+
+    @extend_schema(tags=["memory"], operation_id="memory_records_list", parameters=[RecordFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        tags=["memory"], operation_id="memory_records_write", request=WriteInSerializer,
+        responses={201: WriteOutSerializer, 200: WriteOutSerializer, 422: _ERROR},
+        description="201 accepted or held, 200 merged into an existing record, 422 rejected by the policy.",
+    )
+    def post(self, request: Request) -> Response:
+        data = _validated(WriteInSerializer, request.data)
+        project = _named_project(request, data.pop("project", None))
+        result = services.memory_write(project=project, actor=_actor(request), **data)
+        if result.outcome == Outcome.REJECTED:
+            body = {"code": result.code, "detail": result.reason, "outcome": result.outcome, "reason": result.reason}
+            return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        assert result.record is not None
+        out = {
+            "outcome": result.outcome, "code": result.code, "reason": result.reason,
+            "record": _record_out(project.pk, result.record.pk), "conflicts": result.conflicts,
+        }
+        code = status.HTTP_200_OK if result.outcome == Outcome.MERGED else status.HTTP_201_CREATED
+        return Response(out, status=code)
+
+
+class RecordDetailView(MemoryView):
+    @extend_schema(tags=["memory"], operation_id="memory_records_read", responses={200: MemoryRecordOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(_record_out(_project_of(request, MemoryRecord, pk), pk))
+
+
+class RecordChainView(MemoryView):
+    @extend_schema(tags=["memory"], operation_id="memory_records_chain", responses={200: ChainOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        chain = selectors.memory_chain(project=_project_of(request, MemoryRecord, pk), record_id=pk)
+        return Response(ChainOutSerializer({
+            "record": pk, "before": [r.pk for r in chain.before], "after": [r.pk for r in chain.after],
+            "versions": chain.versions,
+        }).data)
+
+
+class RecordSupersedeView(MemoryView):
+    @extend_schema(
+        tags=["memory"], operation_id="memory_records_supersede", request=SupersedeInSerializer,
+        responses={201: MemoryRecordOutSerializer},
+        description="Give `content` for a new version, or `replacement_id` to let another live record stand "
+                    "(resolving a conflict). Agents supersede only what they wrote. Returns the standing record.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(SupersedeInSerializer, request.data)
+        project_id = _project_of(request, MemoryRecord, pk)
+        standing = services.memory_supersede(project=project_id, actor=_actor(request), record_id=pk, **data)
+        return Response(_record_out(project_id, standing.pk), status=status.HTTP_201_CREATED)
+
+
+class OperatorRecordView(MemoryView):
+    operators_only = True
+
+
+class RecordReviewView(OperatorRecordView):
+    @extend_schema(tags=["memory"], operation_id="memory_records_review", request=ReviewInSerializer,
+                   responses={200: MemoryRecordOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(ReviewInSerializer, request.data)
+        project_id = _project_of(request, MemoryRecord, pk)
+        services.memory_review(project=project_id, actor=_actor(request), record_id=pk,
+                               approve=data["decision"] == "approve", expected_version=data.get("expected_version"))
+        return Response(_record_out(project_id, pk))
+
+
+class RecordExpireView(OperatorRecordView):
+    @extend_schema(tags=["memory"], operation_id="memory_records_expire", request=ExpireInSerializer,
+                   responses={200: MemoryRecordOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(ExpireInSerializer, request.data)
+        project_id = _project_of(request, MemoryRecord, pk)
+        services.memory_expire(project=project_id, actor=_actor(request), record_id=pk, at=data.get("at"),
+                               expected_version=data.get("expected_version"))
+        return Response(_record_out(project_id, pk))
+
+
+class RecordDeleteView(OperatorRecordView):
+    @extend_schema(tags=["memory"], operation_id="memory_records_delete", request=VersionInSerializer,
+                   responses={200: MemoryRecordOutSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(VersionInSerializer, request.data)
+        project_id = _project_of(request, MemoryRecord, pk)
+        services.memory_delete(project=project_id, actor=_actor(request), record_id=pk,
+                               expected_version=data.get("expected_version"))
+        return Response(_record_out(project_id, pk))
+
+
+class RecordEraseView(OperatorRecordView):
+    @extend_schema(tags=["memory"], operation_id="memory_records_erase", request=EraseInSerializer,
+                   responses={200: inline_serializer("MemoryErased", fields={
+                       "erased": serializers.ListField(child=serializers.IntegerField())})})
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(EraseInSerializer, request.data)
+        project_id = _project_of(request, MemoryRecord, pk)
+        erased = services.memory_erase(project=project_id, actor=_actor(request), record_id=pk, **data)
+        return Response({"erased": erased})
+
+
+class BulkDeleteView(OperatorRecordView):
+    @extend_schema(tags=["memory"], operation_id="memory_records_bulk_delete", request=BulkInSerializer,
+                   responses={200: BulkOutSerializer})
+    def post(self, request: Request) -> Response:
+        data = _validated(BulkInSerializer, request.data)
+        project = _named_project(request, data["project"])
+        result = services.memory_bulk_delete(project=project, actor=_actor(request), record_ids=data["ids"])
+        return Response(BulkOutSerializer({"done": result.done, "failed": result.failed}).data)
+
+
+class BulkExpireView(OperatorRecordView):
+    @extend_schema(tags=["memory"], operation_id="memory_records_bulk_expire", request=BulkInSerializer,
+                   responses={200: BulkOutSerializer})
+    def post(self, request: Request) -> Response:
+        data = _validated(BulkInSerializer, request.data)
+        project = _named_project(request, data["project"])
+        result = services.memory_bulk_expire(project=project, actor=_actor(request), record_ids=data["ids"])
+        return Response(BulkOutSerializer({"done": result.done, "failed": result.failed}).data)
+
+
+# --- retrieval, review queue, conflicts, context -----------------------------------------------
+
+
+class RetrieveView(MemoryView):
+    @extend_schema(
+        tags=["memory"], operation_id="memory_retrieve", parameters=[RetrieveFilterSerializer],
+        responses={200: MemoryRecordOutSerializer(many=True)},
+        description="Active, fresh records of one scope; `q` is a full-text query (websearch syntax); top `k`.",
+    )
+    def get(self, request: Request) -> Response:
+        filters = _validated(RetrieveFilterSerializer, request.query_params)
+        project = _named_project(request, filters.pop("project", None))
+        found = selectors.memory_retrieve(project=project, scope=filters["scope"], scope_key=filters["scope_key"],
+                                          query=filters["q"], k=filters["k"])
+        return Response(MemoryRecordOutSerializer(found, many=True).data)
+
+
+class HeldListView(ListAPIView):
+    permission_classes = [MemoryAccess]
+    operators_only = True
+    pagination_class = NewestFirstPagination
+    serializer_class = MemoryRecordOutSerializer
+
+    def get_queryset(self) -> QuerySet[MemoryRecord]:
+        filters = _validated(ProjectFilterSerializer, self.request.query_params)
+        return _with_links(selectors.memory_held(project=_named_project(self.request, filters.get("project"))))
+
+    @extend_schema(tags=["memory"], operation_id="memory_held_list", parameters=[ProjectFilterSerializer])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
+class ConflictListView(MemoryView):
+    @extend_schema(tags=["memory"], operation_id="memory_conflicts_list", parameters=[ProjectFilterSerializer],
+                   responses={200: ConflictOutSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        filters = _validated(ProjectFilterSerializer, request.query_params)
+        conflicts = selectors.memory_conflicts(project=_named_project(request, filters.get("project")))
+        return Response(ConflictOutSerializer(conflicts, many=True).data)
+
+
+class ContextCreateView(MemoryView):
+    @extend_schema(
+        tags=["memory"], operation_id="memory_context_create", request=ContextInSerializer,
+        responses={201: ContextOutSerializer},
+        description="Build and record the bounded context for a run: recent session items within the budget "
+                    "plus relevant memory. The snapshot is exactly what the model is given.",
+    )
+    def post(self, request: Request) -> Response:
+        data = _validated(ContextInSerializer, request.data)
+        project_ids = _projects(request).filter(runs__pk=data["run_id"]).values_list("pk", flat=True)
+        project_id = project_ids.first()
+        if project_id is None:
+            raise NotFoundError(f"Run {data['run_id']} does not exist.")
+        snapshot = services.context_project(project=project_id, run_id=data["run_id"],
+                                            budget_chars=data["budget_chars"], query=data["query"])
+        return Response(ContextOutSerializer(snapshot).data, status=status.HTTP_201_CREATED)
+
+
+class ContextDetailView(MemoryView):
+    @extend_schema(tags=["memory"], operation_id="memory_context_read", responses={200: ContextOutSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        project_id = _project_of(request, ContextSnapshot, pk)
+        return Response(ContextOutSerializer(selectors.context_snapshot_get(project=project_id, snapshot_id=pk)).data)
+
