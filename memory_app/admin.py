@@ -1,0 +1,133 @@
+"""Memory in the admin: records are read here and moved only by actions that call the services;
+write policies are edited here."""
+
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from harness.admin_helpers import AppendOnlyAdmin
+from harness.audit import audit_record
+from harness.errors import DomainError
+from memory_app import services
+from memory_app.models import ContextSnapshot, MemoryRecord, MemoryWritePolicy
+from memory_app.policy import validate_patterns
+from memory_app.selectors import is_fresh
+from memory_app.services import Actor
+
+
+def _each(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[MemoryRecord], verb: str,
+    apply: Callable[[MemoryRecord, Actor], Any],
+) -> None:
+    actor = Actor.for_user(request.user)  # type: ignore[arg-type]
+    done = 0
+    for record in queryset.only("id", "project_id", "version"):
+        try:
+            apply(record, actor)
+            done += 1
+        except DomainError as exc:
+            modeladmin.message_user(request, f"Record {record.pk}: {exc.detail}", messages.ERROR)
+    if done:
+        modeladmin.message_user(request, f"{done} record(s) {verb}.", messages.SUCCESS)
+
+
+@admin.register(MemoryRecord)
+class MemoryRecordAdmin(admin.ModelAdmin):
+    """No field is edited here: a change of content is a supersede, a status change an action."""
+
+    list_display = ["id", "project", "scope", "scope_key", "subject", "short_content", "status", "version", "fresh",
+                    "created_at"]
+    list_filter = ["status", "scope", "provenance_kind", "project"]
+    search_fields = ["subject", "content", "scope_key", "source_note"]
+    list_select_related = ["project"]
+    actions = ["approve_held", "reject_held", "expire_now", "tombstone", "erase"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in MemoryRecord._meta.concrete_fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # writes go through the policy (API, console)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # deletion keeps a tombstone: the "tombstone" and "erase" actions
+
+    @admin.display(description="content")
+    def short_content(self, record: MemoryRecord) -> str:
+        return record.content[:80]
+
+    @admin.display(boolean=True)
+    def fresh(self, record: MemoryRecord) -> bool:
+        return is_fresh(record)
+
+    @admin.action(description="Approve selected held records")
+    def approve_held(self, request: HttpRequest, queryset: QuerySet[MemoryRecord]) -> None:
+        _each(self, request, queryset, "approved", lambda r, actor: services.memory_review(
+            project=r.project_id, actor=actor, record_id=r.pk, approve=True, expected_version=r.version))
+
+    @admin.action(description="Reject selected held records")
+    def reject_held(self, request: HttpRequest, queryset: QuerySet[MemoryRecord]) -> None:
+        _each(self, request, queryset, "rejected", lambda r, actor: services.memory_review(
+            project=r.project_id, actor=actor, record_id=r.pk, approve=False, expected_version=r.version))
+
+    @admin.action(description="Expire selected records now (kept, no longer retrieved)")
+    def expire_now(self, request: HttpRequest, queryset: QuerySet[MemoryRecord]) -> None:
+        _each(self, request, queryset, "expired", lambda r, actor: services.memory_expire(
+            project=r.project_id, actor=actor, record_id=r.pk, expected_version=r.version))
+
+    @admin.action(description="Delete selected records (tombstone)")
+    def tombstone(self, request: HttpRequest, queryset: QuerySet[MemoryRecord]) -> None:
+        _each(self, request, queryset, "deleted", lambda r, actor: services.memory_delete(
+            project=r.project_id, actor=actor, record_id=r.pk, expected_version=r.version))
+
+    @admin.action(description="Erase selected records and their earlier versions (content removed everywhere)")
+    def erase(self, request: HttpRequest, queryset: QuerySet[MemoryRecord]) -> None:
+        _each(self, request, queryset, "erased", lambda r, actor: services.memory_erase(
+            project=r.project_id, actor=actor, record_id=r.pk))
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+
+class MemoryWritePolicyForm(forms.ModelForm):
+    class Meta:
+        model = MemoryWritePolicy
+        fields = ["project", "scope", "decision", "max_chars", "provenance_required", "blocked_patterns"]
+
+    def clean_blocked_patterns(self) -> list[str]:
+        try:
+            return validate_patterns(self.cleaned_data.get("blocked_patterns") or [])
+        except DomainError as exc:
+            raise forms.ValidationError(exc.detail) from None
+
+
+@admin.register(MemoryWritePolicy)
+class MemoryWritePolicyAdmin(admin.ModelAdmin):
+    """One policy per project and scope; with none, writes are accepted up to 4,000 characters
+    and need provenance."""
+
+    form = MemoryWritePolicyForm
+    list_display = ["project", "scope", "decision", "max_chars", "provenance_required", "updated_at"]
+    list_filter = ["decision", "scope", "project"]
+
+    def save_model(self, request: HttpRequest, obj: MemoryWritePolicy, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        audit_record(
+            project=obj.project_id, actor=f"user:{request.user.get_username()}", action="memory.policy_saved",
+            target=obj, data={"scope": obj.scope, "decision": obj.decision, "max_chars": obj.max_chars,
+                              "provenance_required": obj.provenance_required,
+                              "blocked_patterns": len(obj.blocked_patterns or [])},
+        )
+
+
+@admin.register(ContextSnapshot)
+class ContextSnapshotAdmin(AppendOnlyAdmin):
+    list_display = ["id", "project", "run", "budget_chars", "used_chars", "created_at"]
+    list_filter = ["project"]
+    search_fields = ["run__ref", "query"]
+    list_select_related = ["project", "run"]
