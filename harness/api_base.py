@@ -3,6 +3,8 @@
 from typing import Any
 
 from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from django.urls import register_converter
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import serializers
@@ -35,6 +37,13 @@ class IdConverter:
 
 
 register_converter(IdConverter, "id")
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """handler404: JSON under /api/ (clients parse every 4xx the same way), the HTML page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"code": "not_found", "detail": "No such URL."}, status=404)
+    return defaults.page_not_found(request, exception)
 
 
 def IdField(**kwargs: Any) -> serializers.IntegerField:  # noqa: N802 - reads as a field class
@@ -154,7 +163,15 @@ def document_errors_and_idempotency(result: dict, generator: Any, request: Any, 
                 errors.update(_ERRORS_ON_WRITE)
             responses = operation.setdefault("responses", {})
             for status, description in errors.items():
-                responses.setdefault(status, {"description": description, "content": ref})
+                documented = responses.setdefault(status, {"description": description, "content": ref})
+                body = documented.setdefault("content", {}).setdefault("application/json", {})
+                schema = body.get("schema")
+                if schema is None:
+                    body["schema"] = ref["application/json"]["schema"]
+                elif schema != ref["application/json"]["schema"]:
+                    # The view documents its own body for this status; the middleware's errors
+                    # (limits, Idempotency-Key) can answer it too, in the common shape.
+                    body["schema"] = {"anyOf": [schema, ref["application/json"]["schema"]]}
             if method == "post":
                 parameters = operation.setdefault("parameters", [])
                 if not any(p.get("name") == "Idempotency-Key" for p in parameters):

@@ -6,3 +6,6 @@ urlpatterns = [
     path("api/", include("harness.api_urls")),
     path("", include("harness.console_urls")),
 ]
+
+# /api/ answers an unknown URL in the API's error shape; elsewhere Django's page stands.
+handler404 = "harness.api_base.not_found"
