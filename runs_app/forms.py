@@ -23,6 +23,11 @@ class ApproveForm(forms.Form):
 
 
 class RejectForm(forms.Form):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Two forms on one page both have a reason field: keep their element ids apart.
+        kwargs.setdefault("auto_id", "reject_%s")
+        super().__init__(*args, **kwargs)
+
     version = forms.IntegerField(required=False, widget=forms.HiddenInput)
     reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
 
@@ -34,6 +39,10 @@ class RejectForm(forms.Form):
 
 
 class EditApproveForm(forms.Form):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "edit_%s")
+        super().__init__(*args, **kwargs)
+
     version = forms.IntegerField(required=False, widget=forms.HiddenInput)
     arguments = forms.CharField(widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
     reason = forms.CharField(required=False, max_length=2000, help_text="Why the arguments were changed.")
