@@ -85,9 +85,10 @@ def _named_project(request: Request, slug: str | None) -> Project:
 
 def _project_of(request: Request, model: type[MemoryRecord] | type[ContextSnapshot], pk: int) -> int:
     """The project of a record the caller can see; anything else is 404, never 403."""
-    project_id = model.objects.filter(pk=pk, project__in=_projects(request)).values_list("project_id", flat=True).first()
+    visible = model.objects.filter(pk=pk, project__in=_projects(request))
+    project_id = visible.values_list("project_id", flat=True).first()
     if project_id is None:
-        raise NotFoundError(f"{model._meta.verbose_name.capitalize()} {pk} does not exist.")
+        raise NotFoundError(f"{model.__name__} {pk} does not exist.")
     return project_id
 
 
@@ -114,7 +115,7 @@ class ProvenanceSerializer(serializers.Serializer):
     by = serializers.CharField(source="source_note")
 
     def get_person(self, record: MemoryRecord) -> str | None:
-        return record.source_person.get_username() if record.source_person_id else None
+        return record.source_person.get_username() if record.source_person is not None else None
 
 
 class MemoryRecordOutSerializer(serializers.ModelSerializer):

@@ -65,7 +65,9 @@ class MemoryRecord(models.Model):
     source_person = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    source_note = models.CharField(max_length=200, blank=True, default="", help_text="Who wrote it: token or agent name.")
+    source_note = models.CharField(
+        max_length=200, blank=True, default="", help_text="Who wrote it: token or agent name."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     valid_until = models.DateTimeField(null=True, blank=True)

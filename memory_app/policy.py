@@ -78,7 +78,9 @@ def validate_patterns(patterns: object) -> list[str]:
         try:
             re.compile(pattern)
         except re.error as exc:
-            raise ValidationFailed(f"{pattern!r} is not a regular expression: {exc}.", code="invalid_patterns") from None
+            raise ValidationFailed(
+                f"{pattern!r} is not a regular expression: {exc}.", code="invalid_patterns"
+            ) from None
     return patterns
 
 

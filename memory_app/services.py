@@ -9,7 +9,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -43,7 +43,7 @@ class Actor:
     """Who is changing memory: an agent (by its token's name) or a console user."""
 
     label: str
-    user: AbstractBaseUser | None = None
+    user: User | None = None
     agent_name: str = ""
 
     @classmethod
@@ -51,7 +51,7 @@ class Actor:
         return cls(label=f"agent:{name}", agent_name=name)
 
     @classmethod
-    def for_user(cls, user: AbstractBaseUser) -> "Actor":
+    def for_user(cls, user: User) -> "Actor":
         return cls(label=f"user:{user.get_username()}", user=user)
 
     @property
@@ -111,12 +111,18 @@ def _validate_scope(project_id: int, scope: str, scope_key: str) -> str:
             raise ValidationFailed("A project-wide record has no scope_key.", code="invalid_scope_key")
         return ""
     if not scope_key or len(scope_key) > 200:
-        raise ValidationFailed(f"A {scope} record needs a scope_key (at most 200 characters).", code="invalid_scope_key")
+        raise ValidationFailed(
+            f"A {scope} record needs a scope_key (at most 200 characters).", code="invalid_scope_key"
+        )
     if scope == MemoryScope.SESSION:
         from sessions_app.models import Session
 
-        if not scope_key.isdigit() or not Session.objects.filter(project_id=project_id, pk=int(scope_key)).exists():
-            raise ValidationFailed("A session scope_key is the id of a session in this project.", code="invalid_scope_key")
+        # ASCII digits within a bigint: "²".isdigit() is true and int() of it is not.
+        is_id = scope_key.isascii() and scope_key.isdigit() and len(scope_key) <= 18
+        if not is_id or not Session.objects.filter(project_id=project_id, pk=int(scope_key)).exists():
+            raise ValidationFailed(
+                "A session scope_key is the id of a session in this project.", code="invalid_scope_key"
+            )
     return scope_key
 
 
@@ -334,7 +340,9 @@ def _supersede_onto(
     if keep.pk == old.pk:
         raise ValidationFailed("A record cannot supersede itself.", code="invalid")
     if keep.status != MemoryStatus.ACTIVE or (keep.scope, keep.scope_key) != (old.scope, old.scope_key):
-        raise ValidationFailed("The replacement must be an active record in the same scope.", code="invalid_replacement")
+        raise ValidationFailed(
+            "The replacement must be an active record in the same scope.", code="invalid_replacement"
+        )
     with transaction.atomic():
         cas_transition(
             memory_records(project=project_id), pk=old.pk, machine=MEMORY_MACHINE, to=MemoryStatus.SUPERSEDED,
@@ -497,7 +505,9 @@ MEMORY_PER_SCOPE = 20
 ITEMS_SCANNED = 500
 
 
-def context_project(*, project: Project | int, run_id: int, budget_chars: int, query: str | None = None) -> ContextSnapshot:
+def context_project(
+    *, project: Project | int, run_id: int, budget_chars: int, query: str | None = None
+) -> ContextSnapshot:
     """Build and record the bounded context a run's model may see.
 
     1. Relevant memory: active, fresh records of the project-wide scope, the run's session and its

@@ -45,7 +45,9 @@ def test_a_thousand_retrievals_in_one_users_scope_return_nothing_of_another_user
         rows.append(_fact(other_project, "user", "alice", f"globex alice fact {i}: {word}"))
         rows.append(_fact(project, "project", "", f"project-wide fact {i}: {word}"))
     MemoryRecord.objects.bulk_create(rows)
-    alice = set(MemoryRecord.objects.filter(project=project, scope="user", scope_key="alice").values_list("pk", flat=True))
+    alice = set(
+        MemoryRecord.objects.filter(project=project, scope="user", scope_key="alice").values_list("pk", flat=True)
+    )
     rng = random.Random(4)
 
     seen: set[int] = set()
