@@ -138,7 +138,14 @@ def resume_trace(approval: ApprovalRequest, limit: int = 200) -> list[RunEvent]:
         events = events.filter(seq__gte=decision)
     elif approval.decided_at is not None:
         events = events.filter(created_at__gte=approval.decided_at)
-    return list(events.order_by("seq")[:limit])
+    return with_data_json(list(events.order_by("seq")[:limit]))
+
+
+def with_data_json(events: Sequence[RunEvent]) -> list[RunEvent]:
+    """Give each event a compact JSON rendering of its data for the page (templates print repr otherwise)."""
+    for event in events:
+        event.data_json = json.dumps(event.data, sort_keys=True, ensure_ascii=False, default=str)  # type: ignore[attr-defined]
+    return list(events)
 
 
 def resume_in_progress(run: Run) -> bool:

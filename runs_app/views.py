@@ -75,7 +75,10 @@ def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
     """What the full page shows around the decision panel (not needed for its fragments)."""
     checkpoint = approval.run.last_checkpoint
     return {
-        "recent_items": sel.session_recent_items(approval.run.session_id),
+        "recent_items": [
+            (item, json.dumps(item.content, ensure_ascii=False, default=str))
+            for item in sel.session_recent_items(approval.run.session_id)
+        ],
         "checkpoint": checkpoint,
         "checkpoint_state_pretty": pretty(checkpoint.state) if checkpoint else "",
         "resume_checks": sel.RESUME_CHECKS,
@@ -134,7 +137,9 @@ def _decide(request: HttpRequest, approval_id: int, form_class: type, decision: 
 def _decision_response(request: HttpRequest, approval: ApprovalRequest, *, status: int, **extra: Any) -> HttpResponse:
     context = _decision_context(request, approval, **extra)
     if request.htmx:
-        # htmx 2 does not swap 4xx responses by default; the panel itself carries the outcome.
+        # htmx 2 does not swap 4xx responses by default; the panel itself carries the outcome, and
+        # the page's status badges are updated out of band.
+        context["oob"] = True
         return render_page(request, "runs/approval_detail.html", context, part="decision")
     context.update(_page_context(approval))
     return render_page(request, "runs/approval_detail.html", context, status=status)
@@ -169,6 +174,7 @@ def approval_edit_approve(request: HttpRequest, approval_id: int) -> HttpRespons
 def run_inspector(request: HttpRequest, run_id: int) -> HttpResponse:
     run = sel.run_get(project_ids(request), run_id)
     events = Paginator(sel.run_events(run), 100).get_page(request.GET.get("page"))
+    events.object_list = sel.with_data_json(list(events.object_list))
     context: dict[str, Any] = {"run": run, "events": events}
     if not (request.htmx and request.GET.get("part") == "events"):
         context.update(

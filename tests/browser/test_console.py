@@ -44,6 +44,7 @@ def test_a_reviewer_approves_r101_and_watches_it_resume(page: Page, live_server,
     assert request.value.headers.get("x-csrftoken")
     assert request.value.headers.get("hx-request") == "true"
     expect(page.locator("#decided-by")).to_have_text("rita")
+    expect(page.locator("#approval-status")).to_have_text("approved")  # swapped out of band
 
     # The real worker resumes R-101; the panel polls its trace until the run is done.
     expect(page.locator("#run-status")).to_have_text("succeeded", timeout=45_000)
