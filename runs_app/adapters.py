@@ -35,7 +35,8 @@ class AdapterError(Exception):
 
 
 class ToolAdapter(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def incompatibility(self, arguments: Any) -> str | None: ...
 

@@ -32,9 +32,15 @@ def node_handler(name: str) -> NodeHandler | None:
 
 
 def artifact_fingerprint(value: Any) -> str:
-    """An artifact's fingerprint: its own `sha256` when it carries one, else the digest of the ref."""
+    """An artifact's fingerprint, as bare hex.
+
+    A ref that carries its own `sha256`, or is a string (a content address such as "sha256:<hex>",
+    or a path@version), is its own identity; any other ref is identified by its canonical digest.
+    """
     if isinstance(value, dict) and isinstance(value.get("sha256"), str):
-        return value["sha256"]
+        value = value["sha256"]
+    if isinstance(value, str):
+        return value.removeprefix("sha256:")
     return digest(value)
 
 

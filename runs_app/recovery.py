@@ -11,7 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from runs_app.models import ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
-from runs_app.resume import WORKER_OWNER_PREFIX
+from runs_app.resume import WORKER_OWNER_PREFIX, is_worker_plan
 from runs_app.services import approval_expire_due, effect_mark_unknown
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,7 @@ def recovery_candidates() -> list[int]:
 
     1. Waiting for an approval that is decided (or expired), with no live lease.
     2. Driven by a worker whose lease expired (it died mid-plan or mid-call).
+    3. Running, unleased, on a task plan the worker drives.
     """
     now = timezone.now()
     decided = Run.objects.filter(
@@ -37,7 +38,12 @@ def recovery_candidates() -> list[int]:
         status__in=(RunStatus.RUNNING, RunStatus.WAITING_APPROVAL),
         lease_owner__startswith=WORKER_OWNER_PREFIX, lease_expires_at__lte=now,
     )
+    # A worker plan that nobody drives (a person moved it from blocked back to running, say).
+    undriven = Run.objects.filter(_lease_free(now), status=RunStatus.RUNNING, task__isnull=False).exclude(
+        task__plan=[]
+    ).select_related("task")
     ids = set(decided.values_list("pk", flat=True)) | set(orphaned.values_list("pk", flat=True))
+    ids |= {run.pk for run in undriven if is_worker_plan(run.task)}
     return sorted(ids)
 
 

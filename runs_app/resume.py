@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from harness.canonical import action_fingerprint, digest
 from harness.errors import ConflictError, DomainError
+from memory_app.services import context_project
 from runs_app.adapters import AdapterConfigError, AdapterError, ToolAdapter, adapter_resolve
 from runs_app.models import (
     ApprovalRequest,
@@ -40,7 +41,7 @@ from runs_app.models import (
     Task,
     TaskStatus,
 )
-from runs_app.nodes import artifact_fingerprints, node_handler, remaining_nodes
+from runs_app.nodes import artifact_fingerprint, artifact_fingerprints, node_handler, remaining_nodes
 from runs_app.services import (
     checkpoint_create,
     effect_deliver,
@@ -161,7 +162,7 @@ def step_load(r: Resume) -> dict:
             raise Stop("the approval is not decided yet")
         r.mode = "approval"
     elif run.status == RunStatus.RUNNING and (
-        run.lease_owner.startswith(WORKER_OWNER_PREFIX) or (run.bound_result is None and is_worker_plan(run.task))
+        run.lease_owner.startswith(WORKER_OWNER_PREFIX) or is_worker_plan(run.task)
     ):
         r.mode = "continue"
     else:
@@ -215,7 +216,7 @@ def step_authority_and_lease(r: Resume) -> dict:
         raise Stop(f"the run is owned: {exc.detail}") from None
     r.leased = r.claimed = True
     run_metrics_merge(project=r.project_id, run_id=r.run_id, metrics={}, increment={"attempts": 1})
-    return {"lease_expires_at": r.run.lease_expires_at.isoformat()}
+    return {"lease_expires_at": r.run.lease_expires_at.isoformat() if r.run.lease_expires_at else None}
 
 
 def step_sparse_context(r: Resume) -> dict:
@@ -237,23 +238,14 @@ def step_sparse_context(r: Resume) -> dict:
         "pending_action": ({"tool": r.approval.tool, "fingerprint": r.approval.action_fingerprint}
                            if r.approval else None),
     }
-    data: dict[str, Any] = {"state_digest": digest(state)}
     try:
-        from memory_app.services import context_project
-    except ImportError:
-        context_project = None
-    memory: Any = None
-    if context_project is not None:
-        try:
-            snapshot = context_project(project=r.project_id, run_id=r.run_id, budget_chars=CONTEXT_BUDGET_CHARS,
-                                       query=task.objective[:500] if task else None)
-        except DomainError as exc:
-            raise StepFailed(f"the memory context could not be built: {exc}") from exc
-        memory = snapshot.content
-        data.update(source="memory_app.context_project", snapshot=snapshot.pk, used_chars=snapshot.used_chars,
-                    budget_chars=snapshot.budget_chars, memory_ids=snapshot.memory_ids, item_seqs=snapshot.item_seqs)
-    else:
-        data.update(source="inline", state=state)
+        snapshot = context_project(project=r.project_id, run_id=r.run_id, budget_chars=CONTEXT_BUDGET_CHARS,
+                                   query=task.objective[:500] if task else None)
+    except DomainError as exc:
+        raise StepFailed(f"the memory context could not be built: {exc}") from exc
+    memory = snapshot.content
+    data = {"state_digest": digest(state), "snapshot": snapshot.pk, "used_chars": snapshot.used_chars,
+            "budget_chars": snapshot.budget_chars, "memory_ids": snapshot.memory_ids, "item_seqs": snapshot.item_seqs}
     r.context = {"state": state, "memory": memory}
     return data
 
@@ -264,7 +256,8 @@ def step_artifact_fingerprints(r: Resume) -> dict:
     if not expected or r.task is None:
         return {"verified": 0}
     actual = artifact_fingerprints(r.task.artifact_refs)
-    changed = sorted(name for name, fingerprint in expected.items() if actual.get(name) != fingerprint)
+    changed = sorted(name for name, fingerprint in expected.items()
+                     if actual.get(name) != artifact_fingerprint(fingerprint))
     if changed:
         raise StepFailed(f"artifacts changed since the checkpoint: {', '.join(changed)}", artifacts=changed)
     return {"verified": len(expected)}
@@ -467,6 +460,7 @@ def _checkpoint(r: Resume, *, label: str) -> Checkpoint | None:
 
 
 def _task_complete_node(r: Resume, node: str, artifact: dict) -> None:
+    assert r.task is not None
     task = Task.objects.get(pk=r.task.pk)
     artifacts = {**(task.artifact_refs or {}), node: artifact}
     completed = [*task.completed_nodes, node] if node not in task.completed_nodes else list(task.completed_nodes)
@@ -594,11 +588,11 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
         elif r.leased and r.run.status == RunStatus.RUNNING:
             r.steps_ok += drive_nodes(r)
     except StepFailed as exc:
-        step = getattr(exc, "step", "continue")
-        outcome, failure = "blocked", step
+        failed_step: str = getattr(exc, "step", "continue")
+        outcome, failure = "blocked", failed_step
         if r.run is not None:
-            _trace(r, step, False, exc.reason, **exc.detail)
-            _block(r, step, exc.reason, exc.detail)
+            _trace(r, failed_step, False, exc.reason, **exc.detail)
+            _block(r, failed_step, exc.reason, exc.detail)
     except Stop as exc:
         outcome, failure = "stopped", ""
         log.info("resume of run %s stopped: %s", run_id, exc)

@@ -6,6 +6,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
+from memory_app.models import ContextSnapshot
 from runs_app import resume
 from runs_app.models import (
     ApprovalRequest,
@@ -163,7 +164,9 @@ def test_each_step_is_callable_on_its_own(r101) -> None:
     assert resume.step_artifact_fingerprints(r) == {"verified": 2}
     assert resume.step_approval_preconditions(r)["decision"] == "approved"
     assert resume.step_capability(r)["adapter"] == "PythonAdapter"
-    assert resume.step_sparse_context(r)["source"] == "memory_app.context_project"
+    recorded = resume.step_sparse_context(r)
+    assert ContextSnapshot.objects.filter(pk=recorded["snapshot"], run=run).exists()
+    assert r.context["state"]["pending_action"]["tool"] == "publish_chapter"
 
 
 def test_artifact_fingerprint_step_names_the_changed_artifact(r101) -> None:
@@ -246,3 +249,22 @@ def test_a_failed_step_blocks_the_run_naming_it_and_releases_the_lease(r101) -> 
     assert failed.data["ok"] is False and "fingerprint" in failed.data["reason"]
     assert not ExternalEffect.objects.filter(run=run).exists()
     assert ApprovalRequest.objects.get(pk=run.error["approval"]).status == ApprovalStatus.APPROVED
+
+
+def test_the_load_demo_scenario_runs_to_the_end_once_r101_is_approved(db) -> None:  # type: ignore[no-untyped-def]
+    import io
+
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    call_command("load_demo", "--with-users", stdout=io.StringIO())
+    run = Run.objects.get(project__slug="novelforge", ref="R-101")
+    approve(run, User.objects.get(username="reviewer"))
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "done"
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    task = Task.objects.get(pk=run.task_id)
+    assert task.completed_nodes == ["outline", "draft", "publish", "summarize"]
+    assert "/novelforge/chapters/3" in task.artifact_refs["summarize"]["content"]

@@ -78,6 +78,7 @@ def test_kill_9_at_each_point_of_a_resume_then_a_new_worker_the_effect_happens_o
 
     assert fake_service.requests[_key(run)] == requests_seen
     effect = _assert_published_once_and_finished(run, fake_service)
+    assert effect.attempts == (2 if crash_at in ("before_call", "after_call") else 1)
     run.refresh_from_db()
     assert run.metrics["attempts"] == 2
 
@@ -98,7 +99,8 @@ def test_two_workers_resume_the_same_run_at_once_one_does_it_the_other_finds_it_
 
     assert fake_service.requests[_key(run)] == 1
     _assert_published_once_and_finished(run, fake_service)
-    leases = [(e.data["ok"], e.data.get("reason", ""), e.data["owner"]) for e in events(run.pk, "resume.authority_lease")]
+    leases = [(e.data["ok"], e.data.get("reason", ""), e.data["owner"])
+              for e in events(run.pk, "resume.authority_lease")]
     winners = [owner for ok, _, owner in leases if ok]
     losers = [owner for ok, reason, owner in leases if not ok and reason == "lease_held"]
     assert len(winners) == 1 and losers
