@@ -146,41 +146,57 @@ def run_transition(
 
 
 def run_claim(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
-    """Take the run's lease if it is free, expired, or already ours. Of racing claimers one wins."""
-    if not owner:
-        raise ValidationFailed("A lease needs an owner.", code="invalid")
+    """Take the run's lease if it is free, expired, or already ours. Of racing claimers one wins.
+
+    One conditional UPDATE decides; on PostgreSQL it returns the claimed row, so a claim is a single
+    statement. Only a refused claim reads the row again, to say who holds it.
+    """
+    if not owner or len(owner) > 200:
+        raise ValidationFailed("A lease needs an owner of 1 to 200 characters.", code="invalid")
     if not 1 <= lease_seconds <= 3600:
         raise ValidationFailed("lease_seconds must be between 1 and 3600.", code="invalid")
+    project_id = project if isinstance(project, int) else project.pk
     now = timezone.now()
-    claimable = Q(lease_owner="") | Q(lease_expires_at__lte=now) | Q(lease_owner=owner)
-    updated = (
-        _runs(project)
-        .filter(Q(pk=run_id) & claimable)
-        .exclude(status__in=RUN_MACHINE.terminal)
-        .update(
-            lease_owner=owner,
-            lease_expires_at=now + dt.timedelta(seconds=lease_seconds),
-            version=F("version") + 1,
-            updated_at=now,
-        )
-    )
-    run = _runs(project).filter(pk=run_id).first()
+    expires = now + dt.timedelta(seconds=lease_seconds)
+    claimed: Run | None = None
+    if connection.vendor == "postgresql":
+        claimed = next(iter(Run.objects.raw(_CLAIM_SQL, {
+            "owner": owner, "expires": expires, "now": now, "rid": run_id, "pid": project_id,
+            "terminal": list(RUN_MACHINE.terminal),
+        })), None)
+    else:
+        claimable = Q(lease_owner="") | Q(lease_expires_at__lte=now) | Q(lease_owner=owner)
+        if (
+            _runs(project_id).filter(Q(pk=run_id) & claimable).exclude(status__in=RUN_MACHINE.terminal)
+            .update(lease_owner=owner, lease_expires_at=expires, version=F("version") + 1, updated_at=now)
+        ):
+            claimed = _runs(project_id).get(pk=run_id)
+    if claimed is not None:
+        return claimed
+    run = _runs(project_id).filter(pk=run_id).first()
     if run is None:
         raise NotFoundError(f"Run {run_id} does not exist.")
-    if not updated:
-        if run.status in RUN_MACHINE.terminal:
-            raise ConflictError(
-                "A finished run cannot be claimed.", code="run_finished",
-                current_status=run.status, current_version=run.version,
-            )
+    if run.status in RUN_MACHINE.terminal:
         raise ConflictError(
-            f"The run is leased by {run.lease_owner} until {run.lease_expires_at.isoformat()}.",
-            code="lease_held",
-            current_status=run.status,
-            current_version=run.version,
-            lease_owner=run.lease_owner,
+            "A finished run cannot be claimed.", code="run_finished",
+            current_status=run.status, current_version=run.version,
         )
-    return run
+    raise ConflictError(
+        f"The run is leased by {run.lease_owner} until {run.lease_expires_at.isoformat()}.",
+        code="lease_held",
+        current_status=run.status,
+        current_version=run.version,
+        lease_owner=run.lease_owner,
+    )
+
+
+_CLAIM_SQL = """
+UPDATE runs_app_run
+   SET lease_owner = %(owner)s, lease_expires_at = %(expires)s, version = version + 1, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s AND status <> ALL(%(terminal)s)
+   AND (lease_owner = '' OR lease_expires_at <= %(now)s OR lease_owner = %(owner)s)
+RETURNING *
+"""
 
 
 def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
@@ -341,68 +357,123 @@ def checkpoint_create(
     """Write an immutable checkpoint and make it the latest of its run and task.
 
     1. Resolve the owner(s): a run (its task comes along) and/or a task, all in this project.
-    2. When a lease owner is named, the run must be leased to it right now (fencing a stale worker).
-    3. The parent must belong to the same run or the same task lineage.
-    4. Hash the canonical content, including the parent's hash, so a chain is tamper-evident.
-    5. Insert, then point the run's `last_checkpoint` and the task's `latest_checkpoint` at it.
+    2. The parent must belong to the same run or the same task lineage.
+    3. Hash the canonical content, including the parent's hash, so a chain is tamper-evident.
+    4. Insert it and point the run's `last_checkpoint` and the task's `latest_checkpoint` at it, in
+       one statement on PostgreSQL. When a lease owner is named, the run's UPDATE is conditional on
+       that lease being held right now; if it is not, the whole write rolls back (a stale worker
+       is fenced off and cannot fork the chain).
     """
     project_id = project if isinstance(project, int) else project.pk
     if run_id is None and task_id is None:
         raise ValidationFailed("A checkpoint belongs to a run, a task, or both.", code="checkpoint_owner_required")
     with transaction.atomic():
-        run = None
         if run_id is not None:
-            run = Run.objects.select_for_update().filter(project_id=project_id, pk=run_id).first()
-            if run is None:
+            run = Run.objects.filter(project_id=project_id, pk=run_id).values_list("task_id", flat=True)
+            if not run:
                 raise NotFoundError(f"Run {run_id} does not exist.")
+            run_task_id = run[0]
             if task_id is None:
-                task_id = run.task_id
-            elif run.task_id not in (None, task_id):
+                task_id = run_task_id
+            elif run_task_id not in (None, task_id):
                 raise ValidationFailed("The run belongs to another task.", code="task_mismatch")
-            if lease_owner is not None and not (
-                run.lease_owner == lease_owner and run.lease_expires_at and run.lease_expires_at > timezone.now()
-            ):
-                raise ConflictError(
-                    "The lease is lost; this checkpoint is refused.",
-                    code="lease_lost", current_status=run.status, current_version=run.version,
-                )
-        if task_id is not None and not Task.objects.filter(project_id=project_id, pk=task_id).exists():
-            raise NotFoundError(f"Task {task_id} does not exist.")
-        parent = None
+        if task_id is not None and (run_id is None or task_id != run_task_id):
+            if not Task.objects.filter(project_id=project_id, pk=task_id).exists():
+                raise NotFoundError(f"Task {task_id} does not exist.")
+        parent_hash, depth = None, 0
         if parent_id is not None:
-            parent = Checkpoint.objects.filter(project_id=project_id, pk=parent_id).first()
+            parent = Checkpoint.objects.filter(project_id=project_id, pk=parent_id).values_list(
+                "content_hash", "depth", "run_id", "task_id").first()
             if parent is None:
                 raise NotFoundError(f"Checkpoint {parent_id} does not exist.")
-            same_run = run_id is not None and parent.run_id == run_id
-            same_task = task_id is not None and parent.task_id == task_id
+            same_run = run_id is not None and parent[2] == run_id
+            same_task = task_id is not None and parent[3] == task_id
             if not (same_run or same_task):
                 raise ValidationFailed(
                     "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
                 )
+            parent_hash, depth = parent[0], parent[1] + 1
         if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
             raise NotFoundError(f"Approval {approval_id} does not exist.")
         body = {
-            "run": run_id, "task": task_id, "parent_hash": parent.content_hash if parent else None,
+            "run": run_id, "task": task_id, "parent_hash": parent_hash,
             "cursor": cursor or {}, "state": state or {}, "artifact_fingerprints": artifact_fingerprints or {},
             "authority_ref": authority_ref, "pending_gate": pending_gate, "approval": approval_id,
             "resume_policy": resume_policy, "schema_version": schema_version,
         }
-        checkpoint = Checkpoint.objects.create(
-            project_id=project_id, run_id=run_id, task_id=task_id, parent=parent, label=label,
+        checkpoint = Checkpoint(
+            project_id=project_id, run_id=run_id, task_id=task_id, parent_id=parent_id, label=label,
             cursor=body["cursor"], state=body["state"], artifact_fingerprints=body["artifact_fingerprints"],
             authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
-            resume_policy=resume_policy, schema_version=schema_version,
-            depth=(parent.depth + 1) if parent else 0, content_hash=digest(body),
+            resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
         )
-        if run is not None:
-            Run.objects.filter(pk=run.pk).update(
-                last_checkpoint=checkpoint, cursor=body["cursor"], version=F("version") + 1, updated_at=timezone.now()
-            )
-        if task_id is not None:
-            Task.objects.filter(pk=task_id).update(
-                latest_checkpoint=checkpoint, version=F("version") + 1, updated_at=timezone.now()
+        if connection.vendor == "postgresql":
+            run_updated = _checkpoint_insert_postgresql(checkpoint, lease_owner)
+        else:
+            run_updated = _checkpoint_insert_portable(checkpoint, lease_owner)
+        if run_id is not None and not run_updated:
+            current = Run.objects.filter(pk=run_id).values("status", "version").get()
+            raise ConflictError(
+                "The lease is lost; this checkpoint is refused.", code="lease_lost",
+                current_status=current["status"], current_version=current["version"],
             )
         return checkpoint
+
+
+_CHECKPOINT_SQL = """
+WITH ins AS (
+    INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
+        artifact_fingerprints, authority_ref, pending_gate, approval_id, resume_policy, schema_version, depth,
+        content_hash, created_at)
+    VALUES (%(project)s, %(run)s, %(task)s, %(parent)s, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
+        %(fingerprints)s::jsonb, %(authority)s, %(gate)s::jsonb, %(approval)s, %(policy)s, %(schema)s, %(depth)s,
+        %(hash)s, now())
+    RETURNING id, created_at
+), run_updated AS (
+    UPDATE runs_app_run
+       SET last_checkpoint_id = (SELECT id FROM ins), cursor = %(cursor)s::jsonb, version = version + 1,
+           updated_at = now()
+     WHERE id = %(run)s
+       AND (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now()))
+ RETURNING id
+), task_updated AS (
+    UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
+     WHERE id = %(task)s
+ RETURNING id
+)
+SELECT ins.id, ins.created_at, (SELECT count(*) FROM run_updated) FROM ins
+"""
+
+
+def _checkpoint_insert_postgresql(cp: Checkpoint, lease_owner: str | None) -> bool:
+    params = {
+        "project": cp.project_id, "run": cp.run_id, "task": cp.task_id, "parent": cp.parent_id, "label": cp.label,
+        "cursor": json.dumps(cp.cursor), "state": json.dumps(cp.state),
+        "fingerprints": json.dumps(cp.artifact_fingerprints), "authority": cp.authority_ref,
+        "gate": None if cp.pending_gate is None else json.dumps(cp.pending_gate), "approval": cp.approval_id,
+        "policy": cp.resume_policy, "schema": cp.schema_version, "depth": cp.depth, "hash": cp.content_hash,
+        "owner": lease_owner,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_CHECKPOINT_SQL, params)
+        cp.pk, cp.created_at, run_rows = cursor.fetchone()
+    cp._state.adding = False
+    cp._state.db = "default"
+    return run_rows == 1
+
+
+def _checkpoint_insert_portable(cp: Checkpoint, lease_owner: str | None) -> bool:
+    cp.save(force_insert=True)
+    now = timezone.now()
+    run_updated = False
+    if cp.run_id is not None:
+        runs = Run.objects.filter(pk=cp.run_id)
+        if lease_owner is not None:
+            runs = runs.filter(lease_owner=lease_owner, lease_expires_at__gt=now)
+        run_updated = bool(runs.update(last_checkpoint=cp, cursor=cp.cursor, version=F("version") + 1, updated_at=now))
+    if cp.task_id is not None:
+        Task.objects.filter(pk=cp.task_id).update(latest_checkpoint=cp, version=F("version") + 1, updated_at=now)
+    return run_updated
 
 
 # --- approvals -----------------------------------------------------------------------------

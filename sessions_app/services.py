@@ -100,9 +100,10 @@ def session_items_append(
 
 
 _APPEND_SQL = """
+-- The counter bump touches no indexed column, so PostgreSQL can make it a HOT update.
 WITH bumped AS (
     UPDATE sessions_app_session
-       SET last_seq = last_seq + %(n)s, updated_at = now()
+       SET last_seq = last_seq + %(n)s
      WHERE id = %(sid)s AND project_id = %(pid)s AND status <> 'terminated'
        AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s::bigint)
  RETURNING last_seq
@@ -137,7 +138,7 @@ def _append_portable(project_id: int, session_id: int, items: Sequence[NewItem],
     sessions = Session.objects.filter(pk=session_id, project_id=project_id).exclude(status=SessionStatus.TERMINATED)
     if expected is not None:
         sessions = sessions.filter(last_seq=expected)
-    if not sessions.update(last_seq=F("last_seq") + len(items), updated_at=timezone.now()):
+    if not sessions.update(last_seq=F("last_seq") + len(items)):
         return []
     last = Session.objects.values_list("last_seq", flat=True).get(pk=session_id)
     first = last - len(items) + 1

@@ -1,0 +1,145 @@
+"""Run the benchmarks and write bench/RESULTS.md.
+
+    bin/bench                      # every scenario, 12 s each after a 2 s warm-up, 1 and 8 clients
+    bin/bench --quick              # 2 s each: a smoke run of the machinery
+    bin/bench --only 1,3           # some scenarios
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+
+from bench.core import Measure, Settings  # noqa: E402
+
+# (scenario, ours, peer, at least this ratio of ours to the peer's ops/s)
+TARGETS = [
+    ("1 append item", "harness service", "Agents SDK SQLAlchemySession.add_items", 4.0),
+    ("1 append item", "harness service", "raw psycopg INSERT+COMMIT", 0.7),
+    ("2 read last 50 of 10k", "harness selector", "Agents SDK get_items(limit=50)", 2.0),
+    ("3 checkpoint write", "harness checkpoint_create", "LangGraph PostgresSaver.put", 1.0),
+    ("3 checkpoint read latest", "harness latest checkpoint", "LangGraph PostgresSaver.get_tuple", 1.0),
+    ("4 read 1,000-deep lineage", "harness lineage (recursive CTE)", "LangGraph PostgresSaver.list", 20.0),
+    ("5 append item over HTTP", "harness API (gunicorn)", "Agents SDK SQLAlchemySession.add_items", 1.0),
+    ("6 claim run", "harness run_claim", "raw conditional UPDATE", 0.5),
+]
+
+
+def _scenarios() -> dict:
+    from bench import scenarios_store
+
+    found = dict(scenarios_store.SCENARIOS)
+    for name in ("scenarios_http", "scenarios_worker", "scenarios_growth"):
+        try:
+            module = __import__(f"bench.{name}", fromlist=["SCENARIOS"])
+        except ImportError:
+            continue
+        found.update(module.SCENARIOS)
+    return found
+
+
+def _versions() -> str:
+    names = ["Django", "psycopg", "djangorestframework", "celery", "langgraph-checkpoint-postgres", "openai-agents",
+             "SQLAlchemy", "asyncpg", "gunicorn"]
+    parts = []
+    for name in names:
+        try:
+            parts.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            pass
+    pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", "show server_version", "postgres"],
+                        capture_output=True, text=True).stdout.strip()
+    return f"Python {platform.python_version()}, PostgreSQL {pg}, " + ", ".join(parts)
+
+
+def _machine() -> str:
+    cpu = "unknown cpu"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, {platform.platform()}"
+
+
+def _render(results: list[Measure], settings: Settings, args: argparse.Namespace) -> str:
+    lines = [
+        "# Benchmark results",
+        "",
+        f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- machine: {_machine()}",
+        f"- versions: {_versions()}",
+        f"- each measurement: {settings.duration:g} s after a {settings.warmup:g} s warm-up; "
+        f"clients are processes; command: `{' '.join(['bin/bench', *sys.argv[1:]])}`",
+        "",
+        "| scenario | subject | clients | ops/s | p50 ms | p99 ms | peak RSS MB | check |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for m in results:
+        check = m.extra.get("check")
+        check_text = "" if check is None else ("ok" if check else "**FAILED**")
+        info = {k: v for k, v in m.extra.items() if k not in ("check", "acknowledged")}
+        if info:
+            check_text += " " + ", ".join(f"{k}={v}" for k, v in info.items())
+        lines.append(f"| {m.scenario} | {m.subject} | {m.clients} | {m.ops_per_s:,.0f} | {m.p50_ms:.2f} | "
+                     f"{m.p99_ms:.2f} | {m.peak_rss_mb:.0f} | {check_text.strip()} |")
+    lines += ["", "## Targets (ratio of ops/s in the same run)", "",
+              "| scenario | ours vs peer | clients | ratio | target | met |", "| --- | --- | ---: | ---: | ---: | --- |"]
+    by_key = {(m.scenario, m.subject, m.clients): m for m in results}
+    for scenario, ours, peer, target in TARGETS:
+        for clients in settings.clients:
+            a, b = by_key.get((scenario, ours, clients)), by_key.get((scenario, peer, clients))
+            if not a or not b or not b.ops_per_s:
+                continue
+            ratio = a.ops_per_s / b.ops_per_s
+            lines.append(f"| {scenario} | {ours} / {peer} | {clients} | {ratio:.2f}x | {target:g}x | "
+                         f"{'yes' if ratio >= target else '**no**'} |")
+    extra_sections = [m.extra.get("section") for m in results if m.extra.get("section")]
+    lines += ["", *extra_sections]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="2 s per measurement, 0.5 s warm-up")
+    parser.add_argument("--only", default="", help="comma-separated scenario numbers")
+    parser.add_argument("--output", default=str(ROOT / "bench" / "RESULTS.md"))
+    args = parser.parse_args()
+    settings = Settings(duration=2.0, warmup=0.5) if args.quick else Settings()
+    call_command("migrate", verbosity=0)
+    scenarios = _scenarios()
+    chosen = [s.strip() for s in args.only.split(",") if s.strip()] or sorted(scenarios)
+    results: list[Measure] = []
+    for key in chosen:
+        print(f"scenario {key} ...", flush=True)
+        for m in scenarios[key](settings):
+            print(f"  {m.subject:45s} c={m.clients} {m.ops_per_s:10,.0f} ops/s p50 {m.p50_ms:.2f} ms "
+                  f"p99 {m.p99_ms:.2f} ms rss {m.peak_rss_mb:.0f} MB {m.extra.get('check', '')}", flush=True)
+            results.append(m)
+    Path(args.output).write_text(_render(results, settings, args))
+    print(f"wrote {args.output}")
+    if any(m.extra.get("check") is False for m in results):
+        sys.exit("a scenario's own check failed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,376 @@
+"""Scenarios 1-4 and 6: the storage hot paths, against the peers on the same PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from typing import Any
+
+import psycopg
+from django.db import connection, connections
+
+from bench.core import Measure, Settings, measure
+from harness.models import Project
+from runs_app.models import Checkpoint
+from runs_app.services import checkpoint_create, run_claim, run_create, run_release
+from sessions_app.models import SessionItem
+from sessions_app.services import session_create, session_items_append
+
+ITEM = {"role": "user", "content": {"text": "Draft the storm scene; keep the keeper unnamed.", "tokens": 12}}
+SDK_ITEM = {"role": "user", "content": "Draft the storm scene; keep the keeper unnamed."}
+STATE = {"completed": ["outline", "draft"], "artifacts": {"draft": "sha256:" + "ab" * 32}, "notes": "x" * 200}
+
+
+def pg_url() -> str:
+    s = connection.settings_dict
+    return f"postgresql://{s.get('USER') or 'postgres'}@{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+
+
+def _project() -> Project:
+    return Project.objects.get_or_create(slug="bench", defaults={"name": "Bench"})[0]
+
+
+def _new_session(project: Project) -> int:
+    return session_create(project=project, role="manager", memory_policy="bounded").pk
+
+
+def _new_run(project: Project) -> int:
+    return run_create(project=project, session_id=_new_session(project)).pk
+
+
+def _gap_free(session_ids: list[int]) -> bool:
+    for sid in session_ids:
+        seqs = list(SessionItem.objects.filter(session_id=sid).order_by("seq").values_list("seq", flat=True))
+        if seqs != list(range(1, len(seqs) + 1)):
+            return False
+    return True
+
+
+# --- 1. append one item per transaction ------------------------------------------------------
+
+def scenario_append(settings: Settings) -> list[Measure]:
+    out: list[Measure] = []
+    project = _project()
+    for clients in settings.clients:
+        sessions = [_new_session(project) for _ in range(clients)]
+
+        def ours(i: int, sessions: list[int] = sessions) -> dict:
+            return {"project": project, "sid": sessions[i]}
+
+        m = measure("1 append item", "harness service", clients=clients, settings=settings, setup=ours,
+                    op=lambda s: session_items_append(project=s["project"], session_id=s["sid"], items=[ITEM]))
+        stored = SessionItem.objects.filter(session_id__in=sessions).count()
+        m.extra["check"] = stored == m.extra["acknowledged"] and _gap_free(sessions)
+        out.append(m)
+
+        raw_sessions = [_new_session(project) for _ in range(clients)]
+
+        def raw_setup(i: int, raw_sessions: list[int] = raw_sessions) -> dict:
+            return {"conn": psycopg.connect(pg_url()), "sid": raw_sessions[i], "seq": 0}
+
+        def raw_op(s: dict) -> None:
+            s["seq"] += 1
+            s["conn"].execute(
+                "INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, created_at) "
+                "VALUES (%s, %s, %s, %s, now())", (s["sid"], s["seq"], "user", psycopg.types.json.Jsonb(ITEM["content"])))
+            s["conn"].commit()
+
+        m = measure("1 append item", "raw psycopg INSERT+COMMIT", clients=clients, settings=settings,
+                    setup=raw_setup, op=raw_op)
+        m.extra["check"] = SessionItem.objects.filter(session_id__in=raw_sessions).count() == m.extra["acknowledged"]
+        out.append(m)
+
+        tag = uuid.uuid4().hex[:8]
+
+        def sdk_setup(i: int) -> dict:
+            from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+            loop = asyncio.new_event_loop()
+            session = SQLAlchemySession.from_url(f"bench-{tag}-{i}", url=_sdk_url(), create_tables=True)
+            return {"loop": loop, "session": session}
+
+        async def sdk_op(s: dict) -> None:
+            await s["session"].add_items([SDK_ITEM])
+
+        m = measure("1 append item", "Agents SDK SQLAlchemySession.add_items", clients=clients, settings=settings,
+                    setup=sdk_setup, op=sdk_op)
+        m.extra["check"] = _sdk_count(f"bench-{tag}-%") == m.extra["acknowledged"]
+        out.append(m)
+    return out
+
+
+def _sdk_url() -> str:
+    return pg_url().replace("postgresql://", "postgresql+asyncpg://")
+
+
+def _sdk_count(pattern: str) -> int:
+    with psycopg.connect(pg_url()) as conn:
+        return conn.execute("SELECT count(*) FROM agent_messages WHERE session_id LIKE %s", (pattern,)).fetchone()[0]
+
+
+# --- 2. read the last 50 items of a 10,000-item session ----------------------------------------
+
+def latest_items(session_id: int, limit: int = 50) -> list[SessionItem]:
+    return list(SessionItem.objects.filter(session_id=session_id).order_by("-seq")[:limit])[::-1]
+
+
+def scenario_read_latest_items(settings: Settings) -> list[Measure]:
+    project = _project()
+    sid = _new_session(project)
+    for _ in range(20):
+        session_items_append(project=project, session_id=sid, items=[ITEM] * 500)
+    tag = f"bench-read-{uuid.uuid4().hex[:8]}"
+
+    async def fill() -> None:
+        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+        session = SQLAlchemySession.from_url(tag, url=_sdk_url(), create_tables=True)
+        for _ in range(20):
+            await session.add_items([SDK_ITEM] * 500)
+        await session.engine.dispose()
+
+    asyncio.run(fill())
+    out = []
+    for clients in settings.clients:
+        m = measure("2 read last 50 of 10k", "harness selector", clients=clients, settings=settings,
+                    setup=lambda i: sid, op=lambda s: latest_items(s))
+        m.extra["check"] = [i.seq for i in latest_items(sid)] == list(range(9951, 10001))
+        out.append(m)
+
+        def sdk_setup(i: int) -> dict:
+            from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+            return {"loop": asyncio.new_event_loop(), "session": SQLAlchemySession.from_url(tag, url=_sdk_url())}
+
+        async def sdk_op(s: dict) -> None:
+            items = await s["session"].get_items(limit=50)
+            assert len(items) == 50
+
+        out.append(measure("2 read last 50 of 10k", "Agents SDK get_items(limit=50)", clients=clients,
+                           settings=settings, setup=sdk_setup, op=sdk_op))
+    return out
+
+
+# --- 3. write a checkpoint and read the latest ---------------------------------------------------
+
+def latest_checkpoint(run_id: int) -> Checkpoint | None:
+    return Checkpoint.objects.filter(run_id=run_id).order_by("-id").first()
+
+
+def scenario_checkpoint(settings: Settings) -> list[Measure]:
+    project = _project()
+    _lg_tables()
+    out = []
+    for clients in settings.clients:
+        runs = [_new_run(project) for _ in range(clients)]
+
+        def ours_write(s: dict) -> None:
+            cp = checkpoint_create(project=s["pid"], run_id=s["rid"], parent_id=s["last"], state=STATE,
+                                   cursor={"node": "draft", "step": s["n"]})
+            s["last"], s["n"] = cp.pk, s["n"] + 1
+
+        m = measure("3 checkpoint write", "harness checkpoint_create", clients=clients, settings=settings,
+                    setup=lambda i, runs=runs: {"pid": project.pk, "rid": runs[i], "last": None, "n": 0},
+                    op=ours_write)
+        m.extra["check"] = all(_chain_intact(rid) for rid in runs) and \
+            Checkpoint.objects.filter(run_id__in=runs).count() == m.extra["acknowledged"]
+        out.append(m)
+        out.append(measure("3 checkpoint read latest", "harness latest checkpoint", clients=clients,
+                           settings=settings, setup=lambda i, runs=runs: runs[i],
+                           op=lambda rid: latest_checkpoint(rid)))
+
+        threads = [f"bench-{uuid.uuid4().hex[:8]}-{i}" for i in range(clients)]
+
+        def lg_setup(i: int, threads: list[str] = threads) -> dict:
+            from langgraph.checkpoint.postgres import PostgresSaver
+
+            conn = psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0,
+                                   row_factory=psycopg.rows.dict_row)
+            saver = PostgresSaver(conn)
+            return {"saver": saver, "config": {"configurable": {"thread_id": threads[i], "checkpoint_ns": ""}},
+                    "n": 0}
+
+        def lg_write(s: dict) -> None:
+            s["n"] += 1
+            s["config"] = s["saver"].put(s["config"], _lg_checkpoint(s["n"]), {"source": "loop", "step": s["n"]},
+                                         {"state": s["n"]})
+
+        out.append(measure("3 checkpoint write", "LangGraph PostgresSaver.put", clients=clients, settings=settings,
+                           setup=lg_setup, op=lg_write))
+
+        def lg_read(s: dict) -> None:
+            assert s["saver"].get_tuple({"configurable": {"thread_id": s["config"]["configurable"]["thread_id"],
+                                                          "checkpoint_ns": ""}}) is not None
+
+        out.append(measure("3 checkpoint read latest", "LangGraph PostgresSaver.get_tuple", clients=clients,
+                           settings=settings, setup=lg_setup, op=lg_read))
+    return out
+
+
+def _lg_tables() -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row) as conn:
+        PostgresSaver(conn).setup()
+
+
+def _lg_checkpoint(n: int) -> dict:
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.base.id import uuid6
+
+    cp = empty_checkpoint()
+    cp["id"] = str(uuid6(clock_seq=n))
+    cp["channel_values"] = {"state": STATE}
+    cp["channel_versions"] = {"state": n}
+    return cp
+
+
+def _chain_intact(run_id: int) -> bool:
+    rows = list(Checkpoint.objects.filter(run_id=run_id).order_by("id").values_list("id", "parent_id", "depth"))
+    return all(parent == (rows[k - 1][0] if k else None) and depth == k for k, (_, parent, depth) in enumerate(rows))
+
+
+# --- 4. read a 1,000-deep lineage -------------------------------------------------------------------
+
+LINEAGE_SQL = """
+WITH RECURSIVE chain AS (
+    SELECT id, parent_id FROM runs_app_checkpoint WHERE id = %s
+    UNION ALL
+    SELECT c.id, c.parent_id FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id
+)
+SELECT id FROM chain
+"""
+
+
+def lineage(checkpoint_id: int) -> list[Checkpoint]:
+    with connection.cursor() as cursor:
+        cursor.execute(LINEAGE_SQL, [checkpoint_id])
+        ids = [row[0] for row in cursor.fetchall()]
+    return list(Checkpoint.objects.filter(id__in=ids).order_by("-depth"))
+
+
+def scenario_lineage(settings: Settings) -> list[Measure]:
+    project = _project()
+    _lg_tables()
+    rid = _new_run(project)
+    last = None
+    for n in range(1000):
+        last = checkpoint_create(project=project.pk, run_id=rid, parent_id=last, state=STATE, cursor={"n": n}).pk
+    thread = f"bench-lineage-{uuid.uuid4().hex[:8]}"
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row) as conn:
+        saver = PostgresSaver(conn)
+        config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        for n in range(1, 1001):
+            config = saver.put(config, _lg_checkpoint(n), {"step": n}, {"state": n})
+    out = []
+    for clients in settings.clients:
+        m = measure("4 read 1,000-deep lineage", "harness lineage (recursive CTE)", clients=clients,
+                    settings=settings, setup=lambda i: last, op=lambda cid: lineage(cid))
+        m.extra["check"] = len(lineage(last)) == 1000
+        out.append(m)
+
+        def lg_setup(i: int) -> dict:
+            from langgraph.checkpoint.postgres import PostgresSaver
+
+            conn = psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row)
+            return {"saver": PostgresSaver(conn)}
+
+        def lg_list(s: dict) -> None:
+            count = sum(1 for _ in s["saver"].list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}))
+            assert count == 1000, count
+
+        out.append(measure("4 read 1,000-deep lineage", "LangGraph PostgresSaver.list", clients=clients,
+                           settings=settings, setup=lg_setup, op=lg_list))
+    return out
+
+
+# --- 6. claim a run with a lease ----------------------------------------------------------------------
+
+def scenario_claim(settings: Settings) -> list[Measure]:
+    project = _project()
+    out = []
+    for clients in settings.clients:
+        runs = [_new_run(project) for _ in range(clients)]
+        # Two owners alternate on each client's own run: claim, release, the other owner claims.
+        m = measure("6 claim run", "harness run_claim", clients=clients, settings=settings,
+                    setup=lambda i, runs=runs: {"pid": project.pk, "rid": runs[i], "n": 0},
+                    op=_ours_claim)
+        out.append(m)
+
+        def raw_setup(i: int, runs: list[int] = runs) -> dict:
+            return {"conn": psycopg.connect(pg_url()), "rid": runs[i], "n": 0}
+
+        out.append(measure("6 claim run", "raw conditional UPDATE", clients=clients, settings=settings,
+                           setup=raw_setup, op=_raw_claim))
+    out.append(_contention_rounds(project, rounds=50))
+    return out
+
+
+def _ours_claim(s: dict) -> None:
+    s["n"] += 1
+    run_claim(project=s["pid"], run_id=s["rid"], owner=f"w{s['n'] % 2}", lease_seconds=30)
+    # release, so the next claim (by the other owner) finds the run free
+    run_release(project=s["pid"], run_id=s["rid"], owner=f"w{s['n'] % 2}")
+
+
+RAW_CLAIM = """
+UPDATE runs_app_run SET lease_owner = %(owner)s, lease_expires_at = now() + interval '30 seconds',
+       version = version + 1, updated_at = now()
+ WHERE id = %(rid)s AND (lease_owner = '' OR lease_expires_at <= now() OR lease_owner = %(owner)s)
+   AND status NOT IN ('succeeded', 'failed', 'cancelled')
+"""
+RAW_RELEASE = """
+UPDATE runs_app_run SET lease_owner = '', lease_expires_at = NULL, version = version + 1, updated_at = now()
+ WHERE id = %(rid)s AND lease_owner = %(owner)s
+"""
+
+
+def _raw_claim(s: dict) -> None:
+    s["n"] += 1
+    params = {"owner": f"w{s['n'] % 2}", "rid": s["rid"]}
+    assert s["conn"].execute(RAW_CLAIM, params).rowcount == 1
+    s["conn"].commit()
+    s["conn"].execute(RAW_RELEASE, params)
+    s["conn"].commit()
+
+
+def _contention_rounds(project: Project, rounds: int) -> Measure:
+    """8 claimers, one run, `rounds` times: exactly one winner per round."""
+    from harness.errors import ConflictError
+
+    bad_rounds = 0
+    for _ in range(rounds):
+        rid = _new_run(project)
+        barrier = threading.Barrier(8)
+        wins: list[int] = []
+
+        def claim(i: int) -> None:
+            barrier.wait()
+            try:
+                run_claim(project=project.pk, run_id=rid, owner=f"claimer-{i}", lease_seconds=30)
+                wins.append(i)
+            except ConflictError:
+                pass
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=claim, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        bad_rounds += len(wins) != 1
+    return Measure("6 claim contention", "8 claimers x 1 run", 8, rounds, 0, 0, 0, 0,
+                   extra={"check": bad_rounds == 0, "rounds": rounds, "rounds_without_exactly_one_winner": bad_rounds})
+
+
+SCENARIOS: dict[str, Any] = {
+    "1": scenario_append,
+    "2": scenario_read_latest_items,
+    "3": scenario_checkpoint,
+    "4": scenario_lineage,
+    "6": scenario_claim,
+}
