@@ -5,6 +5,7 @@ API list, filter and navigate records through these functions.
 """
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from django.db import connection
@@ -94,8 +95,12 @@ def memory_retrieve(
     query: str | None = None,
     k: int = 10,
     now: dt.datetime | None = None,
+    any_term: bool = False,
 ) -> list[MemoryRecord]:
     """Retrieval on demand: one scope (required), optional full-text query, fresh only, top-k.
+
+    `any_term` matches records sharing any word with the query (for relevance to a run's objective)
+    instead of the websearch syntax, where plain words must all match.
 
     1. Filter on project, scope and scope key, status active, and freshness at `now`.
     2. With a query, match it with PostgreSQL full-text search (websearch syntax) and rank by
@@ -115,6 +120,8 @@ def memory_retrieve(
         fresh_q(now), scope=scope, scope_key=scope_key, status=MemoryStatus.ACTIVE
     )
     query = (query or "").strip()
+    if query and any_term:
+        query = " OR ".join(re.findall(r"\w+", query)[:50])
     if query:
         records = _text_match(records, query)
     else:

@@ -511,7 +511,8 @@ def context_project(
     """Build and record the bounded context a run's model may see.
 
     1. Relevant memory: active, fresh records of the project-wide scope, the run's session and its
-       active agent (ranked by `query` when given), into at most half the budget.
+       active agent (with a `query`, those sharing a word with it, best ranked first; without one,
+       the most recent), into at most half the budget.
     2. The session's most recent items, newest first, until the rest of the budget is used; the
        first item that does not fit ends the window so it stays contiguous.
     3. Store exactly what was handed over (ids, seqs and the text) as a ContextSnapshot.
@@ -531,7 +532,9 @@ def context_project(
         scopes.append((MemoryScope.AGENT, run.active_agent))
     candidates: list[MemoryRecord] = []
     for scope, key in scopes:
-        candidates += memory_retrieve(project=project_id, scope=scope, scope_key=key, query=query, k=MEMORY_PER_SCOPE)
+        candidates += memory_retrieve(
+            project=project_id, scope=scope, scope_key=key, query=query, k=MEMORY_PER_SCOPE, any_term=True
+        )
     if query:
         candidates.sort(key=lambda r: -float(getattr(r, "rank", 0.0)))
     memory: list[dict[str, Any]] = []

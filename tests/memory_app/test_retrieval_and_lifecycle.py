@@ -209,10 +209,13 @@ def test_context_projection_stays_in_budget_and_records_exactly_what_was_handed_
     memory_write(project=project, actor=agent, scope="project", content="The lamp is broken.", source_run_id=run.pk,
                  expires_at=timezone.now() - dt.timedelta(days=1))
 
-    snapshot = context_project(project=project, run_id=run.pk, budget_chars=400, query="lamp")
+    memory_write(project=project, actor=agent, scope="project", content="Unrelated: the rope is frayed.",
+                 source_run_id=run.pk)
+
+    snapshot = context_project(project=project, run_id=run.pk, budget_chars=400, query="Light the lamp tonight")
 
     stored = ContextSnapshot.objects.get(pk=snapshot.pk)
-    assert stored.run_id == run.pk and stored.query == "lamp"
+    assert stored.run_id == run.pk and stored.query == "Light the lamp tonight"
     assert stored.used_chars <= 400
     assert set(stored.memory_ids) == {relevant.pk, mine.pk}  # not another user's, not the expired one
     texts = [i["text"] for i in stored.content["items"]]
