@@ -4,8 +4,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views import defaults
 from django.urls import register_converter
+from django.views import defaults
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView

@@ -7,7 +7,7 @@ set, so server-owned fields are never writable), call one service, render an out
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -76,7 +76,9 @@ class RunCreateInSerializer(serializers.Serializer):
     active_agent = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
     cursor = serializers.DictField(required=False, default=dict)
     deadline = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    token_budget = serializers.IntegerField(min_value=0, max_value=MAX_ID, required=False, allow_null=True, default=None)
+    token_budget = serializers.IntegerField(
+        min_value=0, max_value=MAX_ID, required=False, allow_null=True, default=None
+    )
     cost_budget = serializers.DecimalField(
         max_digits=12, decimal_places=4, min_value=0, required=False, allow_null=True, default=None
     )
@@ -91,7 +93,9 @@ class RunFilterSerializer(serializers.Serializer):
 
 class LeaseInSerializer(serializers.Serializer):
     owner = serializers.CharField(max_length=200)
-    lease_seconds = serializers.IntegerField(min_value=1, max_value=3600, default=settings.HARNESS_DEFAULT_LEASE_SECONDS)
+    lease_seconds = serializers.IntegerField(
+        min_value=1, max_value=3600, default=settings.HARNESS_DEFAULT_LEASE_SECONDS
+    )
 
 
 class RunTransitionInSerializer(serializers.Serializer):
@@ -423,7 +427,8 @@ class EffectListIntendApi(AgentListView):
             project=agent_project(request), idempotency_key=data["idempotency_key"], tool=data["tool"],
             arguments=data["arguments"], run_id=data["run"], approval_id=data["approval"],
         )
-        return Response(EffectOutSerializer(effect).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(EffectOutSerializer(effect).data, status=code)
 
 
 class EffectDetailApi(AgentApiView):
@@ -447,7 +452,9 @@ class EffectDeliverApi(AgentApiView):
         effect = delivery.effect
         if delivery.outcome == "conflict":
             # The service has committed the conflict (and blocked the run): answer 409, roll back nothing.
-            run_status = Run.objects.filter(pk=effect.run_id).values_list("status", flat=True).first()
+            run_status = (
+                Run.objects.filter(pk=effect.run_id).values_list("status", flat=True).first() if effect.run_id else None
+            )
             body = {
                 "code": "effect_conflict",
                 "detail": "A different result was already delivered under this idempotency key.",

@@ -19,7 +19,7 @@ class ApiClient:
 
     def __init__(self, secret: str | None = None, client: Client | None = None) -> None:
         self.client = client or Client()
-        self.headers = {"HTTP_AUTHORIZATION": f"Bearer {secret}"} if secret else {}
+        self.headers: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {secret}"} if secret else {}
 
     def call(self, method: str, path: str, body: Any = None, **headers: str) -> Any:
         kwargs: dict[str, Any] = {**self.headers, **headers}
@@ -32,6 +32,11 @@ class ApiClient:
 
     def post(self, path: str, body: Any = None, **headers: str) -> Any:
         return self.call("POST", path, {} if body is None else body, **headers)
+
+    def post_raw(self, path: str, text: str) -> Any:
+        """POST a body exactly as written (malformed or hostile JSON)."""
+        return self.client.generic("POST", path, text.encode("utf-8", "surrogatepass"), "application/json",
+                                   **self.headers)
 
     def patch(self, path: str, body: Any = None, **headers: str) -> Any:
         return self.call("PATCH", path, {} if body is None else body, **headers)

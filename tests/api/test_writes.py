@@ -67,7 +67,7 @@ def test_a_task_save_ignores_status_and_uses_expected_version(world: World) -> N
     response = world.agent.patch(f"/api/v1/tasks/{world.task.pk}/", body)
     assert response.status_code == 200
     task = Task.objects.get(pk=world.task.pk)
-    assert (task.status, task.version, task.plan) == ("open", body["expected_version"] + 1, ["x"])
+    assert (task.status, task.version, task.plan) == ("open", world.task.version + 1, ["x"])
 
 
 def test_a_checkpoint_hash_and_depth_are_computed(world: World) -> None:
@@ -103,7 +103,8 @@ def test_an_illegal_run_transition_is_409(world: World) -> None:
 
 def test_an_agent_cannot_resume_a_run_waiting_for_approval(world: World) -> None:
     run = world.waiting_run
-    response = world.agent.post(f"/api/v1/runs/{run.pk}/transition/", {"to": "running", "expected_version": run.version})
+    body = {"to": "running", "expected_version": run.version}
+    response = world.agent.post(f"/api/v1/runs/{run.pk}/transition/", body)
     assert response.status_code == 409
     assert response.json()["code"] == "worker_only_transition"
 
@@ -117,7 +118,8 @@ def test_a_heartbeat_after_the_lease_is_lost_is_409(world: World) -> None:
 
 def test_an_optimistic_append_with_a_stale_seq_is_409(world: World) -> None:
     path = f"/api/v1/sessions/{world.session.pk}/items/"
-    assert world.agent.post(path, {"items": [{"role": "user", "content": 1}], "expected_last_seq": 0}).status_code == 201
+    first = world.agent.post(path, {"items": [{"role": "user", "content": 1}], "expected_last_seq": 0})
+    assert first.status_code == 201
     response = world.agent.post(path, {"items": [{"role": "user", "content": 2}], "expected_last_seq": 0})
     assert response.status_code == 409
     assert (response.json()["code"], response.json()["last_seq"]) == ("seq_conflict", 1)
@@ -187,7 +189,8 @@ def test_the_same_result_twice_is_consumed_once_with_one_receipt(world: World) -
 
 def test_a_different_result_hash_is_409_and_blocks_the_run(world: World) -> None:
     key = world.effect.idempotency_key
-    assert world.agent.post("/api/v1/effects/deliver/", {"idempotency_key": key, "result": {"id": 42}}).status_code == 200
+    first = world.agent.post("/api/v1/effects/deliver/", {"idempotency_key": key, "result": {"id": 42}})
+    assert first.status_code == 200
     response = world.agent.post("/api/v1/effects/deliver/", {"idempotency_key": key, "result": {"id": 43}})
     assert response.status_code == 409
     assert response.json()["code"] == "effect_conflict"
@@ -227,10 +230,7 @@ def test_a_body_over_the_cap_is_413(world: World, settings) -> None:  # type: ig
 
 def test_json_nested_deeper_than_the_cap_is_400(world: World) -> None:
     deep = "[" * 5000 + "]" * 5000
-    response = world.agent.client.post(
-        "/api/v1/sessions/", data=f'{{"metadata": {{"a": {deep}}}}}', content_type="application/json",
-        **world.agent.headers,
-    )
+    response = world.agent.post_raw("/api/v1/sessions/", f'{{"metadata": {{"a": {deep}}}}}')
     assert response.status_code == 400
     assert response.json()["code"] == "json_too_deep"
 
@@ -243,15 +243,13 @@ def test_brackets_inside_strings_do_not_count_as_nesting(world: World) -> None:
 @pytest.mark.parametrize("value", ["nul\u0000byte", "lone \ud800 surrogate"])
 def test_text_postgresql_cannot_store_is_400(world: World, value: str) -> None:
     raw = json.dumps({"metadata": {"k": value}})
-    response = world.agent.client.post("/api/v1/sessions/", data=raw, content_type="application/json",
-                                       **world.agent.headers)
+    response = world.agent.post_raw("/api/v1/sessions/", raw)
     assert response.status_code == 400
     assert response.json()["code"] == "parse_error"
 
 
 def test_non_finite_numbers_are_400(world: World) -> None:
-    response = world.agent.client.post("/api/v1/runs/", data='{"session": 1, "cursor": {"x": 1e999}}',
-                                       content_type="application/json", **world.agent.headers)
+    response = world.agent.post_raw("/api/v1/runs/", '{"session": 1, "cursor": {"x": 1e999}}')
     assert response.status_code == 400
 
 
@@ -261,8 +259,7 @@ def test_ids_too_big_for_the_database_are_404_or_400(world: World) -> None:
 
 
 def test_malformed_json_is_400(world: World) -> None:
-    response = world.agent.client.post("/api/v1/sessions/", data="{nope", content_type="application/json",
-                                       **world.agent.headers)
+    response = world.agent.post_raw("/api/v1/sessions/", "{nope")
     assert (response.status_code, response.json()["code"]) == (400, "parse_error")
 
 
