@@ -1,0 +1,39 @@
+import pytest
+from django.core.management import call_command
+
+from harness.models import Project
+from memory_app.models import MemoryRecord
+from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, Task
+from sessions_app.models import Session
+
+
+@pytest.mark.django_db
+def test_load_demo_builds_the_seed_scenario_once():
+    call_command("load_demo", with_users=True)
+    call_command("load_demo", with_users=True)  # a second run changes nothing
+
+    project = Project.objects.get(slug="novelforge")
+    session = Session.objects.get(project=project, ref="S-42")
+    runs = {r.ref: r for r in Run.objects.filter(session=session)}
+    assert {ref: r.status for ref, r in runs.items()} == {
+        "R-100": "succeeded", "R-101": "waiting_approval", "R-102": "created"}
+    task = Task.objects.get(project=project, ref="T-7")
+    assert runs["R-101"].task_id == task.pk and runs["R-101"].current_node == "publish"
+
+    days = list(Checkpoint.objects.filter(task=task).order_by("depth").values_list("label", "depth"))
+    assert [label.split(":")[0] for label, _ in days] == ["day 1", "day 2", "day 3"]
+    assert task.latest_checkpoint.label.startswith("day 3")
+    assert task.latest_checkpoint.parent.parent.parent_id is None
+
+    pending = ApprovalRequest.objects.get(project=project, status="pending")
+    assert pending.run_id == runs["R-101"].pk and pending.risk == "high" and pending.tool == "publish_chapter"
+    assert runs["R-101"].pending_approval_id == pending.pk
+    effect = ExternalEffect.objects.get(project=project)
+    assert effect.status == "consumed" and effect.receipt
+
+    memory = MemoryRecord.objects.filter(project=project)
+    assert memory.count() >= 3
+    superseded = memory.get(status="superseded")
+    assert superseded.superseded_by.status == "active"
+    assert Session.objects.filter(project=project).count() == 1
+    assert ApprovalRequest.objects.filter(project=project).count() == 1
