@@ -57,6 +57,21 @@ def test_a_retry_with_the_same_key_and_body_replays_the_first_response(world: Wo
 
 
 @pytest.mark.django_db
+def test_memory_writes_get_idempotency_without_opting_in(world: World) -> None:
+    from memory_app.models import MemoryRecord
+
+    body = {"scope": "project", "content": "The build uses Python 3.11.", "source_run_id": world.run.pk}
+    first = world.agent.post("/api/v1/memory/records/", body, HTTP_IDEMPOTENCY_KEY="mem-1")
+    retry = world.agent.post("/api/v1/memory/records/", body, HTTP_IDEMPOTENCY_KEY="mem-1")
+    assert first.status_code in (200, 201), first.content
+    assert (retry.status_code, retry.json()) == (first.status_code, first.json())
+    assert retry["Idempotent-Replayed"] == "true"
+    assert MemoryRecord.objects.filter(content=body["content"]).count() == 1
+    reused = world.agent.post("/api/v1/memory/records/", {**body, "content": "No."}, HTTP_IDEMPOTENCY_KEY="mem-1")
+    assert (reused.status_code, reused.json()["code"]) == (422, "idempotency_key_reused")
+
+
+@pytest.mark.django_db
 def test_the_same_key_with_a_different_body_is_422(world: World) -> None:
     assert world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="k").status_code == 201
     response = world.agent.post("/api/v1/sessions/", {"role": "other"}, HTTP_IDEMPOTENCY_KEY="k")
