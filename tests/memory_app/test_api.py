@@ -221,3 +221,16 @@ def test_erase_through_the_api_leaves_no_content(world):
     assert (read["status"], read["content"], read["subject"]) == ("deleted", "", "")
     snapshot = client_for(world, "agent").get(f"{BASE}/context/{world.snapshot.pk}/").json()
     assert "north" not in str(snapshot["content"])
+
+
+def test_a_retried_write_with_the_same_idempotency_key_is_answered_once(world):
+    from harness.models import AuditEntry
+
+    client = client_for(world, "agent")
+    body = {"scope": "project", "content": "Written once.", "source_run_id": world.run.pk}
+    first = client.post(f"{BASE}/records/", body, format="json", HTTP_IDEMPOTENCY_KEY="mem-1")
+    again = client.post(f"{BASE}/records/", body, format="json", HTTP_IDEMPOTENCY_KEY="mem-1")
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.json() == first.json()  # the replay, not a "merged" second write
+    assert AuditEntry.objects.filter(action__in=["memory.accepted", "memory.merged"],
+                                     target_id=str(first.json()["record"]["id"])).count() == 1
