@@ -15,11 +15,18 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
+from django_htmx.middleware import HtmxDetails
 
 from harness.models import Project
 from harness.tenancy import Role, projects_for_user
 
 PAGE = Callable[..., HttpResponse]
+
+
+class ConsoleRequest(HttpRequest):
+    """A console request: django-htmx's middleware adds `htmx` (falsy unless htmx sent it)."""
+
+    htmx: HtmxDetails
 
 
 def visible_projects(request: HttpRequest) -> QuerySet[Project]:
@@ -121,13 +128,13 @@ class ConsoleLogoutView(auth_views.LogoutView):
 @console_page
 def dashboard(request: HttpRequest) -> HttpResponse:
     from memory_app.console_selectors import held_count
-    from runs_app.console_selectors import blocked_run_count
+    from runs_app.console_selectors import blocked_run_count, blocked_runs
 
     ids = project_ids(request)
     return render_page(
         request,
         "dashboard.html",
-        {"blocked_runs": blocked_run_count(ids), "held_memory": held_count(ids)},
+        {"blocked_count": blocked_run_count(ids), "blocked_runs": blocked_runs(ids), "held_memory": held_count(ids)},
     )
 
 
@@ -137,4 +144,5 @@ def pending_count(request: HttpRequest) -> HttpResponse:
     """The navigation's pending-approval badge, polled by htmx."""
     from runs_app.console_selectors import pending_approval_count
 
-    return render(request, "base.html#pending-count", {"nav_pending_count": pending_approval_count(project_ids(request))})
+    count = pending_approval_count(project_ids(request))
+    return render(request, "base.html#pending-count", {"nav_pending_count": count})

@@ -5,14 +5,14 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from harness.errors import DomainError, Forbidden, NotFoundError
 from harness.tenancy import Role
-from harness.views import console_page, console_roles, project_ids, render_page, role_required
+from harness.views import ConsoleRequest, console_page, console_roles, project_ids, render_page, role_required
 from memory_app import console_selectors as sel
 from memory_app import services
 from memory_app.forms import BulkForm, DeleteForm, MemoryFilterForm, ReviewForm, SupersedeForm
@@ -20,13 +20,13 @@ from memory_app.models import MemoryStatus
 from memory_app.selectors import is_fresh, memory_chain
 
 
-def _actor(request: HttpRequest) -> services.Actor:
+def _actor(request: ConsoleRequest) -> services.Actor:
     return services.Actor.for_user(request.user)  # type: ignore[arg-type]
 
 
 @require_GET
 @console_page
-def record_list(request: HttpRequest) -> HttpResponse:
+def record_list(request: ConsoleRequest) -> HttpResponse:
     form = MemoryFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
     page = Paginator(sel.record_list(project_ids(request), **{k: v for k, v in filters.items() if v}), 50).get_page(
@@ -45,7 +45,7 @@ def record_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @console_page
-def record_detail(request: HttpRequest, record_id: int) -> HttpResponse:
+def record_detail(request: ConsoleRequest, record_id: int) -> HttpResponse:
     record = sel.record_get(project_ids(request), record_id)
     return render_page(request, "memory/record_detail.html", _detail_context(record), partials=("record-card",))
 
@@ -66,7 +66,7 @@ def _detail_context(record: Any, **extra: Any) -> dict[str, Any]:
 
 @require_http_methods(["GET", "POST"])
 @console_page
-def record_edit(request: HttpRequest, record_id: int) -> HttpResponse:
+def record_edit(request: ConsoleRequest, record_id: int) -> HttpResponse:
     """GET: the inline edit form (a partial of the detail page). POST: supersede with the new content."""
     record = sel.record_get(project_ids(request), record_id)
     if request.method == "GET":
@@ -101,7 +101,7 @@ def record_edit(request: HttpRequest, record_id: int) -> HttpResponse:
     return redirect("memory:record_detail", successor.pk)
 
 
-def _card(request: HttpRequest, record: Any, *, status: int, **extra: Any) -> HttpResponse:
+def _card(request: ConsoleRequest, record: Any, *, status: int, **extra: Any) -> HttpResponse:
     context = _detail_context(record, **extra)
     if request.htmx:
         # htmx 2 swaps only 2xx by default; the card carries its own errors.
@@ -109,13 +109,13 @@ def _card(request: HttpRequest, record: Any, *, status: int, **extra: Any) -> Ht
     return render_page(request, "memory/record_detail.html", context, status=status)
 
 
-def _can_curate(request: HttpRequest) -> bool:
+def _can_curate(request: ConsoleRequest) -> bool:
     return console_roles(request)[Role.OPERATOR]
 
 
 @require_http_methods(["GET", "POST"])
 @console_page
-def record_delete(request: HttpRequest, record_id: int) -> HttpResponse:
+def record_delete(request: ConsoleRequest, record_id: int) -> HttpResponse:
     """GET: the confirmation page. POST (with the box ticked): tombstone the record."""
     record = sel.record_get(project_ids(request), record_id)
     if request.method == "GET":
@@ -144,12 +144,12 @@ def record_delete(request: HttpRequest, record_id: int) -> HttpResponse:
 @require_POST
 @console_page
 @role_required(Role.OPERATOR)
-def record_bulk(request: HttpRequest) -> HttpResponse:
+def record_bulk(request: ConsoleRequest) -> HttpResponse:
     """Delete or expire many records; only records in the user's projects are touched."""
     form = BulkForm(request.POST)
     back = reverse("memory:record_list") + ("?" + request.POST["query"] if request.POST.get("query") else "")
     if not form.is_valid():
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect(back)
     by_project: dict[int, list[int]] = {}
     visible = sel.record_list(project_ids(request)).filter(pk__in=form.cleaned_data["ids"])
@@ -170,7 +170,7 @@ def record_bulk(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @console_page
-def held_list(request: HttpRequest) -> HttpResponse:
+def held_list(request: ConsoleRequest) -> HttpResponse:
     page = Paginator(sel.held_list(project_ids(request)), 50).get_page(request.GET.get("page"))
     return render_page(request, "memory/held_list.html", {"page": page, "review_form": ReviewForm()})
 
@@ -178,7 +178,7 @@ def held_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 @console_page
 @role_required(Role.OPERATOR)
-def held_review(request: HttpRequest, record_id: int) -> HttpResponse:
+def held_review(request: ConsoleRequest, record_id: int) -> HttpResponse:
     record = sel.record_get(project_ids(request), record_id)
     form = ReviewForm(request.POST)
     if form.is_valid():

@@ -78,6 +78,15 @@ def blocked_run_count(project_ids: Sequence[int]) -> int:
     return Run.objects.filter(project_id__in=project_ids, status=RunStatus.BLOCKED).count()
 
 
+def blocked_runs(project_ids: Sequence[int], limit: int = 20) -> list[Run]:
+    """Runs a failed resume check stopped, newest first: each names its step for a person to decide."""
+    return list(
+        Run.objects.filter(project_id__in=project_ids, status=RunStatus.BLOCKED)
+        .select_related("project")
+        .order_by("-updated_at", "-id")[:limit]
+    )
+
+
 def approval_inbox(
     project_ids: Sequence[int],
     *,

@@ -5,14 +5,14 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.errors import ConflictError, DomainError, Forbidden
 from harness.tenancy import Role
-from harness.views import console_page, project_ids, render_page, role_required
+from harness.views import ConsoleRequest, console_page, project_ids, render_page, role_required
 from runs_app import console_selectors as sel
 from runs_app.forms import ApprovalFilterForm, ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
 from runs_app.models import ApprovalRequest, ApprovalStatus
@@ -28,7 +28,7 @@ def pretty(value: Any) -> str:
 
 @require_GET
 @console_page
-def approval_inbox(request: HttpRequest) -> HttpResponse:
+def approval_inbox(request: ConsoleRequest) -> HttpResponse:
     form = ApprovalFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
     ids = project_ids(request)
@@ -43,14 +43,14 @@ def approval_inbox(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _query_without_page(request: HttpRequest) -> str:
+def _query_without_page(request: ConsoleRequest) -> str:
     params = request.GET.copy()
     params.pop("page", None)
     params.pop("part", None)
     return params.urlencode()
 
 
-def _decision_context(request: HttpRequest, approval: ApprovalRequest, **extra: Any) -> dict[str, Any]:
+def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extra: Any) -> dict[str, Any]:
     run = approval.run
     deciding = approval.status == ApprovalStatus.PENDING
     context = {
@@ -87,7 +87,7 @@ def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
 
 @require_GET
 @console_page
-def approval_detail(request: HttpRequest, approval_id: int) -> HttpResponse:
+def approval_detail(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     approval = sel.approval_get(project_ids(request), approval_id)
     context = _decision_context(request, approval)
     if not (request.htmx and request.GET.get("part") in ("decision", "trace")):
@@ -95,7 +95,10 @@ def approval_detail(request: HttpRequest, approval_id: int) -> HttpResponse:
     return render_page(request, "runs/approval_detail.html", context, partials=("decision", "trace"))
 
 
-def _decide(request: HttpRequest, approval_id: int, form_class: type, decision: str) -> HttpResponse:
+DecisionForm = ApproveForm | RejectForm | EditApproveForm
+
+
+def _decide(request: ConsoleRequest, approval_id: int, form_class: type[DecisionForm], decision: str) -> HttpResponse:
     """Validate the form, call approval_decide, and show the outcome in the decision panel.
 
     1. The approval must be visible to the user (else 404).
@@ -106,7 +109,9 @@ def _decide(request: HttpRequest, approval_id: int, form_class: type, decision: 
     ids = project_ids(request)
     approval = sel.approval_get(ids, approval_id)
     form = form_class(request.POST)
-    form_key = {ApproveForm: "approve_form", RejectForm: "reject_form", EditApproveForm: "edit_form"}[form_class]
+    form_key = {"ApproveForm": "approve_form", "RejectForm": "reject_form", "EditApproveForm": "edit_form"}[
+        form_class.__name__
+    ]
     if not form.is_valid():
         return _decision_response(request, approval, status=400, **{form_key: form})
     data = form.cleaned_data
@@ -134,7 +139,9 @@ def _decide(request: HttpRequest, approval_id: int, form_class: type, decision: 
     return _decision_response(request, sel.approval_get(ids, approval_id), status=200)
 
 
-def _decision_response(request: HttpRequest, approval: ApprovalRequest, *, status: int, **extra: Any) -> HttpResponse:
+def _decision_response(
+    request: ConsoleRequest, approval: ApprovalRequest, *, status: int, **extra: Any
+) -> HttpResponse:
     context = _decision_context(request, approval, **extra)
     if request.htmx:
         # htmx 2 does not swap 4xx responses by default; the panel itself carries the outcome, and
@@ -148,21 +155,21 @@ def _decision_response(request: HttpRequest, approval: ApprovalRequest, *, statu
 @require_POST
 @console_page
 @role_required(Role.REVIEWER)
-def approval_approve(request: HttpRequest, approval_id: int) -> HttpResponse:
+def approval_approve(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     return _decide(request, approval_id, ApproveForm, Decision.APPROVE)
 
 
 @require_POST
 @console_page
 @role_required(Role.REVIEWER)
-def approval_reject(request: HttpRequest, approval_id: int) -> HttpResponse:
+def approval_reject(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     return _decide(request, approval_id, RejectForm, Decision.REJECT)
 
 
 @require_POST
 @console_page
 @role_required(Role.REVIEWER)
-def approval_edit_approve(request: HttpRequest, approval_id: int) -> HttpResponse:
+def approval_edit_approve(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     return _decide(request, approval_id, EditApproveForm, Decision.APPROVE)
 
 
@@ -171,7 +178,7 @@ def approval_edit_approve(request: HttpRequest, approval_id: int) -> HttpRespons
 
 @require_GET
 @console_page
-def run_inspector(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
     run = sel.run_get(project_ids(request), run_id)
     events = Paginator(sel.run_events(run), 100).get_page(request.GET.get("page"))
     events.object_list = sel.with_data_json(list(events.object_list))
@@ -192,18 +199,17 @@ def run_inspector(request: HttpRequest, run_id: int) -> HttpResponse:
 # --- lineage -------------------------------------------------------------------------------
 
 
-def _lineage_page(request: HttpRequest, *, owner: Any, kind: str, checkpoints: Any) -> HttpResponse:
+def _lineage_page(request: ConsoleRequest, *, owner: Any, kind: str, checkpoints: Any) -> HttpResponse:
     rows = list(checkpoints[: sel.LINEAGE_LIMIT + 1])
     truncated = len(rows) > sel.LINEAGE_LIMIT
     lineage = sel.lineage_layout(rows[: sel.LINEAGE_LIMIT], truncated=truncated)
-    return render_page(
-        request, "runs/lineage.html", {"owner": owner, "kind": kind, "lineage": lineage, "diff_form": CheckpointDiffForm()}
-    )
+    context = {"owner": owner, "kind": kind, "lineage": lineage, "diff_form": CheckpointDiffForm()}
+    return render_page(request, "runs/lineage.html", context)
 
 
 @require_GET
 @console_page
-def run_lineage(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_lineage(request: ConsoleRequest, run_id: int) -> HttpResponse:
     ids = project_ids(request)
     run = sel.run_get(ids, run_id)
     return _lineage_page(request, owner=run, kind="run", checkpoints=sel.lineage_checkpoints(ids, run=run))
@@ -211,7 +217,7 @@ def run_lineage(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 @console_page
-def task_lineage(request: HttpRequest, task_id: int) -> HttpResponse:
+def task_lineage(request: ConsoleRequest, task_id: int) -> HttpResponse:
     ids = project_ids(request)
     task = sel.task_get(ids, task_id)
     return _lineage_page(request, owner=task, kind="task", checkpoints=sel.lineage_checkpoints(ids, task=task))
@@ -219,7 +225,7 @@ def task_lineage(request: HttpRequest, task_id: int) -> HttpResponse:
 
 @require_GET
 @console_page
-def checkpoint_detail(request: HttpRequest, checkpoint_id: int) -> HttpResponse:
+def checkpoint_detail(request: ConsoleRequest, checkpoint_id: int) -> HttpResponse:
     checkpoint = sel.checkpoint_get(project_ids(request), checkpoint_id)
     return render_page(
         request,
@@ -236,7 +242,7 @@ def checkpoint_detail(request: HttpRequest, checkpoint_id: int) -> HttpResponse:
 
 @require_GET
 @console_page
-def checkpoint_diff(request: HttpRequest) -> HttpResponse:
+def checkpoint_diff(request: ConsoleRequest) -> HttpResponse:
     form = CheckpointDiffForm(request.GET)
     context: dict[str, Any] = {"form": form}
     status = 200

@@ -3,17 +3,21 @@
 import json
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
-from harness.views import console_page, project_ids, render_page
+from harness.views import ConsoleRequest, console_page, project_ids, render_page
 from sessions_app import console_selectors as sel
 from sessions_app.forms import SessionFilterForm
 
 
+def _pretty(value: object) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
 @require_GET
 @console_page
-def session_list(request: HttpRequest) -> HttpResponse:
+def session_list(request: ConsoleRequest) -> HttpResponse:
     form = SessionFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
     page = Paginator(sel.session_list(project_ids(request), **{k: v for k, v in filters.items() if v}), 50).get_page(
@@ -24,11 +28,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @console_page
-def session_timeline(request: HttpRequest, session_id: int) -> HttpResponse:
+def session_timeline(request: ConsoleRequest, session_id: int) -> HttpResponse:
     session = sel.session_get(project_ids(request), session_id)
     page, entries = sel.session_timeline(session, request.GET.get("page"))
     rows = [
-        (entry, json.dumps(entry.obj.content, indent=2, ensure_ascii=False, default=str) if entry.kind == "item" else "")
+        (entry, _pretty(entry.obj.content) if entry.kind == "item" else "")
         for entry in entries
     ]
     return render_page(

@@ -33,7 +33,9 @@ class Scene:
 
 def build_scene(project: Project, *, suffix: str = "") -> Scene:
     session = factories.make_session(project, ref=f"S-42{suffix}")
-    task = factories.make_task(project, ref=f"T-7{suffix}", objective="Fix the login bug", plan=["locate", "patch", "test"])
+    task = factories.make_task(
+        project, ref=f"T-7{suffix}", objective="Fix the login bug", plan=["locate", "patch", "test"]
+    )
     session_items_append(project=project, session_id=session.pk, items=[
         {"role": "user", "content": {"text": "Help me analyse the repo"}},
         {"role": "assistant", "content": {"text": "The bug is in auth.py line 42"}},

@@ -57,10 +57,13 @@ def test_delete_needs_confirmation_then_leaves_a_tombstone(scene: Scene, operato
 def test_bulk_delete_and_expire(scene: Scene, operator_client) -> None:  # type: ignore[no-untyped-def]
     actor = Actor.for_agent("coder")
     ids = [
-        memory_write(project=scene.project, actor=actor, scope="project", content=f"fact {i}", source_run_id=scene.run.pk).record.pk  # type: ignore[union-attr]
+        memory_write(  # type: ignore[union-attr]
+            project=scene.project, actor=actor, scope="project", content=f"fact {i}", source_run_id=scene.run.pk
+        ).record.pk
         for i in range(4)
     ]
-    response = operator_client.post(reverse("memory:record_bulk"), {"ids": ids[:2], "action": "delete", "confirm": "on"})
+    bulk = reverse("memory:record_bulk")
+    response = operator_client.post(bulk, {"ids": ids[:2], "action": "delete", "confirm": "on"})
     assert response.status_code == 302
     assert set(MemoryRecord.objects.filter(pk__in=ids[:2]).values_list("status", flat=True)) == {MemoryStatus.DELETED}
     operator_client.post(reverse("memory:record_bulk"), {"ids": ids[2:], "action": "expire", "confirm": "on"})
@@ -78,7 +81,8 @@ def test_held_records_are_listed_and_reviewed(scene: Scene, operator_client) -> 
 
     MemoryWritePolicy.objects.create(project=scene.project, scope="user", decision="hold")
     held = memory_write(
-        project=scene.project, actor=Actor.for_agent("coder"), scope="user", scope_key="u1", content="Likes tabs", source_run_id=scene.run.pk,
+        project=scene.project, actor=Actor.for_agent("coder"), scope="user", scope_key="u1", content="Likes tabs",
+        source_run_id=scene.run.pk,
     ).record
     assert held is not None and held.status == MemoryStatus.HELD
     page = operator_client.get(reverse("memory:held_list")).content.decode()

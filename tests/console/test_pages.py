@@ -93,3 +93,15 @@ def test_timeline_pages_items_and_runs_in_order(project, reviewer_client) -> Non
     body = reviewer_client.get(reverse("sessions:session_timeline", args=[scene.session.pk])).content.decode()
     order = [body.index(s) for s in ("Help me analyse", "Go on, fix", "R-100", "R-101", "I need to push", "R-102")]
     assert order == sorted(order)
+
+
+def test_the_dashboard_names_the_step_a_blocked_run_failed(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from runs_app.services import run_transition
+
+    run_transition(
+        project=scene.project, run_id=scene.run.pk, to="blocked", expected_version=None, by_worker=True,
+        blocked_step="approval_preconditions", error={"reason": "the fingerprint changed"},
+    )
+    body = reviewer_client.get(reverse("dashboard")).content.decode()
+    assert f'data-run="{scene.run.pk}"' in body
+    assert "approval_preconditions" in body and "the fingerprint changed" in body

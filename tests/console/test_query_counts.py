@@ -58,7 +58,9 @@ def grow(project: Project, n: int, start: int) -> dict[str, Any]:
         for i in range(n)
     )
     # A lineage: a chain with a fork every tenth checkpoint, bulk-created level by level.
-    level = Checkpoint.objects.bulk_create([Checkpoint(project=project, run=run, task=task, label="root", content_hash="x")])
+    level = Checkpoint.objects.bulk_create(
+        [Checkpoint(project=project, run=run, task=task, label="root", content_hash="x")]
+    )
     made = 1
     while made < n:
         width = min(2 if made % 10 == 0 else 1, n - made)
