@@ -1,8 +1,10 @@
 """What writes through the API do: server-owned fields stay the server's, CAS, items, effects, limits."""
 
 import json
+import re
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.core.management import call_command
 
 from harness.canonical import digest
@@ -162,6 +164,13 @@ def test_lineage_lists_ancestors_newest_first(world: World) -> None:
     assert [c["id"] for c in lineage] == [grandchild["id"], child["id"], world.checkpoint.pk]
 
 
+def test_an_approval_for_a_run_that_cannot_wait_leaves_nothing_behind(world: World) -> None:
+    response = world.agent.post(f"/api/v1/runs/{world.run.pk}/approvals/", {"tool": "t", "idempotency_key": "k"})
+    assert response.status_code == 409
+    assert (response.json()["code"], response.json()["current_status"]) == ("illegal_transition", "created")
+    assert not ApprovalRequest.objects.filter(run=world.run).exists()
+
+
 def test_the_agent_reads_the_reviewers_decision(world: World) -> None:
     decided = world.reviewer.post(
         f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "No."}
@@ -275,6 +284,9 @@ def test_the_schema_and_offline_docs_are_served(anonymous: ApiClient) -> None:
     html = docs.content.decode()
     assert "drf_spectacular_sidecar/swagger-ui-dist" in html
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
+    # Every asset the page loads ships in an installed package (drf-spectacular-sidecar).
+    assets = re.findall(r'(?:src|href)="/static/([^"]+)"', html)
+    assert assets and all(finders.find(asset) for asset in assets), assets
 
 
 def test_create_agent_token_creates_the_project_and_prints_a_working_token(capsys) -> None:  # type: ignore[no-untyped-def]
