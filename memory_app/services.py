@@ -201,9 +201,15 @@ def memory_write(
             return WriteResult(Outcome.REJECTED, verdict.code, verdict.reason, None)
         digest = write_policy.content_hash(content)
         live = memory_records(project=project_id).filter(scope=scope, scope_key=scope_key, status__in=LIVE)
-        existing = live.filter(content_hash=digest).first()
-        if existing is None:
-            status = MemoryStatus.HELD if verdict.decision == PolicyDecision.HOLD else MemoryStatus.ACTIVE
+        status = MemoryStatus.HELD if verdict.decision == PolicyDecision.HOLD else MemoryStatus.ACTIVE
+        # Bounded: each pass loses only to a concurrent insert or to the duplicate leaving the live set.
+        for _attempt in range(3):
+            existing = live.filter(content_hash=digest).first()
+            if existing is not None:
+                merged = _merge(project_id, actor, existing, now, valid_until=valid_until, expires_at=expires_at)
+                if merged is not None:
+                    return merged
+                continue
             try:
                 with transaction.atomic():
                     record = MemoryRecord.objects.create(
@@ -215,16 +221,13 @@ def memory_write(
                         policy_reason=verdict.reason[:300],
                     )
             except IntegrityError:
-                existing = live.filter(content_hash=digest).first()
-                if existing is None:
-                    raise
-            else:
-                outcome = Outcome.HELD if status == MemoryStatus.HELD else Outcome.ACCEPTED
-                conflicts = [r.pk for r in memory_conflicts_of(project=project_id, record=record)]
-                _audit(project_id, actor, f"memory.{outcome}", record, scope=scope, scope_key=scope_key,
-                       code=verdict.code, conflicts=conflicts)
-                return WriteResult(outcome, verdict.code, verdict.reason, record, conflicts)
-        return _merge(project_id, actor, existing, now, valid_until=valid_until, expires_at=expires_at)
+                continue
+            outcome = Outcome.HELD if status == MemoryStatus.HELD else Outcome.ACCEPTED
+            conflicts = [r.pk for r in memory_conflicts_of(project=project_id, record=record)]
+            _audit(project_id, actor, f"memory.{outcome}", record, scope=scope, scope_key=scope_key,
+                   code=verdict.code, conflicts=conflicts)
+            return WriteResult(outcome, verdict.code, verdict.reason, record, conflicts)
+    raise ConflictError("Concurrent changes to the same fact kept this write from landing; retry.", code="write_race")
 
 
 def _merge(
@@ -235,14 +238,16 @@ def _merge(
     *,
     valid_until: dt.datetime | None,
     expires_at: dt.datetime | None,
-) -> WriteResult:
+) -> WriteResult | None:
+    """Fold a write into a live duplicate; None if it left the live set meanwhile."""
     from memory_app.selectors import is_fresh
 
     updates: dict[str, Any] = {"last_confirmed_at": now, "updated_at": now}
     if not is_fresh(existing, now=now):
         # Observing a lapsed fact again renews it with the new write's freshness.
         updates.update(valid_until=valid_until, expires_at=expires_at, version=F("version") + 1)
-    memory_records(project=project_id).filter(pk=existing.pk, status__in=LIVE).update(**updates)
+    if not memory_records(project=project_id).filter(pk=existing.pk, status__in=LIVE).update(**updates):
+        return None
     existing.refresh_from_db()
     _audit(project_id, actor, "memory.merged", existing, scope=existing.scope, scope_key=existing.scope_key)
     reason = f"Same content as record {existing.pk} in this scope: merged, not stored twice."
