@@ -268,3 +268,37 @@ def test_the_load_demo_scenario_runs_to_the_end_once_r101_is_approved(db) -> Non
     task = Task.objects.get(pk=run.task_id)
     assert task.completed_nodes == ["outline", "draft", "publish", "summarize"]
     assert "/novelforge/chapters/3" in task.artifact_refs["summarize"]["content"]
+
+
+@override_settings(HARNESS_EFFECT_MAX_ATTEMPTS=1,
+                   HARNESS_TOOL_ADAPTERS={"publish_chapter": {"kind": "http", "url": "http://127.0.0.1:9/x",
+                                                              "timeout": 1, "connect_timeout": 1}})
+def test_a_tool_that_stays_unreachable_blocks_the_run_at_bind_result_after_the_attempt_limit(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    assert resume_run_by_id(run.pk, owner=OWNER) == "retry"
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
+
+    run.refresh_from_db()
+    assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "bind_result")
+    assert ExternalEffect.objects.get(run=run).attempts == 1
+
+
+def test_a_tool_that_refuses_the_call_blocks_the_run_at_bind_result(r101) -> None:
+    from tests.worker.support import FakeService
+
+    service = FakeService().start()
+    service.status = 422
+    try:
+        with override_settings(HARNESS_TOOL_ADAPTERS={"publish_chapter": {"kind": "http", "url": service.url}}):
+            run, rita = r101
+            approve(run, rita)
+            assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
+    finally:
+        service.stop()
+
+    run.refresh_from_db()
+    assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "bind_result")
+    assert "HTTP 422" in run.error["reason"]
+    assert ExternalEffect.objects.get(run=run).status == EffectStatus.UNKNOWN
