@@ -27,6 +27,8 @@ def test_a_reviewer_approves_r101_and_watches_it_resume(page: Page, live_server,
     factories.make_user("rita", role="reviewer", projects=[project])
 
     login(page, "rita")
+    assert page.evaluate("htmx.version").startswith("2.")  # the vendored, pinned major
+    shot(page, "dashboard")
     page.click("nav >> text=Approvals")
     expect(page.locator("#pending-count")).to_have_text("1")
     expect(page.locator(f"tr[data-approval='{approval.pk}']")).to_contain_text("publish_chapter")
@@ -120,6 +122,8 @@ def test_an_operator_supersedes_and_deletes_memory(page: Page, live_server, logi
     page.click("#confirm-delete")
     expect(page.locator("#record-status")).to_have_text("Deleted")
     shot(page, "memory-deleted")
+    page.click("nav >> text=Held for review")
+    shot(page, "memory-held")
     old.refresh_from_db()
     new.refresh_from_db()
     assert old.status == MemoryStatus.SUPERSEDED and new.status == MemoryStatus.DELETED

@@ -3,6 +3,7 @@
 import pytest
 from django.urls import reverse
 
+from tests import factories
 from tests.console.scenario import Scene
 
 pytestmark = pytest.mark.django_db
@@ -105,3 +106,42 @@ def test_the_dashboard_names_the_step_a_blocked_run_failed(scene: Scene, reviewe
     body = reviewer_client.get(reverse("dashboard")).content.decode()
     assert f'data-run="{scene.run.pk}"' in body
     assert "approval_preconditions" in body and "the fingerprint changed" in body
+
+
+def test_inbox_filters_by_project_risk_age_and_agent(scene: Scene, project, other_project, client_for) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from runs_app.models import ApprovalRequest
+    from tests.console.scenario import build_scene
+
+    other = build_scene(other_project, suffix="-b")
+    client = client_for(factories.make_user("ivy", role="reviewer", projects=[project, other_project]))
+    ApprovalRequest.objects.filter(pk=other.approval.pk).update(
+        risk="critical", created_at=other.approval.created_at - dt.timedelta(days=2)
+    )
+    inbox = reverse("runs:approval_inbox")
+
+    def shown(query: str) -> set[int]:
+        body = client.get(inbox + query).content.decode()
+        return {a for a in (scene.approval.pk, other.approval.pk) if f'data-approval="{a}"' in body}
+
+    assert shown("") == {scene.approval.pk, other.approval.pk}
+    assert shown("?project=acme") == {scene.approval.pk}
+    assert shown("?risk=critical") == {other.approval.pk}
+    assert shown("?older_than=1d") == {other.approval.pk}
+    assert shown("?agent=coder") == {scene.approval.pk, other.approval.pk}
+    assert shown("?agent=nobody") == set()
+    fragment = client.get(inbox + "?risk=high&part=inbox-table", HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.lstrip().startswith('<div id="inbox-table">')
+
+
+def test_the_timeline_is_paged(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from sessions_app.services import session_items_append
+
+    session_items_append(project=scene.project, session_id=scene.session.pk,
+                         items=[{"role": "user", "content": {"n": i}} for i in range(60)])
+    url = reverse("sessions:session_timeline", args=[scene.session.pk])
+    first = reviewer_client.get(url).content.decode()
+    assert "page 1 of 2" in first and 'href="?page=2"' in first
+    second = reviewer_client.get(url + "?page=2").content.decode()
+    assert "page 2 of 2" in second and second.count('class="timeline-') == 67 - 50
