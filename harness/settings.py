@@ -159,6 +159,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # harness.api_base.IdConverter: `<id:pk>` is 1 to 18 digits (a bigint), documented as an integer.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}},
     "ENUM_NAME_OVERRIDES": {
         "SessionStatusEnum": "sessions_app.models.SessionStatus",
         "SessionRoleEnum": "sessions_app.models.SessionRole",
