@@ -424,7 +424,8 @@ def memory_erase(*, project: Project | int, actor: Actor, record_id: int, includ
 
     1. The record and, with `include_history`, every earlier version it replaced.
     2. Each is tombstoned (if not already) and its content, subject and content hash wiped.
-    3. Every context snapshot that handed one of them to a model has that entry's text wiped.
+    3. Every context snapshot that handed one of them to a model has that entry's text wiped, and
+       so has every stored Idempotency-Key reply of the memory API that carried it.
     4. The audit entry names the ids only.
     """
     project_id = _project_id(project)
@@ -450,7 +451,9 @@ def memory_erase(*, project: Project | int, actor: Actor, record_id: int, includ
                     updates={**wipe, "deleted_by": actor.label, "deleted_at": now},
                 )
         snapshot_ids = _scrub_snapshots(project_id, set(ids))
-        _audit(project_id, actor, "memory.erased", _get(project_id, record_id), erased=ids, snapshots=snapshot_ids)
+        replies = _scrub_idempotent_replies(set(ids))
+        _audit(project_id, actor, "memory.erased", _get(project_id, record_id), erased=ids, snapshots=snapshot_ids,
+               replies=replies)
         return ids
 
 
@@ -475,6 +478,46 @@ def _scrub_snapshots(project_id: int, ids: set[int]) -> list[int]:
         ]
         ContextSnapshot.objects.filter(pk=snapshot.pk).update(content=content)
         scrubbed.append(snapshot.pk)
+    return scrubbed
+
+
+def _wipe_entry(entry: Any, ids: set[int]) -> bool:
+    if isinstance(entry, dict) and entry.get("id") in ids and "content" in entry:
+        entry["content"] = ""
+        entry["subject"] = ""
+        return True
+    return False
+
+
+def _scrub_idempotent_replies(ids: set[int]) -> int:
+    """Wipe erased content from replayable replies, keeping their shape (a retry still gets a valid reply)."""
+    from django.db.models import Q
+
+    from harness.models import IdempotentRequest
+
+    replies = IdempotentRequest.objects.filter(path__startswith="/api/v1/memory/", response_body__isnull=False)
+    if connection.vendor == "postgresql":
+        match = Q()
+        for pk in ids:
+            match |= (
+                Q(response_body__contains={"id": pk})
+                | Q(response_body__contains={"record": {"id": pk}})
+                | Q(response_body__contains={"memory_ids": [pk]})
+            )
+        replies = replies.filter(match)
+    scrubbed = 0
+    for reply in replies.select_for_update().only("id", "response_body"):
+        body = reply.response_body
+        if not isinstance(body, dict):
+            continue
+        changed = _wipe_entry(body, ids) | _wipe_entry(body.get("record"), ids)
+        context = body.get("content")
+        if isinstance(context, dict):
+            for entry in context.get("memory", []):
+                changed |= _wipe_entry(entry, ids)
+        if changed:
+            IdempotentRequest.objects.filter(pk=reply.pk).update(response_body=body)
+            scrubbed += 1
     return scrubbed
 
 

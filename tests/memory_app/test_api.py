@@ -234,3 +234,23 @@ def test_a_retried_write_with_the_same_idempotency_key_is_answered_once(world):
     assert again.json() == first.json()  # the replay, not a "merged" second write
     assert AuditEntry.objects.filter(action__in=["memory.accepted", "memory.merged"],
                                      target_id=str(first.json()["record"]["id"])).count() == 1
+
+
+def test_erase_also_wipes_the_content_from_stored_idempotent_replies(world):
+    from harness.models import IdempotentRequest
+
+    agent = client_for(world, "agent")
+    written = agent.post(f"{BASE}/records/", {"scope": "project", "content": "Bob's PIN is 8812.",
+                                              "source_run_id": world.run.pk}, format="json",
+                         HTTP_IDEMPOTENCY_KEY="pin-1").json()["record"]
+    agent.post(f"{BASE}/context/", {"run_id": world.run.pk, "budget_chars": 500}, format="json",
+               HTTP_IDEMPOTENCY_KEY="ctx-1")
+    assert "8812" in str(list(IdempotentRequest.objects.values_list("response_body", flat=True)))
+
+    client_for(world, "operator").post(f"{BASE}/records/{written['id']}/erase/", {}, format="json")
+
+    assert "8812" not in str(list(IdempotentRequest.objects.values_list("response_body", flat=True)))
+    replay = agent.post(f"{BASE}/records/", {"scope": "project", "content": "Bob's PIN is 8812.",
+                                             "source_run_id": world.run.pk}, format="json",
+                        HTTP_IDEMPOTENCY_KEY="pin-1")
+    assert replay.status_code == 201 and replay.json()["record"]["content"] == ""
