@@ -43,6 +43,7 @@ def world(project, other_project) -> World:  # type: ignore[no-untyped-def]
     held = memory_write(project=project, actor=agent, scope="user", scope_key="alice", content="Alice hums.",
                         source_run_id=run.pk).record
     snapshot = context_project(project=project, run_id=run.pk, budget_chars=500)
+    assert record is not None and held is not None
     return World(project, run, record, held, snapshot, tokens)
 
 

@@ -49,6 +49,7 @@ def test_every_memory_operation_holds_under_generated_requests(project) -> None:
     record = memory_write(project=project, actor=Actor.for_agent("agent-1"), scope="project", subject="sea",
                           content="The sea is north.", source_run_id=run.pk).record
     snapshot = context_project(project=project, run_id=run.pk, budget_chars=500)
+    assert record is not None
     real = {"/api/v1/memory/records/{id}": record.pk, "/api/v1/memory/context/{id}": snapshot.pk}
 
     schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
