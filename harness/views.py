@@ -7,14 +7,16 @@ never looked at here, so an agent cannot reach a page however it presents itself
 from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
+from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 from harness.models import Project
@@ -29,18 +31,17 @@ class ConsoleRequest(HttpRequest):
     htmx: HtmxDetails
 
 
-def visible_projects(request: HttpRequest) -> QuerySet[Project]:
-    """The projects this console user may see, computed once per request."""
+def visible_projects(request: HttpRequest) -> list[Project]:
+    """The projects this console user may see (by slug), computed once per request."""
     cached = getattr(request, "_console_projects", None)
     if cached is None:
-        cached = list(projects_for_user(request.user))
+        cached = list(projects_for_user(request.user).order_by("slug"))
         request._console_projects = cached  # type: ignore[attr-defined]
-    return Project.objects.filter(pk__in=[p.pk for p in cached]).order_by("slug")
+    return cached
 
 
 def project_ids(request: HttpRequest) -> list[int]:
-    visible_projects(request)
-    return [p.pk for p in request._console_projects]  # type: ignore[attr-defined]
+    return [p.pk for p in visible_projects(request)]
 
 
 def console_roles(request: HttpRequest) -> dict[str, bool]:
@@ -60,12 +61,18 @@ def console_roles(request: HttpRequest) -> dict[str, bool]:
 
 
 def console_page(view: PAGE) -> PAGE:
-    """A console page: a logged-in, active user; `request.projects` holds what they may see."""
+    """A console page: a logged-in, active user (Django's session; API tokens are never read here).
 
-    @login_required
+    An htmx request whose session has expired is sent to the login page as a whole page (HX-Redirect)
+    rather than having the login form swapped into a fragment.
+    """
+    protected = login_required(view)
+
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        return view(request, *args, **kwargs)
+        if getattr(request, "htmx", False) and not request.user.is_authenticated:
+            return HttpResponseClientRedirect(f"{settings.LOGIN_URL}?{urlencode({'next': request.path})}")
+        return protected(request, *args, **kwargs)
 
     return wrapper
 
@@ -85,6 +92,15 @@ def role_required(role: str) -> Callable[[PAGE], PAGE]:
     return decorate
 
 
+def asked_part(request: HttpRequest, partials: Iterable[str]) -> str:
+    """The partial an htmx request asks for (`?part=` or its target's id) if it is one of `partials`."""
+    htmx = getattr(request, "htmx", None)
+    if not htmx:
+        return ""
+    asked = request.GET.get("part") or htmx.target or ""
+    return asked if asked in set(partials) else ""
+
+
 def render_page(
     request: HttpRequest,
     template: str,
@@ -94,22 +110,18 @@ def render_page(
     part: str | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    """Render the full page, or (for an htmx request naming one in `?part=`) just that partial.
+    """Render the full page, or for an htmx request just the partial it asks for.
 
     The partial is a `{% partialdef %}` block of the same template, so a fragment cannot drift
-    from the page that embeds it. A POST handler names the partial it answers with in `part`.
+    from the page that embeds it. An htmx request names one of `partials` by `?part=` or by its
+    target's id (HX-Target); a POST handler names the partial it answers with in `part`.
     """
     from runs_app.console_selectors import pending_approval_count
 
-    part = part or request.GET.get("part", "")
-    partials = {*partials, *([part] if part else [])}
-    roles = console_roles(request)
-    full = {
-        **context,
-        "roles": roles,
-        "nav_projects": visible_projects(request),
-    }
-    if getattr(request, "htmx", False) and part in partials:
+    htmx = getattr(request, "htmx", None)
+    part = part or asked_part(request, partials)
+    full = {**context, "roles": console_roles(request), "nav_projects": visible_projects(request)}
+    if htmx and part:
         return render(request, f"{template}#{part}", full, status=status)
     full["nav_pending_count"] = pending_approval_count(project_ids(request))
     return render(request, template, full, status=status)

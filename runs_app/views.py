@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from harness.errors import ConflictError, DomainError, Forbidden
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, project_ids, render_page, role_required
+from harness.views import ConsoleRequest, asked_part, console_page, project_ids, render_page, role_required
 from runs_app import console_selectors as sel
 from runs_app.forms import ApprovalFilterForm, ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
 from runs_app.models import ApprovalRequest, ApprovalStatus
@@ -85,14 +85,17 @@ def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
     }
 
 
+DETAIL_PARTIALS = ("decision", "trace")
+
+
 @require_GET
 @console_page
 def approval_detail(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     approval = sel.approval_get(project_ids(request), approval_id)
     context = _decision_context(request, approval)
-    if not (request.htmx and request.GET.get("part") in ("decision", "trace")):
+    if not asked_part(request, DETAIL_PARTIALS):
         context.update(_page_context(approval))
-    return render_page(request, "runs/approval_detail.html", context, partials=("decision", "trace"))
+    return render_page(request, "runs/approval_detail.html", context, partials=DETAIL_PARTIALS)
 
 
 DecisionForm = ApproveForm | RejectForm | EditApproveForm
@@ -183,7 +186,7 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
     events = Paginator(sel.run_events(run), 100).get_page(request.GET.get("page"))
     events.object_list = sel.with_data_json(list(events.object_list))
     context: dict[str, Any] = {"run": run, "events": events}
-    if not (request.htmx and request.GET.get("part") == "events"):
+    if not asked_part(request, ("events",)):
         context.update(
             cursor_pretty=pretty(run.cursor),
             error_pretty=pretty(run.error) if run.error else "",

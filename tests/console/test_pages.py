@@ -145,3 +145,18 @@ def test_the_timeline_is_paged(scene: Scene, reviewer_client) -> None:  # type: 
     assert "page 1 of 2" in first and 'href="?page=2"' in first
     second = reviewer_client.get(url + "?page=2").content.decode()
     assert "page 2 of 2" in second and second.count('class="timeline-') == 67 - 50
+
+
+def test_fragments_are_chosen_by_target_and_unknown_parts_get_the_page(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    url = reverse("runs:run_inspector", args=[scene.run.pk])
+    fragment = reviewer_client.get(url + "?page=1", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="events").content.decode()
+    assert fragment.lstrip().startswith('<section class="card" id="events">') and "<nav" not in fragment
+    for bogus in ("?part=nope", "?part=../base.html"):
+        page = reviewer_client.get(url + bogus, HTTP_HX_REQUEST="true")
+        assert page.status_code == 200 and "<html" in page.content.decode()
+
+
+def test_an_expired_session_sends_htmx_to_the_login_page(scene: Scene, client) -> None:  # type: ignore[no-untyped-def]
+    response = client.get(reverse("pending_count"), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and response["HX-Redirect"] == "/login/?next=%2Fapprovals%2Fcount%2F"
+    assert response.content == b""
