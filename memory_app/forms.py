@@ -27,6 +27,11 @@ class SupersedeForm(forms.Form):
         return content
 
 
+class ResolveForm(forms.Form):
+    version = forms.IntegerField(widget=forms.HiddenInput)
+    keep = forms.IntegerField(min_value=1)
+
+
 class DeleteForm(forms.Form):
     version = forms.IntegerField(required=False, widget=forms.HiddenInput)
     confirm = forms.BooleanField(required=True, label="Yes, delete this record")

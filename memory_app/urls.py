@@ -14,4 +14,5 @@ urlpatterns = [
     path("<int:record_id>/", views.record_detail, name="record_detail"),
     path("<int:record_id>/edit/", views.record_edit, name="record_edit"),
     path("<int:record_id>/delete/", views.record_delete, name="record_delete"),
+    path("<int:record_id>/resolve/", views.record_resolve, name="record_resolve"),
 ]

@@ -15,9 +15,9 @@ from harness.tenancy import Role
 from harness.views import ConsoleRequest, console_page, console_roles, project_ids, render_page, role_required
 from memory_app import console_selectors as sel
 from memory_app import services
-from memory_app.forms import BulkForm, DeleteForm, MemoryFilterForm, ReviewForm, SupersedeForm
+from memory_app.forms import BulkForm, DeleteForm, MemoryFilterForm, ResolveForm, ReviewForm, SupersedeForm
 from memory_app.models import MemoryStatus
-from memory_app.selectors import is_fresh, memory_chain
+from memory_app.selectors import is_fresh, memory_chain, memory_conflicts_of
 
 
 def _actor(request: ConsoleRequest) -> services.Actor:
@@ -52,9 +52,11 @@ def record_detail(request: ConsoleRequest, record_id: int) -> HttpResponse:
 
 def _detail_context(record: Any, **extra: Any) -> dict[str, Any]:
     chain = memory_chain(project=record.project_id, record_id=record.pk)
+    conflicts = memory_conflicts_of(project=record.project_id, record=record) if record.status == "active" else []
     return {
         "record": record,
         "chain": chain.versions,
+        "conflicts": conflicts,
         "fresh": is_fresh(record),
         "editable": record.status == MemoryStatus.ACTIVE,
         "deletable": record.status != MemoryStatus.DELETED,
@@ -111,6 +113,30 @@ def _card(request: ConsoleRequest, record: Any, *, status: int, **extra: Any) ->
 
 def _can_curate(request: ConsoleRequest) -> bool:
     return console_roles(request)[Role.OPERATOR]
+
+
+@require_POST
+@console_page
+@role_required(Role.OPERATOR)
+def record_resolve(request: ConsoleRequest, record_id: int) -> HttpResponse:
+    """Resolve a conflict by keeping another active record of the same subject: this one is superseded by it."""
+    record = sel.record_get(project_ids(request), record_id)
+    form = ResolveForm(request.POST)
+    if not form.is_valid():
+        return _card(request, record, status=400, error="Choose the record to keep.")
+    try:
+        kept = services.memory_supersede(
+            project=record.project_id, actor=_actor(request), record_id=record.pk,
+            replacement_id=form.cleaned_data["keep"], expected_version=form.cleaned_data["version"],
+        )
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except NotFoundError:
+        raise Http404("No such memory record.") from None
+    except DomainError as exc:
+        return _card(request, sel.record_get(project_ids(request), record_id), status=409, error=exc.detail)
+    messages.success(request, f"Record {record.pk} is superseded by {kept.pk}.")
+    return redirect("memory:record_detail", kept.pk)
 
 
 @require_http_methods(["GET", "POST"])

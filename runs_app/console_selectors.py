@@ -189,6 +189,18 @@ def run_approvals(run: Run, limit: int = 200) -> list[ApprovalRequest]:
     return list(ApprovalRequest.objects.filter(run=run).select_related("decided_by").order_by("-created_at")[:limit])
 
 
+def run_context_snapshots(run: Run, limit: int = 10) -> list[Any]:
+    """What was handed to the model for this run, newest first (recorded by memory's context projection)."""
+    from memory_app.models import ContextSnapshot
+
+    snapshots = list(
+        ContextSnapshot.objects.filter(project_id=run.project_id, run=run).order_by("-created_at", "-id")[:limit]
+    )
+    for snapshot in snapshots:
+        snapshot.content_json = json.dumps(snapshot.content, indent=2, ensure_ascii=False, default=str)  # type: ignore[attr-defined]
+    return snapshots
+
+
 def task_get(project_ids: Sequence[int], task_id: int) -> Task:
     task = Task.objects.filter(project_id__in=project_ids, pk=task_id).select_related("project").first()
     if task is None:

@@ -195,6 +195,7 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
             node_executions=sel.run_node_executions(run),
             effects=sel.run_effects(run),
             approvals=sel.run_approvals(run),
+            snapshots=sel.run_context_snapshots(run),
         )
     return render_page(request, "runs/run_inspector.html", context, partials=("events",))
 

@@ -98,3 +98,19 @@ def test_list_filters(scene: Scene, operator_client) -> None:  # type: ignore[no
     assert f'data-record="{scene.memory.pk}"' not in operator_client.get(url + "?provenance=told").content.decode()
     fragment = operator_client.get(url + "?status=active&part=record-table", **HTMX).content.decode()
     assert fragment.lstrip().startswith('<form id="record-table"') and f'data-record="{scene.memory.pk}"' in fragment
+
+
+def test_a_conflict_is_shown_and_resolved_by_keeping_the_other_record(scene: Scene, operator_client) -> None:  # type: ignore[no-untyped-def]
+    other = memory_write(
+        project=scene.project, actor=Actor.for_agent("tester"), scope="project", subject="login-bug",
+        content="The login bug lives in session.py", source_run_id=scene.run.pk,
+    ).record
+    assert other is not None
+    page = operator_client.get(reverse("memory:record_detail", args=[scene.memory.pk])).content.decode()
+    assert 'id="conflicts"' in page and f'data-record="{other.pk}"' in page
+    response = operator_client.post(
+        reverse("memory:record_resolve", args=[scene.memory.pk]), {"keep": other.pk, "version": scene.memory.version}
+    )
+    assert response.status_code == 302 and response["Location"] == reverse("memory:record_detail", args=[other.pk])
+    scene.memory.refresh_from_db()
+    assert scene.memory.status == MemoryStatus.SUPERSEDED and scene.memory.superseded_by_id == other.pk

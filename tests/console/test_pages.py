@@ -160,3 +160,14 @@ def test_an_expired_session_sends_htmx_to_the_login_page(scene: Scene, client) -
     response = client.get(reverse("pending_count"), HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and response["HX-Redirect"] == "/login/?next=%2Fapprovals%2Fcount%2F"
     assert response.content == b""
+
+
+def test_the_run_inspector_shows_the_context_handed_to_the_model(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from memory_app.services import context_project
+
+    snapshot = context_project(project=scene.project, run_id=scene.run.pk, budget_chars=2000)
+    body = reviewer_client.get(reverse("runs:run_inspector", args=[scene.run.pk])).content.decode()
+    assert f"{snapshot.used_chars} / 2000 chars" in body
+    assert snapshot.memory_ids == [scene.memory.pk]
+    for record_id in snapshot.memory_ids:
+        assert reverse("memory:record_detail", args=[record_id]) in body
