@@ -120,21 +120,23 @@ def memory_retrieve(
         fresh_q(now), scope=scope, scope_key=scope_key, status=MemoryStatus.ACTIVE
     )
     query = (query or "").strip()
-    if query and any_term:
-        query = " OR ".join(re.findall(r"\w+", query)[:50])
     if query:
-        records = _text_match(records, query)
+        records = _text_match(records, query, any_term=any_term)
     else:
         records = records.order_by("-last_confirmed_at", "-created_at", "-id")
     return list(records[:k])
 
 
-def _text_match(records: QuerySet[MemoryRecord], query: str) -> QuerySet[MemoryRecord]:
+def _text_match(records: QuerySet[MemoryRecord], query: str, *, any_term: bool = False) -> QuerySet[MemoryRecord]:
+    terms = re.findall(r"\w+", query)[:50]
     if connection.vendor != "postgresql":
-        # The SQLite local start has no full-text search: every term must appear.
-        for term in query.split():
-            records = records.filter(content__icontains=term)
-        return records.order_by("-created_at", "-id")
+        # The SQLite local start has no full-text search: substring matches of the words.
+        match = Q()
+        for term in terms:
+            match = (match | Q(content__icontains=term)) if any_term else (match & Q(content__icontains=term))
+        return records.filter(match).order_by("-created_at", "-id")
+    if any_term:
+        query = " OR ".join(terms)
     from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 
     # The same expression as the GIN index built in migration 0003, so the planner can use it.
