@@ -5,12 +5,14 @@ without opting in. The key is scoped to the caller (the bearer token, or the con
 principals never see each other's replies.
 """
 
+import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable
 
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
 
 from harness.canonical import canonical_json
 from harness.middleware import error_response
@@ -19,6 +21,8 @@ from harness.models import IdempotentRequest
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 API_PREFIX = "/api/v1/"
 MAX_KEY_LENGTH = 200
+# How long a key is remembered; a client retries within minutes, never a day later.
+RETENTION = dt.timedelta(hours=24)
 
 
 def request_principal(request: HttpRequest) -> str | None:
@@ -112,3 +116,13 @@ class IdempotencyMiddleware:
                 )
                 return
         IdempotentRequest.objects.filter(pk=record.pk).delete()
+
+
+def idempotent_requests_prune(*, older_than: dt.timedelta = RETENTION) -> int:
+    """Forget keys past the retention window (a periodic job calls this). Returns how many went.
+
+    A reservation stuck in progress that long (its process died mid-request) goes too, so the key
+    becomes usable again.
+    """
+    deleted, _ = IdempotentRequest.objects.filter(created_at__lt=timezone.now() - older_than).delete()
+    return deleted

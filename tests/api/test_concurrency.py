@@ -101,6 +101,21 @@ def test_a_failed_request_releases_its_key(world: World) -> None:
 
 
 @pytest.mark.django_db
+def test_keys_past_the_retention_window_are_pruned(world: World) -> None:
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from harness.idempotency import idempotent_requests_prune
+
+    world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="old")
+    world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="new")
+    IdempotentRequest.objects.filter(key="old").update(created_at=timezone.now() - dt.timedelta(hours=25))
+    assert idempotent_requests_prune() == 1
+    assert list(IdempotentRequest.objects.values_list("key", flat=True)) == ["new"]
+
+
+@pytest.mark.django_db
 def test_an_oversized_key_is_400(world: World) -> None:
     response = world.agent.post("/api/v1/sessions/", {}, HTTP_IDEMPOTENCY_KEY="k" * 201)
     assert (response.status_code, response.json()["code"]) == (400, "invalid_idempotency_key")
