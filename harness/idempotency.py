@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.db.models import Q
 from django.utils import timezone
 
 from harness.canonical import canonical_json
@@ -118,11 +119,20 @@ class IdempotencyMiddleware:
         IdempotentRequest.objects.filter(pk=record.pk).delete()
 
 
+STALE_IN_PROGRESS = dt.timedelta(minutes=10)
+
+
 def idempotent_requests_prune(*, older_than: dt.timedelta = RETENTION) -> int:
     """Forget keys past the retention window (a periodic job calls this). Returns how many went.
 
     A reservation stuck in progress that long (its process died mid-request) goes too, so the key
     becomes usable again.
     """
-    deleted, _ = IdempotentRequest.objects.filter(created_at__lt=timezone.now() - older_than).delete()
+    now = timezone.now()
+    # A reservation still "in progress" after STALE_IN_PROGRESS belongs to a process that died
+    # mid-request; freeing it early lets the client's retry through instead of a day of 409s.
+    expired = Q(created_at__lt=now - older_than) | Q(
+        state=IdempotentRequest.State.IN_PROGRESS, created_at__lt=now - STALE_IN_PROGRESS
+    )
+    deleted, _ = IdempotentRequest.objects.filter(expired).delete()
     return deleted

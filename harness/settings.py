@@ -46,6 +46,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves /static/ (console CSS, htmx, the API docs' Swagger assets) from gunicorn too, not only runserver.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "harness.middleware.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -128,6 +130,9 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+# Without `collectstatic`, WhiteNoise finds files where the apps keep them; with it, STATIC_ROOT is used.
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
@@ -182,9 +187,10 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
-    for _sub in ("out", "processed"):
+    for _sub in ("out", "processed", "control"):
         (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "control_folder": str(_broker_dir / "control"),
         "data_folder_in": str(_broker_dir / "out"),
         "data_folder_out": str(_broker_dir / "out"),
         "processed_folder": str(_broker_dir / "processed"),
@@ -210,6 +216,7 @@ CELERY_BEAT_SCHEDULE = {
         # A pass nobody ran in time is superseded by the next one; don't let them pile up.
         "options": {"expires": float(HARNESS_RECOVERY_INTERVAL_SECONDS)},
     },
+    "prune-idempotency-keys": {"task": "harness.prune_idempotent_requests", "schedule": 3600.0},
 }
 
 

@@ -116,6 +116,22 @@ def test_keys_past_the_retention_window_are_pruned(world: World) -> None:
 
 
 @pytest.mark.django_db
+def test_a_reservation_left_in_progress_by_a_dead_process_is_freed_after_ten_minutes(world: World) -> None:
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from harness.idempotency import idempotent_requests_prune
+
+    for key, minutes in (("dead", 11), ("slow", 2)):
+        IdempotentRequest.objects.create(principal="agent:x", key=key, method="POST", path="/api/v1/sessions/",
+                                         request_hash="0" * 64)
+        IdempotentRequest.objects.filter(key=key).update(created_at=timezone.now() - dt.timedelta(minutes=minutes))
+    assert idempotent_requests_prune() == 1
+    assert list(IdempotentRequest.objects.values_list("key", flat=True)) == ["slow"]
+
+
+@pytest.mark.django_db
 def test_an_oversized_key_is_400(world: World) -> None:
     response = world.agent.post("/api/v1/sessions/", {}, HTTP_IDEMPOTENCY_KEY="k" * 201)
     assert (response.status_code, response.json()["code"]) == (400, "invalid_idempotency_key")

@@ -1,0 +1,10 @@
+"""Housekeeping tasks of the kernel."""
+
+from celery import shared_task
+
+
+@shared_task(name="harness.prune_idempotent_requests")
+def prune_idempotent_requests() -> int:
+    from harness.idempotency import idempotent_requests_prune
+
+    return idempotent_requests_prune()
