@@ -4,6 +4,7 @@ import pytest
 from django.conf import settings
 
 
+@pytest.mark.django_db
 @pytest.mark.parametrize("path", [
     "/static/vendor/htmx-2.0.11.min.js",
     "/static/css/console.css",
