@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from harness.canonical import action_fingerprint, digest
 from harness.errors import ConflictError, DomainError
+from harness.models import AuditEntry
 from memory_app.services import context_project
 from runs_app.adapters import AdapterConfigError, AdapterError, ToolAdapter, adapter_resolve
 from runs_app.models import (
@@ -67,6 +68,7 @@ log = logging.getLogger(__name__)
 SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
 WORKER_OWNER_PREFIX = "worker:"
 CONTEXT_BUDGET_CHARS = 4000
+DECISION_AUDIT_ACTIONS = (f"approval.{ApprovalStatus.APPROVED}", f"approval.{ApprovalStatus.REJECTED}")
 
 
 class StepFailed(Exception):
@@ -287,7 +289,31 @@ def step_approval_preconditions(r: Resume) -> dict:
             raise StepFailed("the approved action changed after approval (fingerprint mismatch)",
                              approval=approval.pk, approved_fingerprint=approval.approved_fingerprint,
                              actual_fingerprint=actual)
+    _check_against_audit(approval)
     return {"approval": approval.pk, "decision": approval.status, "fingerprint": approval.approved_fingerprint}
+
+
+def _check_against_audit(approval: ApprovalRequest) -> None:
+    """The row must say what the reviewer's decision recorded in the append-only audit log.
+
+    A direct UPDATE can rewrite the approval row so that it agrees with itself (approved arguments
+    with their own fingerprint, or a rejection turned into an approval); it cannot rewrite the
+    audit entry written in the decision's transaction.
+    """
+    recorded = (
+        AuditEntry.objects.filter(project_id=approval.project_id, target_type="approvalrequest",
+                                  target_id=str(approval.pk), action__in=DECISION_AUDIT_ACTIONS)
+        .order_by("id").values_list("action", "data").first()
+    )
+    if recorded is None or recorded[0] != f"approval.{approval.status}":
+        raise StepFailed(f"the approval says {approval.status}, the audit log records "
+                         f"{recorded[0] if recorded else 'no decision'}", approval=approval.pk)
+    if approval.status == ApprovalStatus.APPROVED and (recorded[1] or {}).get("approved_fingerprint") != (
+        approval.approved_fingerprint
+    ):
+        raise StepFailed("the approved fingerprint is not the one the reviewer's decision recorded (audit log)",
+                         approval=approval.pk, approved_fingerprint=approval.approved_fingerprint,
+                         recorded_fingerprint=(recorded[1] or {}).get("approved_fingerprint"))
 
 
 def step_capability(r: Resume) -> dict:

@@ -1,0 +1,334 @@
+"""Security experiments 9-14 and 16 of issue 7: decisions, tampering, tenancy, console, limits, schema, audit.
+
+Each experiment builds its own project (a fresh slug), so the quick form runs inside pytest-django
+(transactional database: threads and subprocesses see committed rows) and the full form runs
+against bin/reliability's own database without colliding with earlier runs. Nothing here sends a
+resume message to Celery: approvals are resumed in-process with `runs_app.resume.resume_run_by_id`
+and the approved tool is a Python adapter that counts its calls (`sec_tool`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from django.conf import settings
+from django.contrib.auth.models import Permission, User
+from django.db import connection, transaction
+from django.test import Client, override_settings
+
+from harness.canonical import action_fingerprint, digest
+from harness.errors import ConflictError
+from harness.models import AuditEntry, Project
+from reliability.core import Result, command_for, experiment
+from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunStatus
+from runs_app.nodes import artifact_fingerprints
+from runs_app.resume import resume_run_by_id
+from runs_app.services import approval_decide, approval_request_create, checkpoint_create, run_transition
+from sessions_app.models import Session
+from tests import factories
+from tests.threads import run_concurrently
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts" / "reliability"
+TOOL = "sec_tool"
+ADAPTERS = {TOOL: {"kind": "python", "callable": "reliability.security.sec_tool"}}
+
+# Every call the approved tool receives: (idempotency key, digest of the arguments it executed).
+CALLS: list[tuple[str, str]] = []
+_CALLS_LOCK = threading.Lock()
+
+
+def sec_tool(arguments: Any, *, idempotency_key: str) -> dict:
+    """The tool adapter of these experiments: records what it executed, under which key."""
+    with _CALLS_LOCK:
+        CALLS.append((idempotency_key, digest(arguments)))
+    return {"ok": True, "arguments_digest": digest(arguments)}
+
+
+def calls_for(key: str) -> list[str]:
+    with _CALLS_LOCK:
+        return [d for k, d in CALLS if k == key]
+
+
+# --- shared set-up ------------------------------------------------------------------------------
+
+
+@contextmanager
+def sandbox() -> Iterator[None]:
+    """Settings every experiment runs under, in pytest and in bin/reliability alike.
+
+    A fast password hasher (users are made by the dozen), the test client's host, the counting
+    tool adapter, and no Celery message: approvals are resumed in-process.
+    """
+    hosts = [*settings.ALLOWED_HOSTS, "testserver", "127.0.0.1", "localhost"]
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"], ALLOWED_HOSTS=hosts,
+                           HARNESS_TOOL_ADAPTERS={**getattr(settings, "HARNESS_TOOL_ADAPTERS", {}), **ADAPTERS}), \
+            mock.patch("runs_app.tasks.enqueue_resume", lambda run_id: None):
+        yield
+
+
+def tag() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def new_project(prefix: str) -> Project:
+    return factories.make_project(f"{prefix}-{tag()}")
+
+
+def new_user(project: Project | None, name: str, role: str | None = None, **flags: Any) -> User:
+    user = factories.make_user(f"{name}-{tag()}", role=role, projects=[project] if project else [])
+    if flags:
+        User.objects.filter(pk=user.pk).update(**flags)
+        user.refresh_from_db()
+    return user
+
+
+def logged_in(user: User, *, csrf_checks: bool = False) -> Client:
+    client = Client(enforce_csrf_checks=csrf_checks)
+    client.force_login(user)
+    return client
+
+
+def bearer(secret: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
+
+
+def waiting_run(project: Project, session: Session, *, key: str, arguments: dict, requested_by: str = "agent:e",
+                task_id: int | None = None, checkpoint: bool = False) -> tuple[Run, ApprovalRequest]:
+    """A running, agent-driven run that asks for approval of `sec_tool(arguments)`."""
+    run = factories.make_run(project, session, task_id=task_id)
+    run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
+    if checkpoint:
+        task_refs = run.task.artifact_refs if run.task else {}
+        checkpoint_create(project=project, run_id=run.pk, label="before the gate",
+                          artifact_fingerprints=artifact_fingerprints(task_refs), pending_gate={"tool": TOOL})
+    approval = approval_request_create(project=project, run_id=run.pk, tool=TOOL, arguments=arguments,
+                                       idempotency_key=key, requested_by=requested_by)
+    return Run.objects.get(pk=run.pk), approval
+
+
+def audit_count(project: Project, **filters: Any) -> int:
+    return AuditEntry.objects.filter(project=project, **filters).count()
+
+
+def decision_entries(approval: ApprovalRequest) -> int:
+    return AuditEntry.objects.filter(target_type="approvalrequest", target_id=str(approval.pk),
+                                     action__startswith="approval.").count()
+
+
+def result(number: int, title: str, quick: bool, passed: bool, figures: dict, notes: str = "") -> Result:
+    return Result(number=number, title=title, passed=passed, figures=figures, command=command_for(number, quick),
+                  notes=notes)
+
+
+# --- 9: competing reviewers ---------------------------------------------------------------------
+
+T9 = "Competing reviewers: approve against reject on one approval"
+
+
+@experiment(9, T9)
+def competing_reviewers(quick: bool) -> Result:
+    """Per trial: two reviewers on two threads (own connections) decide one approval at once.
+
+    1. Exactly one decision stands; the loser gets `already_decided`; one audit entry.
+    2. Two resumes race (threads): an approval executes the tool exactly once, a rejection never.
+    """
+    trials = 20 if quick else 100
+    figures: Counter = Counter(trials=trials)
+    with sandbox():
+        project = new_project("e9")
+        session = factories.make_session(project)
+        alice, bob = new_user(project, "alice", "reviewer"), new_user(project, "bob", "reviewer")
+        for i in range(trials):
+            key = f"e9-{project.slug}-{i}"
+            run, approval = waiting_run(project, session, key=key, arguments={"trial": i})
+
+            def decide(which: int, approval_id: int = approval.pk) -> str:
+                if which == 0:
+                    approval_decide(project=project.pk, approval_id=approval_id, user=alice, decision="approve")
+                    return "approved"
+                approval_decide(project=project.pk, approval_id=approval_id, user=bob, decision="reject",
+                                reason="Too risky")
+                return "rejected"
+
+            outcomes = run_concurrently(2, decide)
+            won = [o for o in outcomes if isinstance(o, str)]
+            lost = [o for o in outcomes if isinstance(o, ConflictError) and o.code == "already_decided"]
+            figures["unexpected_errors"] += sum(
+                1 for o in outcomes if isinstance(o, BaseException) and o not in lost)
+            approval.refresh_from_db()
+            if len(won) != 1 or len(lost) != 1 or won[0] != approval.status:
+                figures["not_exactly_one_decision"] += 1
+            if decision_entries(approval) != 1:
+                figures["audit_entries_not_one"] += 1
+            figures[f"{approval.status}_wins"] += 1
+
+            resumes = run_concurrently(2, lambda _i, run_id=run.pk: resume_run_by_id(run_id))
+            figures["resume_errors"] += sum(1 for o in resumes if isinstance(o, BaseException))
+            executed = len(calls_for(key))
+            bound = Run.objects.values_list("bound_result", flat=True).get(pk=run.pk) or {}
+            if approval.status == ApprovalStatus.REJECTED:
+                figures["executions_after_rejection"] += executed
+                if bound.get("decision") != "rejected":
+                    figures["rejection_not_bound"] += 1
+            else:
+                figures["approved_executed_not_once"] += int(executed != 1)
+    for name in ("not_exactly_one_decision", "audit_entries_not_one", "executions_after_rejection",
+                 "approved_executed_not_once", "rejection_not_bound", "unexpected_errors", "resume_errors",
+                 "approved_wins", "rejected_wins"):
+        figures.setdefault(name, 0)
+    passed = all(figures[name] == 0 for name in (
+        "not_exactly_one_decision", "audit_entries_not_one", "executions_after_rejection",
+        "approved_executed_not_once", "rejection_not_bound", "unexpected_errors", "resume_errors"))
+    return result(9, T9, quick, passed, dict(figures))
+
+
+# --- 10: self-approval and tampering ----------------------------------------------------------
+
+T10 = "Self-approval and tampering: refused every time; executed digest = approved digest"
+
+TAMPERS: dict[str, str] = {
+    # A direct UPDATE of the requested action after the decision.
+    "arguments": "UPDATE runs_app_approvalrequest SET arguments = jsonb_set(arguments, '{amount}', '999999') "
+                 "WHERE id = %s",
+    # A direct UPDATE of what the reviewer approved.
+    "approved_arguments": "UPDATE runs_app_approvalrequest SET approved_arguments = "
+                          "jsonb_set(approved_arguments, '{amount}', '999999') WHERE id = %s",
+    # The approved action and its fingerprint rewritten together, so the row agrees with itself.
+    "approved_arguments_and_fingerprint": "",
+    # The tool swapped under the approval.
+    "tool": "UPDATE runs_app_approvalrequest SET tool = 'sec_tool_other' WHERE id = %s",
+    # A rejection rewritten into an approval of the requested action.
+    "rejection_rewritten": "",
+    # The task's artifacts changed after the checkpoint recorded their fingerprints.
+    "artifact_fingerprint": "",
+}
+
+
+def _tamper(kind: str, approval: ApprovalRequest) -> None:
+    with connection.cursor() as cursor:
+        if kind == "approved_arguments_and_fingerprint":
+            forged = {**(approval.approved_arguments or {}), "amount": 999999}
+            cursor.execute("UPDATE runs_app_approvalrequest SET approved_arguments = %s, approved_fingerprint = %s "
+                           "WHERE id = %s", [json.dumps(forged), action_fingerprint(approval.tool, forged), approval.pk])
+        elif kind == "rejection_rewritten":
+            cursor.execute("UPDATE runs_app_approvalrequest SET status = 'approved', approved_arguments = arguments, "
+                           "approved_fingerprint = action_fingerprint WHERE id = %s", [approval.pk])
+        elif kind == "artifact_fingerprint":
+            cursor.execute("UPDATE runs_app_task SET artifact_refs = '{\"draft\": \"sha256:forged\"}' "
+                           "WHERE id = (SELECT task_id FROM runs_app_run WHERE id = %s)", [approval.run_id])
+        else:
+            cursor.execute(TAMPERS[kind], [approval.pk])
+
+
+def _self_approval_attempts(project: Project, session: Session, figures: Counter, rounds: int) -> None:
+    """The requester (a reviewer, staff) and an agent token try to decide through the API, console and admin."""
+    requester = new_user(project, "self", "reviewer", is_staff=True)
+    requester.user_permissions.add(*Permission.objects.filter(
+        codename__in=["view_approvalrequest", "change_approvalrequest"]))
+    _, agent_secret = factories.make_agent_token(project, name=f"e10-agent-{tag()}")
+    personal = bearer(factories.make_personal_token(requester)[1])
+    agent = bearer(agent_secret)
+    person, anonymous = logged_in(requester), Client()
+    for i in range(rounds):
+        _, approval = waiting_run(project, session, key=f"e10-self-{project.slug}-{i}", arguments={"amount": i},
+                                  requested_by=f"user:{requester.pk}")
+        api = f"/api/v1/approvals/{approval.pk}/decision/"
+        console = f"/approvals/{approval.pk}/approve/"
+        admin_action = {"action": "approve", "_selected_action": [approval.pk], "index": 0}
+        attempts = {
+            "api_requester": person.post(api, {"decision": "approve"}, content_type="application/json", **personal),
+            "api_requester_session": person.post(api, {"decision": "approve"}, content_type="application/json"),
+            "api_agent": anonymous.post(api, {"decision": "approve"}, content_type="application/json", **agent),
+            "console_requester": person.post(console, {}),
+            "console_agent": anonymous.post(console, {}, **agent),
+            "admin_requester": person.post("/admin/runs_app/approvalrequest/", admin_action),
+            "admin_agent": anonymous.post("/admin/runs_app/approvalrequest/", admin_action, **agent),
+        }
+        approval.refresh_from_db()
+        figures["self_approval_attempts"] += len(attempts)
+        figures["self_approval_decisions"] += int(approval.status != ApprovalStatus.PENDING)
+        figures["self_approval_audit_entries"] += decision_entries(approval)
+        for door, response in attempts.items():
+            # Refused: 403, or (agent tokens at the console/admin, which never read tokens) the login page.
+            if response.status_code in (403, 302) or door == "admin_requester":
+                continue
+            figures[f"unexpected_{door}_{response.status_code}"] += 1
+
+
+@experiment(10, T10)
+def self_approval_and_tampering(quick: bool) -> Result:
+    """1. Self-approval through every door: no decision, no audit entry.
+    2. Tampering after the decision, one kind per trial: the resume blocks, the tool is never called.
+    3. Untampered controls (plain and edited approvals): the tool runs once, with exactly the
+       arguments whose fingerprint the decision recorded.
+    """
+    rounds = 3 if quick else 20
+    per_kind = 3 if quick else 20
+    controls = 6 if quick else 60
+    figures: Counter = Counter()
+    with sandbox():
+        project = new_project("e10")
+        session = factories.make_session(project)
+        _self_approval_attempts(project, session, figures, rounds)
+        reviewer = new_user(project, "rev", "reviewer")
+        for kind in TAMPERS:
+            for i in range(per_kind):
+                key = f"e10-{kind}-{project.slug}-{i}"
+                task = factories.make_task(project, artifact_refs={"draft": "sha256:original"})
+                run, approval = waiting_run(project, session, key=key, arguments={"to": "acme", "amount": i},
+                                            task_id=task.pk, checkpoint=True)
+                decision = "reject" if kind == "rejection_rewritten" else "approve"
+                edited = {"to": "acme", "amount": i + 1} if i % 2 else None
+                approval_decide(project=project.pk, approval_id=approval.pk, user=reviewer, decision=decision,
+                                reason="no", edited_arguments=edited)
+                approval.refresh_from_db()
+                _tamper(kind, approval)
+                outcome = resume_run_by_id(run.pk)
+                figures["tampered_trials"] += 1
+                figures["tampered_refused"] += int(outcome == "blocked")
+                figures["tampered_executions"] += len(calls_for(key))
+                figures[f"blocked_at_{Run.objects.values_list('blocked_step', flat=True).get(pk=run.pk) or 'none'}"] += 1
+        for i in range(controls):
+            key = f"e10-control-{project.slug}-{i}"
+            run, approval = waiting_run(project, session, key=key, arguments={"to": "acme", "amount": i})
+            edited = {"to": "acme", "amount": i, "memo": "edited"} if i % 2 else None
+            approval_decide(project=project.pk, approval_id=approval.pk, user=reviewer, decision="approve",
+                            edited_arguments=edited)
+            outcome = resume_run_by_id(run.pk)
+            approved = AuditEntry.objects.get(target_type="approvalrequest", target_id=str(approval.pk),
+                                              action="approval.approved").data["approved_fingerprint"]
+            executed = calls_for(key)
+            approval.refresh_from_db()
+            figures["controls"] += 1
+            figures["controls_done"] += int(outcome == "done")
+            figures["controls_executed_once"] += int(len(executed) == 1)
+            figures["executed_digest_mismatch"] += sum(
+                1 for d in executed if d != digest(approval.approved_arguments)
+                or action_fingerprint(TOOL, approval.approved_arguments) != approved)
+    figures = Counter({k: v for k, v in figures.items()})
+    passed = (
+        figures["self_approval_decisions"] == 0 and figures["self_approval_audit_entries"] == 0
+        and not any(k.startswith("unexpected_") for k in figures)
+        and figures["tampered_refused"] == figures["tampered_trials"] > 0 and figures["tampered_executions"] == 0
+        and figures["controls_done"] == figures["controls_executed_once"] == figures["controls"] > 0
+        and figures["executed_digest_mismatch"] == 0
+    )
+    for name in ("self_approval_decisions", "self_approval_audit_entries", "tampered_executions",
+                 "executed_digest_mismatch"):
+        figures.setdefault(name, 0)
+    return result(10, T10, quick, passed, dict(figures))

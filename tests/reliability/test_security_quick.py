@@ -1,0 +1,55 @@
+"""The quick (CI) form of security experiments 9-14 and 16 (reliability/security.py); full counts:
+`bin/reliability --only 9,10,11,12,13,14,16`.
+
+Each experiment commits its rows (threads, gunicorn and the browser read them), hence transactional_db.
+"""
+
+import pytest
+
+from reliability import security
+
+
+def _check(result: security.Result) -> dict:
+    assert result.passed, result.figures
+    return result.figures
+
+
+@pytest.mark.django_db(transaction=True)
+def test_9_competing_reviewers_one_decision_and_no_execution_after_a_rejection() -> None:
+    figures = _check(security.competing_reviewers(quick=True))
+    assert figures["not_exactly_one_decision"] == 0
+    assert figures["executions_after_rejection"] == 0
+    assert figures["approved_executed_not_once"] == 0
+    assert figures["audit_entries_not_one"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_10_self_approval_and_tampering_are_refused_every_time() -> None:
+    figures = _check(security.self_approval_and_tampering(quick=True))
+    assert figures["self_approval_decisions"] == 0
+    assert figures["tampered_refused"] == figures["tampered_trials"] > 0
+    assert figures["tampered_executions"] == 0
+    assert figures["executed_digest_mismatch"] == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["approved_arguments_and_fingerprint", "rejection_rewritten"])
+def test_resume_checks_the_approval_row_against_the_audited_decision(kind: str) -> None:
+    """Regression (experiment 10): a row rewritten to agree with itself was executed before the
+    resume compared it with the decision's append-only audit entry."""
+    from runs_app.models import Run
+
+    with security.sandbox():
+        project = security.new_project("reg10")
+        session = security.factories.make_session(project)
+        reviewer = security.new_user(project, "rev", "reviewer")
+        key = f"reg10-{kind}-{project.slug}"
+        run, approval = security.waiting_run(project, session, key=key, arguments={"to": "acme", "amount": 1})
+        decision = "reject" if kind == "rejection_rewritten" else "approve"
+        security.approval_decide(project=project.pk, approval_id=approval.pk, user=reviewer, decision=decision,
+                                 reason="no")
+        approval.refresh_from_db()
+        security._tamper(kind, approval)
+        assert security.resume_run_by_id(run.pk) == "blocked"
+        assert Run.objects.get(pk=run.pk).blocked_step == "approval_preconditions"
+        assert security.calls_for(key) == []
