@@ -5,7 +5,9 @@ from typing import Any
 from harness.models import AuditEntry, Project
 
 
-def audit_record(*, project: Project | int, actor: str, action: str, target: Any, data: dict | None = None) -> AuditEntry:
+def audit_record(
+    *, project: Project | int, actor: str, action: str, target: Any, data: dict | None = None
+) -> AuditEntry:
     """Write one audit entry inside the caller's transaction (it commits or rolls back with it)."""
     project_id = project if isinstance(project, int) else project.pk
     return AuditEntry.objects.create(

@@ -11,8 +11,8 @@ import json
 from collections.abc import Callable
 
 from django.db import IntegrityError, transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.db.models import Q
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from harness.canonical import canonical_json

@@ -195,7 +195,8 @@ class Run(models.Model):
             models.UniqueConstraint(fields=["project", "ref"], condition=~Q(ref=""), name="run_ref_unique"),
             models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="run_status_valid"),
             models.CheckConstraint(
-                condition=Q(lease_owner="", lease_expires_at__isnull=True) | (~Q(lease_owner="") & Q(lease_expires_at__isnull=False)),
+                condition=Q(lease_owner="", lease_expires_at__isnull=True)
+                | (~Q(lease_owner="") & Q(lease_expires_at__isnull=False)),
                 name="run_lease_complete",
             ),
         ]

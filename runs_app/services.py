@@ -393,7 +393,8 @@ def checkpoint_create(
                     "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
                 )
             parent_hash, depth = parent[0], parent[1] + 1
-        if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
+        approvals = ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id)
+        if approval_id is not None and not approvals.exists():
             raise NotFoundError(f"Approval {approval_id} does not exist.")
         body = {
             "run": run_id, "task": task_id, "parent_hash": parent_hash,
@@ -736,12 +737,15 @@ def effect_deliver(
         if effect.status == EffectStatus.CONFLICT:
             return Delivery("conflict", effect)
         if effect.status == EffectStatus.CONSUMED or (effect.status == EffectStatus.DELIVERED and not consume):
-            return Delivery("already_consumed" if effect.status == EffectStatus.CONSUMED else "already_delivered", effect)
+            outcome = "already_consumed" if effect.status == EffectStatus.CONSUMED else "already_delivered"
+            return Delivery(outcome, effect)
         now = timezone.now()
         if effect.status != EffectStatus.DELIVERED:
             if effect.status == EffectStatus.INTENDED:
-                cas_transition(effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED,
-                               expected_version=effect.version, updates={"dispatched_at": now, "attempts": F("attempts") + 1})
+                cas_transition(
+                    effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED,
+                    expected_version=effect.version, updates={"dispatched_at": now, "attempts": F("attempts") + 1},
+                )
                 effect.version += 1
             cas_transition(
                 effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DELIVERED,

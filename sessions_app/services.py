@@ -111,7 +111,8 @@ WITH bumped AS (
 INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, run_id, created_at)
 SELECT %(sid)s, bumped.last_seq - %(n)s + i.ord, i.role, i.content, i.run_id, now()
   FROM bumped,
-       unnest(%(roles)s::text[], %(contents)s::jsonb[], %(runs)s::bigint[]) WITH ORDINALITY AS i(role, content, run_id, ord)
+       unnest(%(roles)s::text[], %(contents)s::jsonb[], %(runs)s::bigint[])
+           WITH ORDINALITY AS i(role, content, run_id, ord)
 RETURNING id, seq, created_at
 """
 

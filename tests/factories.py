@@ -49,7 +49,10 @@ def make_personal_token(user: User, name: str = "personal") -> tuple[ApiToken, s
     return token, secret
 
 
-def make_user(username: str, *, role: str | None = None, projects: list[Project] = (), password: str = "pw-123456") -> User:  # type: ignore[assignment]
+def make_user(
+    username: str, *, role: str | None = None, projects: tuple[Project, ...] | list[Project] = (),
+    password: str = "pw-123456",
+) -> User:
     user = User.objects.create_user(username=username, password=password)
     if role:
         user.groups.add(Group.objects.get_or_create(name=role)[0])

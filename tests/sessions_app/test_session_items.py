@@ -11,8 +11,8 @@ from tests.threads import run_concurrently
 @pytest.mark.django_db
 def test_batch_append_assigns_consecutive_seqs(project):
     session = factories.make_session(project)
-    first = session_items_append(project=project, session_id=session.pk,
-                                 items=[{"role": "user", "content": {"text": "hi"}}, {"role": "assistant", "content": "yo"}])
+    first = session_items_append(project=project, session_id=session.pk, items=[
+        {"role": "user", "content": {"text": "hi"}}, {"role": "assistant", "content": "yo"}])
     second = session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": 3}],
                                   expected_last_seq=2)
     assert [i.seq for i in first + second] == [1, 2, 3]
@@ -79,7 +79,8 @@ def test_items_are_append_only_in_the_database(project):
 @pytest.mark.django_db
 def test_trim_keeps_the_newest_items(project):
     session = factories.make_session(project)
-    session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": i} for i in range(10)])
+    session_items_append(project=project, session_id=session.pk,
+                         items=[{"role": "user", "content": i} for i in range(10)])
     assert session_items_trim(project=project, session_id=session.pk, keep_last=3) == 7
     assert list(SessionItem.objects.filter(session=session).values_list("seq", flat=True)) == [8, 9, 10]
     # new items continue after the trimmed ones; seqs are never reused
