@@ -332,3 +332,178 @@ def self_approval_and_tampering(quick: bool) -> Result:
                  "executed_digest_mismatch"):
         figures.setdefault(name, 0)
     return result(10, T10, quick, passed, dict(figures))
+
+
+# --- 11: tenant isolation matrix --------------------------------------------------------------
+
+T11 = "Tenant isolation matrix: every object endpoint x other project's principals: 0 successes"
+
+MEMORY_BODIES = {
+    "/supersede/": {"content": "A replacement fact."}, "/review/": {"decision": "approve"}, "/expire/": {},
+    "/delete/": {}, "/erase/": {},
+}
+
+
+def object_operations() -> list[tuple[str, str]]:
+    """(METHOD, path template) of every operation in the OpenAPI schema that addresses one record."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    return sorted(
+        (method.upper(), path) for path, ops in schema["paths"].items() if "{id}" in path
+        for method in ops if method in ("get", "post", "put", "patch", "delete")
+    )
+
+
+def _owner_ids(world: Any, memory_id: int, snapshot_id: int) -> dict[str, int]:
+    return {
+        "/api/v1/sessions/": world.session.pk, "/api/v1/runs/": world.run.pk,
+        "/api/v1/checkpoints/": world.checkpoint.pk, "/api/v1/approvals/": world.approval.pk,
+        "/api/v1/effects/": world.effect.pk, "/api/v1/tasks/": world.task.pk,
+        "/api/v1/memory/records/": memory_id, "/api/v1/memory/context/": snapshot_id,
+    }
+
+
+def _body(method: str, template: str, world: Any) -> Any:
+    from tests.api.test_access import ENDPOINTS
+
+    for endpoint in ENDPOINTS:
+        if (endpoint.method, endpoint.template) == (method, template):
+            return endpoint.body(world)
+    return next((body for suffix, body in MEMORY_BODIES.items() if template.endswith(suffix)), None)
+
+
+def _memory_of(project: Project, run: Run) -> tuple[int, int]:
+    from memory_app.services import Actor, context_project, memory_write
+
+    record = memory_write(project=project, actor=Actor.for_agent("e11"), scope="project", subject="secret",
+                          content=f"The vault code of {project.slug} is 4711.", source_run_id=run.pk).record
+    assert record is not None
+    return record.pk, context_project(project=project, run_id=run.pk, budget_chars=500).pk
+
+
+@experiment(11, T11)
+def tenant_isolation(quick: bool) -> Result:
+    """For every object operation of the schema, call the owner's record as each principal of another
+    project (agent token, reader token, reviewer and operator by personal token and by login session).
+
+    1. Nobody succeeds (no 2xx), and no body names anything of the owner's record.
+    2. The principal fit for the operation (the one the owner would use) gets 404 `not_found`.
+    3. Any other refusal (a role refused before the lookup) is exactly what the same principal gets
+       for an id that does not exist: the response is no oracle for the record's existence.
+    """
+    from tests.api.conftest import build_world
+
+    figures: Counter = Counter()
+    rows: list[str] = []
+    with sandbox():
+        owner = build_world(new_project("e11-own"), f"own-{tag()}")
+        other = build_world(new_project("e11-oth"), f"oth-{tag()}")
+        memory_id, snapshot_id = _memory_of(owner.project, owner.running_run)
+        _memory_of(other.project, other.running_run)
+        operator = new_user(other.project, "e11-op", "operator")
+        reviewer_user = User.objects.get(username=_username_of(other.reviewer))
+        callers: dict[str, tuple[Client, dict]] = {
+            "agent_token": (Client(), other.agent.headers),
+            "reader_token": (Client(), other.reader.headers),
+            "reviewer_token": (Client(), other.reviewer.headers),
+            "operator_token": (Client(), bearer(factories.make_personal_token(operator)[1])),
+            "reviewer_session": (logged_in(reviewer_user), {}),
+            "operator_session": (logged_in(operator), {}),
+        }
+        ids = _owner_ids(owner, memory_id, snapshot_id)
+        operations = object_operations()
+        figures["operations"] = len(operations)
+        for method, template in operations:
+            prefix = next(p for p in ids if template.startswith(p))
+            path = template.replace("{id}", str(ids[prefix]))
+            missing = template.replace("{id}", str(10**15))
+            body = _body(method, template, owner)
+            fit = _fit_caller(method, template)
+            for name, (client, headers) in callers.items():
+                response = _call(client, method, path, body, headers)
+                figures["requests"] += 1
+                status = response.status_code
+                if 200 <= status < 300:
+                    figures["successes"] += 1
+                    rows.append(f"{name} {method} {template}: {status}")
+                    continue
+                payload = response.json() if response.get("Content-Type", "").startswith("application/json") else {}
+                if owner.project.slug in response.content.decode(errors="replace") or "4711" in \
+                        response.content.decode(errors="replace"):
+                    figures["bodies_naming_the_owner"] += 1
+                if status == 404:
+                    figures["not_found"] += 1
+                    if set(payload) != {"code", "detail"}:
+                        figures["not_found_with_extra_fields"] += 1
+                    continue
+                if name == fit:
+                    figures["fit_caller_not_404"] += 1
+                    rows.append(f"{name} {method} {template}: {status} {payload.get('code')}")
+                baseline = _call(client, method, missing, body, headers)
+                if (baseline.status_code, (baseline.json() or {}).get("code")) != (status, payload.get("code")):
+                    figures["refusals_that_differ_for_a_missing_id"] += 1
+                    rows.append(f"{name} {method} {template}: {status} vs missing {baseline.status_code}")
+                figures[f"refused_{status}_before_lookup"] += 1
+        _references(owner, other, memory_id, figures, rows)
+        for name in ("successes", "fit_caller_not_404", "refusals_that_differ_for_a_missing_id",
+                     "bodies_naming_the_owner", "not_found_with_extra_fields", "reference_leaks"):
+            figures.setdefault(name, 0)
+    passed = figures["requests"] > 0 and all(figures[name] == 0 for name in (
+        "successes", "fit_caller_not_404", "refusals_that_differ_for_a_missing_id", "bodies_naming_the_owner",
+        "not_found_with_extra_fields", "reference_leaks"))
+    return result(11, T11, quick, passed, dict(figures), notes="; ".join(rows[:20]))
+
+
+def _references(owner: Any, other: Any, memory_id: int, figures: Counter, rows: list[str]) -> None:
+    """The other project's agent names the owner's records inside a body or a filter: 404 or nothing listed."""
+    writes = [
+        ("/api/v1/runs/", {"session": owner.session.pk}),
+        ("/api/v1/runs/", {"session": other.session.pk, "task": owner.task.pk}),
+        ("/api/v1/checkpoints/", {"run": owner.run.pk}),
+        ("/api/v1/checkpoints/", {"run": other.run.pk, "parent": owner.checkpoint.pk}),
+        ("/api/v1/checkpoints/", {"task": owner.task.pk}),
+        ("/api/v1/effects/", {"idempotency_key": f"x-{tag()}", "tool": "t", "run": owner.running_run.pk}),
+        ("/api/v1/memory/records/", {"scope": "project", "content": "x", "source_run": owner.run.pk}),
+        ("/api/v1/memory/context/", {"run": owner.run.pk, "budget_chars": 100}),
+    ]
+    for path, body in writes:
+        response = other.agent.post(path, body)
+        figures["reference_requests"] += 1
+        if response.status_code < 300 or response.status_code >= 500:
+            figures["reference_leaks"] += 1
+            rows.append(f"reference POST {path} {body}: {response.status_code}")
+    reads = [("/api/v1/checkpoints/?run=", owner.run.pk, owner.checkpoint.pk),
+             ("/api/v1/approvals/?run=", owner.waiting_run.pk, owner.approval.pk),
+             ("/api/v1/memory/records/?project=", owner.project.slug, memory_id)]
+    for prefix, value, leaked in reads:
+        response = other.agent.get(f"{prefix}{value}")
+        figures["reference_requests"] += 1
+        rows_seen = response.json().get("results", []) if response.status_code == 200 else []
+        if response.status_code >= 500 or any(row.get("id") == leaked for row in rows_seen):
+            figures["reference_leaks"] += 1
+            rows.append(f"reference GET {prefix}{value}: {response.status_code}")
+
+
+def _username_of(api_client: Any) -> str:
+    from harness.models import ApiToken
+
+    secret = api_client.headers["HTTP_AUTHORIZATION"].removeprefix("Bearer ")
+    return ApiToken.objects.select_related("user").get(digest=ApiToken.hash_secret(secret)).user.username
+
+
+OPERATOR_ONLY = ("/held/", "/review/", "/expire/", "/delete/", "/erase/", "/bulk-delete/", "/bulk-expire/")
+
+
+def _fit_caller(method: str, template: str) -> str:
+    if template.endswith("/decision/"):
+        return "reviewer_token"
+    if template.endswith(OPERATOR_ONLY):
+        return "operator_token"
+    return "agent_token"
+
+
+def _call(client: Client, method: str, path: str, body: Any, headers: dict) -> Any:
+    if method == "GET":
+        return client.get(path, **headers)
+    return client.generic(method, path, json.dumps(body if body is not None else {}), "application/json", **headers)

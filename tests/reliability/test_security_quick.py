@@ -53,3 +53,12 @@ def test_resume_checks_the_approval_row_against_the_audited_decision(kind: str) 
         assert security.resume_run_by_id(run.pk) == "blocked"
         assert Run.objects.get(pk=run.pk).blocked_step == "approval_preconditions"
         assert security.calls_for(key) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_11_another_projects_principals_get_404_on_every_object_endpoint() -> None:
+    figures = _check(security.tenant_isolation(quick=True))
+    assert figures["operations"] >= 25
+    assert figures["successes"] == 0
+    assert figures["fit_caller_not_404"] == 0
+    assert figures["refusals_that_differ_for_a_missing_id"] == 0
