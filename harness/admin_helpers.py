@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import Model, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from harness.errors import DomainError
@@ -28,9 +28,7 @@ class AppendOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-def transition_actions(
-    machine: StateMachine, move: Callable[[HttpRequest, Model, str], Any]
-) -> list[Callable]:
+def transition_actions(machine: StateMachine, move: Callable[[HttpRequest, Any, str], Any]) -> list[Callable]:
     """One admin action per target state; `move(request, obj, to)` calls the service."""
     actions = []
     for target in sorted(machine.sources_of_any()):

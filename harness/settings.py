@@ -6,6 +6,7 @@ and Celery on the filesystem transport. Production sets DATABASE_URL (PostgreSQL
 """
 
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -79,10 +80,10 @@ TEMPLATES = [
 ]
 
 
-def _database() -> dict:
+def _database() -> dict[str, Any]:
     url = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'harness.sqlite3'}")
     try:
-        config = dj_database_url.parse(url)
+        config: dict[str, Any] = dict(dj_database_url.parse(url))
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
     engine = config["ENGINE"]

@@ -1,6 +1,7 @@
 """Who may see and do what. Roles are Django groups; projects are reached through Membership."""
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
 from harness.models import Project
@@ -15,18 +16,18 @@ class Role:
 
 def user_has_role(user: AbstractBaseUser | AnonymousUser, role: str) -> bool:
     """Admins (the group or a superuser) hold every role."""
-    if not user.is_authenticated or not user.is_active:
+    if not isinstance(user, User) or not user.is_active:
         return False
-    if user.is_superuser:  # type: ignore[union-attr]
+    if user.is_superuser:
         return True
-    names = set(user.groups.values_list("name", flat=True))  # type: ignore[union-attr]
+    names = set(user.groups.values_list("name", flat=True))
     return role in names or Role.ADMIN in names
 
 
 def projects_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
-    if not user.is_authenticated or not user.is_active:
+    if not isinstance(user, User) or not user.is_active:
         return Project.objects.none()
-    if user.is_superuser:  # type: ignore[union-attr]
+    if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(memberships__user=user)
 

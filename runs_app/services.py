@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -393,9 +394,9 @@ def checkpoint_create(
                     "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
                 )
             parent_hash, depth = parent[0], parent[1] + 1
-        approvals = ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id)
-        if approval_id is not None and not approvals.exists():
-            raise NotFoundError(f"Approval {approval_id} does not exist.")
+        if approval_id is not None:
+            if not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
+                raise NotFoundError(f"Approval {approval_id} does not exist.")
         body = {
             "run": run_id, "task": task_id, "parent_hash": parent_hash,
             "cursor": cursor or {}, "state": state or {}, "artifact_fingerprints": artifact_fingerprints or {},
@@ -535,7 +536,7 @@ def approval_decide(
     *,
     project: Project | int,
     approval_id: int,
-    user: AbstractBaseUser,
+    user: AbstractBaseUser | AnonymousUser,
     decision: str,
     reason: str = "",
     edited_arguments: dict | None = None,

@@ -1,10 +1,13 @@
 """Read queries on sessions and items, always scoped to the caller's projects."""
 
 import datetime as dt
+import json
+from typing import Any
 
+from django.db import connection
 from django.db.models import QuerySet
 
-from harness.errors import NotFoundError
+from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from sessions_app.models import Session, SessionItem
 
@@ -36,3 +39,46 @@ def session_get(*, projects: QuerySet[Project], session_id: int) -> Session:
 def session_item_list(*, projects: QuerySet[Project], session_id: int) -> QuerySet[SessionItem]:
     session = session_get(projects=projects, session_id=session_id)
     return SessionItem.objects.filter(session=session)
+
+
+MAX_LATEST_ITEMS = 500
+
+# The hot read an agent makes before every model call: its session's newest items. One statement on
+# the (session, seq) unique index, rows not model instances; the project check is inside it.
+_LATEST_SQL = """
+SELECT i.id, i.seq, i.role, i.content, i.run_id, i.created_at
+  FROM sessions_app_sessionitem i
+ WHERE i.session_id = (SELECT s.id FROM sessions_app_session s WHERE s.id = %(sid)s AND s.project_id = %(pid)s)
+ ORDER BY i.seq DESC
+ LIMIT %(limit)s
+"""
+
+
+def session_items_latest(*, project: Project | int, session_id: int, limit: int = 50) -> list[dict[str, Any]]:
+    """The newest `limit` items of a session, oldest first, as dicts shaped like the API's items."""
+    if not 1 <= limit <= MAX_LATEST_ITEMS:
+        raise ValidationFailed(f"limit is between 1 and {MAX_LATEST_ITEMS}.", code="invalid_limit")
+    project_id = project if isinstance(project, int) else project.pk
+    if connection.vendor != "postgresql":
+        return _latest_portable(project_id, session_id, limit)
+    with connection.cursor() as cursor:
+        cursor.execute(_LATEST_SQL, {"sid": session_id, "pid": project_id, "limit": limit})
+        rows = cursor.fetchall()
+    if not rows and not Session.objects.filter(project_id=project_id, pk=session_id).exists():
+        raise NotFoundError(f"Session {session_id} does not exist.")
+    loads = json.loads
+    return [
+        {"id": row[0], "session": session_id, "seq": row[1], "role": row[2],
+         # Django reads jsonb as text (it decodes in JSONField.from_db_value); decode it here the same way.
+         "content": loads(row[3]) if isinstance(row[3], str) else row[3], "run": row[4], "created_at": row[5]}
+        for row in reversed(rows)
+    ]
+
+
+def _latest_portable(project_id: int, session_id: int, limit: int) -> list[dict[str, Any]]:
+    if not Session.objects.filter(project_id=project_id, pk=session_id).exists():
+        raise NotFoundError(f"Session {session_id} does not exist.")
+    rows = SessionItem.objects.filter(session_id=session_id).order_by("-seq").values(
+        "id", "seq", "role", "content", "run_id", "created_at")[:limit]
+    return [{"id": r["id"], "session": session_id, "seq": r["seq"], "role": r["role"], "content": r["content"],
+             "run": r["run_id"], "created_at": r["created_at"]} for r in reversed(list(rows))]

@@ -69,7 +69,7 @@ def session_items_append(
     for item in items:
         if item.get("role") not in ItemRole.values:
             raise ValidationFailed(f"Unknown item role {item.get('role')!r}.", code="invalid_role")
-    run_ids = {item["run_id"] for item in items if item.get("run_id")}
+    run_ids = {int(run_id) for item in items if (run_id := item.get("run_id"))}
     if run_ids:
         from runs_app.models import Run
 
