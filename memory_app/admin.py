@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -115,6 +116,17 @@ class MemoryWritePolicyAdmin(admin.ModelAdmin):
     list_display = ["project", "scope", "decision", "max_chars", "provenance_required", "updated_at"]
     list_filter = ["decision", "scope", "project"]
 
+    def delete_model(self, request: HttpRequest, obj: MemoryWritePolicy) -> None:
+        with transaction.atomic():
+            _audit_policy_deleted(request, obj)
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[MemoryWritePolicy]) -> None:
+        with transaction.atomic():
+            for policy in queryset:
+                _audit_policy_deleted(request, policy)
+            super().delete_queryset(request, queryset)
+
     def save_model(self, request: HttpRequest, obj: MemoryWritePolicy, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         audit_record(
@@ -123,6 +135,13 @@ class MemoryWritePolicyAdmin(admin.ModelAdmin):
                               "provenance_required": obj.provenance_required,
                               "blocked_patterns": len(obj.blocked_patterns or [])},
         )
+
+
+def _audit_policy_deleted(request: HttpRequest, policy: MemoryWritePolicy) -> None:
+    # Removing a policy changes what memory is stored from now on (the built-in default applies).
+    audit_record(project=policy.project_id, actor=f"user:{request.user.get_username()}",
+                 action="memory.policy_deleted", target=policy,
+                 data={"scope": policy.scope, "decision": policy.decision, "max_chars": policy.max_chars})
 
 
 @admin.register(ContextSnapshot)

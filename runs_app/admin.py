@@ -1,10 +1,12 @@
 from typing import Any
 
 from django.contrib import admin, messages
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from harness.admin_helpers import AppendOnlyAdmin, transition_actions
+from harness.audit import audit_record
 from harness.errors import DomainError
 from runs_app.models import (
     RUN_MACHINE,
@@ -23,12 +25,25 @@ from runs_app.services import approval_decide, run_transition, task_transition
 
 def _move_run(request: HttpRequest, obj: Run, to: str) -> Any:
     # Not by_worker: the admin cannot push a waiting run past its approval either.
-    return run_transition(project=obj.project_id, run_id=obj.pk, to=to, expected_version=obj.version,
-                          error={"by": f"admin:{request.user.get_username()}"} if to == "failed" else None)
+    with transaction.atomic():
+        run = run_transition(project=obj.project_id, run_id=obj.pk, to=to, expected_version=obj.version,
+                             error={"by": f"admin:{request.user.get_username()}"} if to == "failed" else None)
+        _audit_move(request, obj, to)
+        return run
 
 
 def _move_task(request: HttpRequest, obj: Task, to: str) -> Any:
-    return task_transition(project=obj.project_id, task_id=obj.pk, to=to, expected_version=obj.version)
+    with transaction.atomic():
+        task = task_transition(project=obj.project_id, task_id=obj.pk, to=to, expected_version=obj.version)
+        _audit_move(request, obj, to)
+        return task
+
+
+def _audit_move(request: HttpRequest, obj: Run | Task, to: str) -> None:
+    # A person moving a run or task (deciding a blocked run, say) is a human decision: audited like the others.
+    audit_record(project=obj.project_id, actor=f"user:{request.user.get_username()}",
+                 action=f"{type(obj).__name__.lower()}.{to}", target=obj,
+                 data={"from": obj.status, "version": obj.version, "door": "admin"})
 
 
 @admin.register(Task)

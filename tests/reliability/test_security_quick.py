@@ -62,3 +62,34 @@ def test_11_another_projects_principals_get_404_on_every_object_endpoint() -> No
     assert figures["successes"] == 0
     assert figures["fit_caller_not_404"] == 0
     assert figures["refusals_that_differ_for_a_missing_id"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_16_every_decision_and_memory_change_is_audited_and_the_log_cannot_be_rewritten() -> None:
+    figures = _check(security.audit_log(quick=True))
+    assert figures["changes"] >= 30
+    assert figures["changes_without_audit"] == 0
+    assert figures["audited_api"] and figures["audited_console"] and figures["audited_admin"]
+    assert figures["orm_update_refused"] == figures["orm_delete_refused"] == 1
+    assert figures["sql_update_refused"] == figures["sql_delete_refused"] == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("kind", ["run", "task", "policy"])
+def test_admin_moves_and_policy_deletions_are_audited(kind: str) -> None:
+    """Regression (experiment 16): these admin paths changed state without an audit entry."""
+    from harness.models import AuditEntry
+
+    with security.sandbox():
+        doors = security._Doors()
+        call = {
+            "run": lambda: doors.admin_action("runs_app/run", "move_to_cancelled",
+                                              security.factories.make_run(doors.project, doors.session).pk),
+            "task": lambda: doors.admin_action("runs_app/task", "move_to_abandoned",
+                                               security.factories.make_task(doors.project).pk),
+            "policy": lambda: security._admin_policy_delete(doors),
+        }[kind]
+        assert call().status_code == 302
+        action = {"run": "run.cancelled", "task": "task.abandoned", "policy": "memory.policy_deleted"}[kind]
+        entry = AuditEntry.objects.get(project=doors.project, action=action)
+        assert entry.actor == f"user:{doors.person.username}"
