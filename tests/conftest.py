@@ -16,13 +16,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _postgresql_is_the_database(django_db_setup, django_db_blocker) -> None:  # type: ignore[no-untyped-def]
-    from django.db import connection
+def _postgresql_is_the_database() -> None:
+    """Fail the whole run, not skip, when PostgreSQL is not the configured or reachable database."""
+    import psycopg
+    from django.conf import settings
 
-    with django_db_blocker.unblock():
-        assert connection.vendor == "postgresql"
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+    db = settings.DATABASES["default"]
+    assert db["ENGINE"] == "django.db.backends.postgresql", db["ENGINE"]
+    with psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"] or "postgres",
+                         dbname="postgres", connect_timeout=5) as conn:
+        conn.execute("SELECT 1")
 
 
 @pytest.fixture

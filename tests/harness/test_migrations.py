@@ -60,3 +60,14 @@ def test_settings_fail_loudly_on_bad_values():
                               capture_output=True, text=True, timeout=60)
         assert done.returncode != 0, bad
         assert "ImproperlyConfigured" in done.stderr, (bad, done.stderr)
+
+
+def test_the_suite_fails_rather_than_fall_back_when_postgresql_is_missing():
+    for url in ("sqlite:////tmp/never.sqlite3", "postgres://postgres@127.0.0.1:1/harness", ""):
+        env = {**child_env(), "DATABASE_URL": url}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               "tests/harness/test_static_files.py"], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode != 0, (url, done.stdout[-500:])
+        assert " passed" not in done.stdout, (url, done.stdout[-500:])
+        assert "PostgreSQL" in done.stdout + done.stderr or "OperationalError" in done.stdout, (url, done.stdout[-500:])
