@@ -21,20 +21,28 @@ def error_response(status: int, code: str, detail: str) -> JsonResponse:
     return JsonResponse({"code": code, "detail": detail}, status=status)
 
 
-def json_depth(body: bytes) -> int:
-    """The deepest nesting of arrays/objects in a JSON text (malformed text is left to the parser)."""
+def json_depth(body: bytes, stop_above: int | None = None) -> int:
+    """The deepest nesting of arrays/objects in a JSON text (malformed text is left to the parser).
+
+    With `stop_above`, the scan ends as soon as the nesting goes deeper than that: a hostile body
+    is refused after its first few brackets, not after a walk over a megabyte of them.
+    """
     depth = deepest = 0
     for match in _BRACKETS.finditer(_JSON_STRING.sub(b'""', body)):
         if match.group() in (b"[", b"{"):
             depth += 1
-            deepest = max(deepest, depth)
+            if depth > deepest:
+                deepest = depth
+                if stop_above is not None and deepest > stop_above:
+                    break
         else:
             depth -= 1
     return deepest
 
 
 class RequestLimitsMiddleware:
-    """Refuse bodies over DATA_UPLOAD_MAX_MEMORY_SIZE (413) and JSON deeper than HARNESS_MAX_JSON_DEPTH (400)."""
+    """Refuse bodies over DATA_UPLOAD_MAX_MEMORY_SIZE (413), chunked bodies (411) and JSON deeper than
+    HARNESS_MAX_JSON_DEPTH (400)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -48,6 +56,12 @@ class RequestLimitsMiddleware:
 
     def _check(self, request: HttpRequest) -> HttpResponse | None:
         limit: int = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        chunked = "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+        if chunked and not request.META.get("CONTENT_LENGTH"):
+            # WSGI hands Django no length for a chunked body, and Django then reads it as empty: the
+            # request would run as if it carried no body at all (found by reliability experiment 13).
+            return error_response(411, "length_required",
+                                  "Send the body with a Content-Length; chunked bodies are not read.")
         raw_length = request.META.get("CONTENT_LENGTH") or "0"
         try:
             length = int(raw_length)
@@ -63,6 +77,6 @@ class RequestLimitsMiddleware:
         except RequestDataTooBig:
             return error_response(413, "body_too_large", f"The request body is over {limit} bytes.")
         max_depth: int = settings.HARNESS_MAX_JSON_DEPTH
-        if json_depth(body) > max_depth:
+        if json_depth(body, stop_above=max_depth) > max_depth:
             return error_response(400, "json_too_deep", f"JSON may nest at most {max_depth} levels.")
         return None

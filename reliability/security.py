@@ -755,3 +755,208 @@ def audit_log(quick: bool) -> Result:
     if missing:
         notes += "; " + "; ".join(missing[:12])
     return result(16, T16, quick, passed, dict(figures), notes=notes)
+
+
+# --- a real HTTP stack: gunicorn on loopback ---------------------------------------------------
+
+
+def database_url() -> str:
+    """The database this process uses (pytest-django's test database inside the suite)."""
+    db = connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def gunicorn(name: str, *, env: dict | None = None) -> Iterator[str]:
+    """`gunicorn harness.wsgi` on a free loopback port against this database; killed (its group) on exit."""
+    import requests
+
+    port = free_port()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log = (ARTIFACTS / f"gunicorn-{name}-{os.getpid()}.log").open("wb")
+    environ = {
+        **os.environ, "DATABASE_URL": database_url(), "DEBUG": "0", "SECURE_COOKIES": "0",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost", "SECRET_KEY": os.environ.get("SECRET_KEY") or "reliability-only",
+        "HARNESS_TOOL_ADAPTERS": json.dumps(ADAPTERS), **(env or {}),
+    }
+    environ.pop("HARNESS_CRASH_AT", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "harness.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", "1", "--threads", "4", "--timeout", "30", "--graceful-timeout", "3"],
+        cwd=ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                requests.get(f"{url}/login/", timeout=2)
+                break
+            except requests.RequestException:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"gunicorn did not start; see {log.name}") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+        log.close()
+
+
+# --- 13: request limits -------------------------------------------------------------------------
+
+T13 = "Limits through gunicorn: one byte over the body limit is 413, deep nesting 400 within a second, never 500"
+
+
+def _raw(url: str, method: str, path: str, body: bytes, headers: dict[str, str], *, chunked: bool = False) -> tuple[int, dict, float]:
+    """One request over http.client (exact bytes, exact headers); returns status, JSON body and seconds."""
+    import http.client
+
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    started = time.monotonic()
+    try:
+        if chunked:
+            conn.putrequest(method, path)
+            for name, value in {**headers, "Transfer-Encoding": "chunked"}.items():
+                conn.putheader(name, value)
+            conn.endheaders()
+            for start in range(0, len(body), 65536):
+                piece = body[start:start + 65536]
+                conn.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            conn.send(b"0\r\n\r\n")
+        else:
+            conn.request(method, path, body=body, headers={**headers, "Content-Length": headers.get(
+                "Content-Length", str(len(body)))})
+        response = conn.getresponse()
+        raw = response.read()
+        elapsed = time.monotonic() - started
+        try:
+            payload = json.loads(raw) if raw else {}
+        except ValueError:
+            payload = {}
+        return response.status, payload if isinstance(payload, dict) else {}, elapsed
+    finally:
+        conn.close()
+
+
+def _padded(limit: int, size: int) -> bytes:
+    """A valid JSON object of exactly `size` bytes (padding in a string value)."""
+    head = b'{"role": "writer", "memory_policy": "session", "pad": "'
+    return head + b"x" * (size - len(head) - 2) + b'"}'
+
+
+def _limit_cases(limit: int, depth: int, run_id: int, approval_id: int) -> list[dict]:
+    json_type = {"Content-Type": "application/json"}
+    deepest = limit // 2  # the deepest array that still fits under the body limit
+    cases = [
+        {"name": "at_limit", "path": "/api/v1/sessions/", "body": _padded(limit, limit), "expect": {201, 400}},
+        {"name": "one_byte_over", "path": "/api/v1/sessions/", "body": _padded(limit, limit + 1), "expect": {413}},
+        {"name": "one_byte_over_chunked", "path": "/api/v1/sessions/", "body": _padded(limit, limit + 1),
+         "chunked": True, "expect": {411, 413}},
+        {"name": "small_chunked", "path": "/api/v1/sessions/", "body": b'{"role": "writer"}', "chunked": True,
+         "expect": {411}},
+        {"name": "length_claims_over", "path": "/api/v1/sessions/", "body": b"{}",
+         "headers": {"Content-Length": str(limit + 1)}, "expect": {413}},
+        {"name": "length_not_a_number", "path": "/api/v1/sessions/", "body": b"{}",
+         "headers": {"Content-Length": "12abc"}, "expect": {400}},
+        {"name": "one_byte_over_memory", "path": "/api/v1/memory/records/", "body": _padded(limit, limit + 1),
+         "expect": {413}},
+        {"name": "one_byte_over_events", "path": f"/api/v1/runs/{run_id}/events/", "body": _padded(limit, limit + 1),
+         "expect": {413}},
+        {"name": "one_byte_over_decision", "path": f"/api/v1/approvals/{approval_id}/decision/",
+         "body": _padded(limit, limit + 1), "expect": {413}, "reviewer": True},
+        {"name": "one_byte_over_form", "path": "/login/", "body": b"a=" + b"x" * (limit - 1),
+         "headers": {"Content-Type": "application/x-www-form-urlencoded"}, "expect": {413}},
+        {"name": "depth_at_limit", "path": "/api/v1/sessions/", "body": b"[" * depth + b"]" * depth,
+         "expect": {400}, "code_not": "json_too_deep"},
+        {"name": "depth_one_over", "path": "/api/v1/sessions/", "body": b"[" * (depth + 1) + b"]" * (depth + 1),
+         "expect": {400}, "deep": True},
+        {"name": "depth_objects", "path": "/api/v1/sessions/", "body": b'{"a":' * 5000 + b"1" + b"}" * 5000,
+         "expect": {400}, "deep": True},
+        {"name": "depth_deepest_that_fits", "path": "/api/v1/sessions/", "body": b"[" * deepest + b"]" * deepest,
+         "expect": {400}, "deep": True},
+        {"name": "depth_unclosed", "path": "/api/v1/memory/records/", "body": b"[" * 100000, "expect": {400},
+         "deep": True},
+        {"name": "depth_inside_a_string", "path": "/api/v1/sessions/",
+         "body": b'{"role": "writer", "memory_policy": "session", "ref": "' + b"[" * 60 + b'"}', "expect": {201, 400},
+         "code_not": "json_too_deep"},
+        {"name": "huge_integer", "path": "/api/v1/sessions/", "body": b'{"role": ' + b"9" * 5000 + b"}",
+         "expect": {400}},
+        {"name": "infinite_number", "path": "/api/v1/runs/%d/events/" % run_id,
+         "body": b'{"kind": "x", "data": {"n": 1e999}}', "expect": {400}},
+        {"name": "nul_in_text", "path": "/api/v1/runs/%d/events/" % run_id,
+         "body": b'{"kind": "x", "data": {"n": "a\\u0000b"}}', "expect": {400}},
+        {"name": "lone_surrogate", "path": "/api/v1/runs/%d/events/" % run_id,
+         "body": b'{"kind": "x", "data": {"n": "\\ud800"}}', "expect": {400}},
+        {"name": "not_utf8", "path": "/api/v1/sessions/", "body": b'{"role": "\xff\xfe"}', "expect": {400}},
+    ]
+    for case in cases:
+        case.setdefault("headers", {})
+        case["headers"] = {**json_type, **case["headers"]}
+    return cases
+
+
+@experiment(13, T13)
+def request_limits(quick: bool) -> Result:
+    """Each hostile request goes through gunicorn (the real HTTP stack) `repeats` times.
+
+    1. One byte over the body limit (JSON, form, chunked, a lying Content-Length) is refused: 413.
+    2. JSON deeper than the nesting limit is 400 `json_too_deep` within a second, up to the deepest
+       array that fits in the body limit; nesting inside a string is not nesting.
+    3. No response is a 5xx.
+    """
+    repeats = 1 if quick else 10
+    figures: Counter = Counter()
+    bad: list[str] = []
+    slowest_deep = 0.0
+    with sandbox():
+        project = new_project("e13")
+        session = factories.make_session(project)
+        run = factories.make_run(project, session)
+        _, approval = waiting_run(project, session, key=f"e13-{project.slug}", arguments={"n": 1})
+        _, secret = factories.make_agent_token(project, name=f"e13-{tag()}")
+        reviewer = new_user(project, "e13-rev", "reviewer")
+        reviewer_secret = factories.make_personal_token(reviewer)[1]
+        limit, depth = settings.DATA_UPLOAD_MAX_MEMORY_SIZE, settings.HARNESS_MAX_JSON_DEPTH
+        cases = _limit_cases(limit, depth, run.pk, approval.pk)
+        with gunicorn("limits") as url:
+            for _ in range(repeats):
+                for case in cases:
+                    token = reviewer_secret if case.get("reviewer") else secret
+                    status, payload, seconds = _raw(url, "POST", case["path"], case["body"],
+                                                    {**case["headers"], "Authorization": f"Bearer {token}"},
+                                                    chunked=case.get("chunked", False))
+                    figures["requests"] += 1
+                    figures[f"status_{status}"] += 1
+                    if status >= 500:
+                        figures["server_errors"] += 1
+                    if case.get("deep"):
+                        slowest_deep = max(slowest_deep, seconds)
+                        figures[f"ms_{case['name']}"] = max(figures[f"ms_{case['name']}"], int(seconds * 1000))
+                        ok = status == 400 and payload.get("code") == "json_too_deep"
+                    else:
+                        ok = status in case["expect"] and (
+                            "code_not" not in case or payload.get("code") != case["code_not"])
+                    if not ok:
+                        figures["unexpected"] += 1
+                        bad.append(f"{case['name']}: {status} {payload.get('code')}")
+    figures["limit_bytes"], figures["max_depth"] = limit, depth
+    figures["slowest_deep_ms"] = int(slowest_deep * 1000)
+    figures.setdefault("server_errors", 0)
+    figures.setdefault("unexpected", 0)
+    passed = figures["server_errors"] == 0 and figures["unexpected"] == 0 and slowest_deep < 1.0
+    return result(13, T13, quick, passed, dict(figures), notes="; ".join(sorted(set(bad))[:20]))

@@ -93,3 +93,27 @@ def test_admin_moves_and_policy_deletions_are_audited(kind: str) -> None:
         action = {"run": "run.cancelled", "task": "task.abandoned", "policy": "memory.policy_deleted"}[kind]
         entry = AuditEntry.objects.get(project=doors.project, action=action)
         assert entry.actor == f"user:{doors.person.username}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_13_limits_through_gunicorn_413_over_the_body_limit_400_too_deep_never_500() -> None:
+    figures = _check(security.request_limits(quick=True))
+    assert figures["server_errors"] == 0
+    assert figures["unexpected"] == 0
+    assert figures["status_413"] >= 6
+
+
+def test_a_chunked_body_is_refused_not_read_as_empty(client) -> None:  # type: ignore[no-untyped-def]
+    """Regression (experiment 13): under WSGI a chunked body reached the views as an empty body."""
+    response = client.generic("POST", "/api/v1/sessions/", b'{"role": "writer"}', "application/json",
+                              CONTENT_LENGTH="", HTTP_TRANSFER_ENCODING="chunked")
+    assert response.status_code == 411
+    assert response.json()["code"] == "length_required"
+
+
+def test_the_depth_scan_stops_at_the_first_bracket_past_the_limit() -> None:
+    from harness.middleware import json_depth
+
+    assert json_depth(b"[" * 40 + b"]" * 40) == 40
+    assert json_depth(b"[" * 40 + b"]" * 40, stop_above=32) == 33
+    assert json_depth(b'{"a": "[[[["}', stop_above=0) == 1
