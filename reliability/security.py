@@ -960,3 +960,74 @@ def request_limits(quick: bool) -> Result:
     figures.setdefault("unexpected", 0)
     passed = figures["server_errors"] == 0 and figures["unexpected"] == 0 and slowest_deep < 1.0
     return result(13, T13, quick, passed, dict(figures), notes="; ".join(sorted(set(bad))[:20]))
+
+
+# --- 14: the OpenAPI schema under schemathesis ------------------------------------------------
+
+T14 = "The OpenAPI schema under schemathesis: no 5xx, no response outside the schema"
+
+
+@experiment(14, T14)
+def schema_fuzz(quick: bool) -> Result:
+    """Every operation of the schema (agent, memory and decision endpoints), positive and negative
+    examples, through the full WSGI stack with the right principal and real ids half of the time
+    (tests/api/test_schema_fuzz.py's and tests/memory_app/test_api_schema.py's set-up, more cases).
+    Checks: no 5xx, documented status codes and content types, bodies that match the schema.
+    """
+    import schemathesis
+    from drf_spectacular.generators import SchemaGenerator
+    from hypothesis import strategies as st
+
+    from memory_app.services import Actor, context_project, memory_write
+    from tests.api.conftest import build_world
+    from tests.api.test_schema_fuzz import _fuzzer, _real_ids, _strategy
+    from tests.memory_app.test_api_schema import OPERATOR_ONLY as MEMORY_OPERATOR_ONLY
+
+    examples = ({schemathesis.GenerationMode.POSITIVE: 3, schemathesis.GenerationMode.NEGATIVE: 2} if quick
+                else {schemathesis.GenerationMode.POSITIVE: 18, schemathesis.GenerationMode.NEGATIVE: 9})
+    figures: Counter = Counter()
+    failures: list[str] = []
+    calls: list[int] = []
+    with sandbox():
+        prefix = f"e14-{tag()}"
+        world = build_world(new_project("e14"), prefix)
+        record = memory_write(project=world.project, actor=Actor.for_agent(f"{prefix}-agent"), scope="project",
+                              subject="sea", content="The sea is north.", source_run_id=world.running_run.pk).record
+        snapshot = context_project(project=world.project, run_id=world.running_run.pk, budget_chars=500)
+        operator = new_user(world.project, "e14-op", "operator")
+        auth = {
+            "agent": world.agent.headers["HTTP_AUTHORIZATION"],
+            "reviewer": world.reviewer.headers["HTTP_AUTHORIZATION"],
+            "operator": f"Bearer {factories.make_personal_token(operator)[1]}",
+        }
+        real = {**_real_ids(world), "/api/v1/memory/records/": record.pk if record else 1,
+                "/api/v1/memory/context/": snapshot.pk}
+        schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
+        for found in schema.get_all_operations():
+            operation = found.ok()  # type: ignore[union-attr]
+            figures["operations"] += 1
+            if operation.path.endswith("/decision/"):
+                who = "reviewer"
+            elif operation.path.startswith("/api/v1/memory/") and operation.path.endswith(MEMORY_OPERATOR_ONLY):
+                who = "operator"
+            else:
+                who = "agent"
+            for mode, count in examples.items():
+                strategy = _strategy(operation, mode, real)
+                if operation.path.startswith("/api/v1/memory/") and mode == schemathesis.GenerationMode.POSITIVE:
+                    pk = next((pk for prefix, pk in real.items()
+                               if prefix.startswith("/api/v1/memory/") and operation.path.startswith(prefix + "{id}")),
+                              None)
+                    if pk is not None:
+                        strategy = st.one_of(strategy, operation.as_strategy(generation_mode=mode,
+                                                                             path_parameters={"id": str(pk)}))
+                try:
+                    _fuzzer(strategy, count, auth[who], calls)()
+                except Exception as exc:  # noqa: BLE001 - every operation's failure is reported together
+                    failures.append(f"{operation.method.upper()} {operation.path} [{mode.value}]: "
+                                    f"{str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}")
+    figures["cases"] = len(calls)
+    figures["failing_operations"] = len(failures)
+    minimum = 150 if quick else 1000
+    passed = figures["cases"] >= minimum and not failures
+    return result(14, T14, quick, passed, dict(figures), notes="; ".join(failures[:10]))

@@ -117,3 +117,10 @@ def test_the_depth_scan_stops_at_the_first_bracket_past_the_limit() -> None:
     assert json_depth(b"[" * 40 + b"]" * 40) == 40
     assert json_depth(b"[" * 40 + b"]" * 40, stop_above=32) == 33
     assert json_depth(b'{"a": "[[[["}', stop_above=0) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_14_the_whole_schema_holds_under_schemathesis() -> None:
+    figures = _check(security.schema_fuzz(quick=True))
+    assert figures["cases"] >= 150
+    assert figures["failing_operations"] == 0
