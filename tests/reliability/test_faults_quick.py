@@ -1,0 +1,91 @@
+"""The fault experiments of issue 7 (reliability/faults.py) at their quick counts, one test each.
+
+Each asserts the experiment's verdict and its key figures; the full counts run with bin/reliability.
+"""
+
+import pytest
+
+from reliability import faults
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+def test_1_claim_race_every_run_is_claimed_exactly_once_by_one_process() -> None:
+    result = faults.claim_race(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    assert figures["claims"] == figures["runs"]
+    assert (figures["double_claims"], figures["left"], figures["owner_mismatches"]) == (0, 0, 0)
+
+
+def test_2_version_cas_one_writer_wins_the_rest_conflict_and_the_version_moves_once() -> None:
+    result = faults.version_cas(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    for write in ("task_save", "run_transition"):
+        assert figures[write]["successes"] == 1
+        assert figures[write]["conflicts"] == figures["writers"] - 1
+        assert figures[write]["version_after"] == figures[write]["version_before"] + 1
+
+
+def test_3_lost_update_soak_through_http_counts_every_acknowledged_increment_once() -> None:
+    result = faults.lost_update_soak(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    assert figures["final_count"] == figures["expected"] == figures["version_delta"]
+    assert figures["unexpected_statuses"] == []
+
+
+def test_4_a_paused_worker_past_its_lease_is_fenced_off_and_the_chain_never_forks() -> None:
+    result = faults.stale_lease_fencing(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    assert figures["trials_all_a_writes_refused"] == figures["trials"]
+    assert figures["a_writes_accepted"] == 0
+    assert figures["forks"] == 0
+
+
+@pytest.mark.worker
+def test_5_kill_9_around_the_external_call_executes_it_once_and_recovers_within_twice_the_lease() -> None:
+    result = faults.kill_around_side_effects(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    assert figures["max_executions_per_key"] == 1
+    assert figures["succeeded"] == figures["runs"]
+    assert figures["max_seconds_orphaned_past_lease"] <= figures["lease_seconds"]
+
+
+@pytest.mark.worker
+def test_6_a_killed_worker_child_loses_no_task_and_a_poison_task_ends_blocked() -> None:
+    result = faults.worker_loss(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    assert figures["loss"]["succeeded"] == figures["loss"]["runs"]
+    assert figures["loss"]["max_executions_per_key"] == 1
+    assert figures["poison"]["status"] == "blocked"
+    assert figures["poison"]["resumes_after_blocked"] == 0
+
+
+def test_7_a_rolled_back_creation_sends_no_resume_message() -> None:
+    result = faults.transactional_enqueue(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    assert figures["messages_for_rolled_back"] == 0
+    assert figures["messages"] == figures["committed"]
+
+
+def test_8_one_idempotency_key_sent_many_times_at_once_has_one_effect_and_one_reply() -> None:
+    result = faults.idempotent_replay(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    assert figures["effects"] == 1
+    assert figures["distinct_replies"] == 1
+
+
+def test_15_concurrent_identical_memory_writes_give_one_record_and_retrievals_leak_nothing() -> None:
+    result = faults.memory_races_and_scopes(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    assert figures["records_per_round"] == [1] * figures["rounds"]
+    assert figures["leaks"] == 0
+    assert figures["cross_project_404"] == figures["cross_project_tries"]
