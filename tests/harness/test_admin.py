@@ -1,0 +1,72 @@
+"""The admin moves rows only through the services, and never edits history or a status field."""
+
+import pytest
+from django.contrib.auth.models import User
+
+from runs_app.models import Run, RunEvent
+from runs_app.services import run_transition
+from tests import factories
+
+
+@pytest.fixture
+def admin_client(client, db):
+    User.objects.create_superuser("root", "root@example.com", "pw-123456")
+    client.login(username="root", password="pw-123456")
+    return client
+
+
+def test_a_transition_action_goes_through_the_service(admin_client, project):
+    run = factories.make_run(project)
+    response = admin_client.post("/admin/runs_app/run/", {"action": "move_to_running", "_selected_action": [run.pk]})
+    assert response.status_code == 302
+    run.refresh_from_db()
+    assert (run.status, run.version) == ("running", 2)
+    assert RunEvent.objects.filter(run=run, kind="status.running").exists()
+
+
+def test_an_illegal_transition_action_changes_nothing_and_says_why(admin_client, project):
+    run = factories.make_run(project)
+    response = admin_client.post("/admin/runs_app/run/", {"action": "move_to_succeeded", "_selected_action": [run.pk]},
+                                 follow=True)
+    assert "not a legal transition" in response.content.decode()
+    assert Run.objects.get(pk=run.pk).status == "created"
+
+
+def test_the_admin_cannot_push_a_waiting_run_past_its_approval(admin_client, project):
+    run = factories.make_run(project)
+    run_transition(project=project, run_id=run.pk, to="running", expected_version=1)
+    run_transition(project=project, run_id=run.pk, to="waiting_approval", expected_version=None)
+    response = admin_client.post("/admin/runs_app/run/", {"action": "move_to_running", "_selected_action": [run.pk]},
+                                 follow=True)
+    assert "resume worker" in response.content.decode()
+    assert Run.objects.get(pk=run.pk).status == "waiting_approval"
+
+
+def test_status_and_version_are_read_only_in_the_change_form(admin_client, project):
+    session = factories.make_session(project)
+    page = admin_client.get(f"/admin/sessions_app/session/{session.pk}/change/").content.decode()
+    assert 'name="status"' not in page and 'name="version"' not in page
+    admin_client.post(f"/admin/sessions_app/session/{session.pk}/change/",
+                      {"ref": "S-1", "role": "writer", "memory_policy": "none", "metadata": "{}",
+                       "status": "completed", "version": 99})
+    session.refresh_from_db()
+    assert (session.status, session.version, session.role) == ("created", 1, "writer")
+
+
+@pytest.mark.parametrize("path", [
+    "/admin/sessions_app/sessionitem/{pk}/delete/", "/admin/runs_app/runevent/{pk}/delete/",
+                                  "/admin/runs_app/checkpoint/{pk}/delete/"])
+def test_append_only_history_cannot_be_deleted_in_the_admin(admin_client, project, path):
+    from runs_app.services import checkpoint_create
+    from sessions_app.services import session_items_append
+
+    run = factories.make_run(project)
+    rows = {
+        "sessionitem": session_items_append(project=project, session_id=run.session_id,
+                                            items=[{"role": "user", "content": "x"}])[0].pk,
+        "runevent": RunEvent.objects.filter(run=run).first().pk,
+        "checkpoint": checkpoint_create(project=project, run_id=run.pk).pk,
+    }
+    model = path.split("/")[3]
+    assert admin_client.post(path.format(pk=rows[model]), {"post": "yes"}).status_code == 403
+    assert admin_client.get(path.replace("delete/", "change/").format(pk=rows[model])).status_code == 200  # view only
