@@ -1031,3 +1031,303 @@ def schema_fuzz(quick: bool) -> Result:
     minimum = 150 if quick else 1000
     passed = figures["cases"] >= minimum and not failures
     return result(14, T14, quick, passed, dict(figures), notes="; ".join(failures[:10]))
+
+
+# --- 12: console safety -----------------------------------------------------------------------
+
+T12 = "Console safety: CSRF on every state change, GET crawl writes nothing, stored XSS executes nothing"
+WRITE_SQL = ("INSERT", "UPDATE", "DELETE")
+XSS_MARK = "__xss"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+# Each vector sets window.__xss, opens a dialog, or makes a request to /__xss/... or xss.example
+# if the browser ever treats it as markup, script, a URL or an htmx attribute.
+XSS_VECTORS = [
+    "<script>window.__xss={n}</script>",
+    "<img src=x onerror=\"window.__xss={n}\">",
+    "<svg onload=window.__xss={n}>",
+    "<img src=\"/__xss/img/{n}\">",
+    "<iframe srcdoc=\"<script>parent.__xss={n}</script>\"></iframe>",
+    "<details open ontoggle=\"window.__xss={n}\">",
+    "<input autofocus onfocus=\"window.__xss={n}\">",
+    "<div hx-get=\"/__xss/htmx/{n}\" hx-trigger=\"load\">x</div>",
+    "<div hx-post=\"/__xss/htmx/{n}\" hx-trigger=\"load\" hx-target=\"body\">x</div>",
+    "<div hx-on:htmx:load=\"window.__xss={n}\" hx-get=\"/__xss/on/{n}\" hx-trigger=\"load\">x</div>",
+    "<a hx-get=\"/__xss/a/{n}\" hx-trigger=\"load\" hx-vals='js:{{a: window.__xss={n}}}'>x</a>",
+    "<link rel=stylesheet href=\"//xss.example/{n}.css\">",
+    "<style>@import 'http://xss.example/{n}.css';</style>",
+    "<meta http-equiv=\"refresh\" content=\"0;url=javascript:window.__xss={n}\">",
+    "<object data=\"javascript:window.__xss={n}\"></object>",
+    "<video><source onerror=\"window.__xss={n}\"></video>",
+    "<math><mtext><table><mglyph><style><img src=x onerror=window.__xss={n}>",
+    "<noscript><p title=\"</noscript><img src=x onerror=window.__xss={n}>\">",
+    "<body onload=window.__xss={n}>",
+    "javascript:window.__xss={n}",
+    "alert({n})",
+    "<script>alert({n})</script>",
+    "<img src=x onerror=alert({n})>",
+    "{{{{ '{n}' }}}}{{% debug %}}",
+    "<form action=\"/__xss/form/{n}\"><button autofocus formaction=\"javascript:window.__xss={n}\">x</button></form>",
+]
+XSS_WRAPPERS = ["{v}", "\"><{v}", "'>{v}", "</textarea>{v}", "</script>{v}", "</title>{v}", "-->{v}",
+                "</pre>{v}", "]]>{v}", "\\u003c{v}"]
+
+
+def xss_payloads(count: int) -> list[str]:
+    """`count` distinct payloads: every vector, then every vector in each breaking-out wrapper."""
+    payloads: list[str] = []
+    for wrapper in XSS_WRAPPERS:
+        for vector in XSS_VECTORS:
+            if len(payloads) == count:
+                return payloads
+            n = len(payloads) + 1
+            payloads.append(wrapper.replace("{v}", vector.replace("{n}", str(n)).replace("{{", "{").replace("}}", "}")
+                                            if "{{" in vector else vector.format(n=n)))
+    while len(payloads) < count:
+        n = len(payloads) + 1
+        payloads.append(f"<img src=x onerror=\"window.__xss={n}\"> #{n}")
+    return payloads
+
+
+def console_routes() -> list[tuple[str, list[str]]]:
+    """(route pattern, its parameter names) for every URL pattern under harness.console_urls."""
+    from django.urls import URLPattern, URLResolver
+
+    from harness import console_urls
+
+    found: list[tuple[str, list[str]]] = []
+
+    def walk(patterns: list, prefix: str) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                route = prefix + str(pattern.pattern)
+                found.append((route, list(pattern.pattern.converters)))
+
+    walk(console_urls.urlpatterns, "")
+    return found
+
+
+def _fill(route: str, params: list[str], ids: dict[str, int]) -> str:
+    path = route
+    for name in params:
+        path = path.replace(f"<int:{name}>", str(ids[name]))
+    return "/" + path
+
+
+def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
+    """1. POST every console route as a logged-in reviewer-operator with no CSRF token: 403, no writes.
+    2. GET every route (with real ids, plain and as htmx): no INSERT/UPDATE/DELETE, no 5xx."""
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.console.scenario import build_scene
+
+    project = new_project("e12-crawl")
+    scene = build_scene(project)
+    user = new_user(project, "e12-both", "reviewer")
+    from django.contrib.auth.models import Group
+
+    user.groups.add(Group.objects.get_or_create(name="operator")[0])
+    ids = {"approval_id": scene.approval.pk, "run_id": scene.run.pk, "task_id": scene.task.pk,
+           "checkpoint_id": scene.checkpoints[-1].pk, "session_id": scene.session.pk, "record_id": scene.memory.pk}
+    forms = {"approve": {"version": scene.approval.version}, "reject": {"reason": "no"},
+             "edit-approve": {"arguments": "{}", "reason": "x"}, "delete": {"confirm": "on"},
+             "edit": {"content": "changed", "version": 1}, "resolve": {"keep": scene.memory.pk, "version": 1},
+             "bulk": {"ids": [scene.memory.pk], "action": "delete", "confirm": "on"},
+             "review": {"decision": "accept"}, "login": {"username": user.username, "password": "pw-123456"}}
+    strict = logged_in(user, csrf_checks=True)
+    routes = console_routes()
+    figures["console_routes"] = len(routes)
+    for route, params in routes:
+        path = _fill(route, params, ids)
+        data = next((body for verb, body in forms.items() if path.rstrip("/").endswith(verb)), {})
+        for htmx in (False, True):
+            headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+            with CaptureQueriesContext(connection) as queries:
+                response = strict.post(path, data, **headers)
+            writes = [q["sql"][:80] for q in queries if q["sql"].lstrip().upper().startswith(WRITE_SQL)]
+            figures["csrf_posts"] += 1
+            if response.status_code == 403:
+                figures["csrf_refused"] += 1
+            else:
+                notes.append(f"POST {path} without CSRF: {response.status_code}")
+            if writes:
+                figures["csrf_posts_that_wrote"] += 1
+                notes.append(f"POST {path} without CSRF wrote: {writes[0]}")
+    crawler = logged_in(user)
+    queries_of_diff = f"?a={scene.checkpoints[0].pk}&b={scene.checkpoints[-1].pk}"
+    for route, params in routes:
+        path = _fill(route, params, ids) + (queries_of_diff if route.endswith("diff/") else "")
+        for headers in ({}, {"HTTP_HX_REQUEST": "true"}, {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "main"}):
+            with CaptureQueriesContext(connection) as queries:
+                response = crawler.get(path, **headers)
+            writes = [q["sql"][:80] for q in queries if q["sql"].lstrip().upper().startswith(WRITE_SQL)]
+            figures["crawled_gets"] += 1
+            figures[f"get_status_{response.status_code}"] += 1
+            if response.status_code >= 500:
+                figures["get_server_errors"] += 1
+            if writes:
+                figures["gets_that_wrote"] += 1
+                notes.append(f"GET {path} wrote: {writes[0]}")
+    # The control: with the token, the same approve POST does decide (CSRF was the only thing refusing it).
+    strict.get(f"/approvals/{scene.approval.pk}/")
+    token = strict.cookies["csrftoken"].value
+    response = strict.post(f"/approvals/{scene.approval.pk}/approve/", {"version": scene.approval.version},
+                           HTTP_X_CSRFTOKEN=token)
+    scene.approval.refresh_from_db()
+    figures["control_with_token_decided"] = int(scene.approval.status == ApprovalStatus.APPROVED)
+    for name in ("csrf_posts_that_wrote", "gets_that_wrote", "get_server_errors"):
+        figures.setdefault(name, 0)
+
+
+def _store_payloads(payloads: list[str], group_size: int, figures: Counter) -> tuple[list[str], User]:
+    """Post the payloads as an agent through the API into every field the console shows; return the pages."""
+    project = new_project("e12-xss")
+    _, secret = factories.make_agent_token(project, name=f"e12-{tag()}")
+    agent = Client()
+    headers = bearer(secret)
+
+    def post(path: str, body: Any) -> Any:
+        response = agent.post(path, body, content_type="application/json", **headers)
+        figures["api_writes"] += 1
+        figures["api_writes_stored" if response.status_code < 300 else "api_writes_refused"] += 1
+        return response.json() if response.status_code < 300 else None
+
+    pages = ["/", "/approvals/", "/sessions/", "/memory/", "/memory/held/", "/approvals/?risk=high"]
+    for start in range(0, len(payloads), group_size):
+        group = payloads[start:start + group_size]
+        first, joined = group[0], "\n".join(group)
+        session = post("/api/v1/sessions/", {"role": "writer", "memory_policy": "session", "ref": first[:64],
+                                             "metadata": {"note": joined}})
+        task = post("/api/v1/tasks/", {"objective": joined, "plan": [p[:120] for p in group[:3]],
+                                       "artifact_refs": {"draft": {"content": joined}}})
+        assert session is not None and task is not None, "the API refused a plain session or task"
+        run = post("/api/v1/runs/", {"session": session["id"], "task": task["id"], "ref": first[-64:],
+                                     "active_agent": first[:120], "cursor": {"node": first}})
+        if run is None:
+            run = post("/api/v1/runs/", {"session": session["id"], "task": task["id"]})
+        assert run is not None
+        post(f"/api/v1/runs/{run['id']}/transition/", {"to": "running", "expected_version": run["version"]})
+        post(f"/api/v1/sessions/{session['id']}/items/",
+             {"items": [{"role": "assistant", "content": {"text": p, p[:60]: p}, "run": run["id"]} for p in group]})
+        for p in group:
+            post(f"/api/v1/runs/{run['id']}/events/", {"kind": p[:64], "data": {"text": p, p[:60]: [p]}})
+        checkpoint = post("/api/v1/checkpoints/", {"run": run["id"], "label": first[:120], "cursor": {"node": first},
+                                                   "state": {f"p{i}": p for i, p in enumerate(group)}})
+        post("/api/v1/effects/", {"idempotency_key": f"e12-{tag()}", "tool": first[:120], "run": run["id"],
+                                  "arguments": {"text": joined}})
+        records = [post("/api/v1/memory/records/", {"scope": "project", "subject": p[:200], "content": f"{p} ({i})",
+                                                    "source_run_id": run["id"]}) for i, p in enumerate(group)]
+        approval = post(f"/api/v1/runs/{run['id']}/approvals/", {
+            "tool": first[:120], "arguments": {**{f"p{i}": p for i, p in enumerate(group)}, first[:80]: first},
+            "idempotency_key": f"e12-{tag()}", "reason": joined})
+        if approval is None:
+            approval = post(f"/api/v1/runs/{run['id']}/approvals/", {
+                "tool": "publish", "arguments": {f"p{i}": p for i, p in enumerate(group)},
+                "idempotency_key": f"e12-{tag()}", "reason": joined})
+        pages += [f"/sessions/{session['id']}/", f"/runs/{run['id']}/", f"/runs/{run['id']}/lineage/",
+                  f"/tasks/{task['id']}/lineage/"]
+        if approval:
+            pages.append(f"/approvals/{approval['id']}/")
+        if checkpoint:
+            pages.append(f"/checkpoints/{checkpoint['id']}/")
+        pages += [f"/memory/{r['record']['id']}/" for r in records[:2] if r and r.get("record")]
+        pages += [f"/memory/{r['record']['id']}/edit/" for r in records[:1] if r and r.get("record")]
+    viewer = new_user(project, "e12-viewer", "reviewer")
+    from django.contrib.auth.models import Group
+
+    viewer.groups.add(Group.objects.get_or_create(name="operator")[0])
+    return pages, viewer
+
+
+def _render_in_chromium(url: str, pages: list[str], cookie: str, figures: Counter, notes: list[str]) -> None:
+    """Load every page in headless Chromium: no window.__xss, no dialog, no request to /__xss or elsewhere."""
+    from playwright.sync_api import sync_playwright
+
+    dialogs: list[str] = []
+    stray: list[str] = []
+    htmx_requests: list[str] = []
+
+    def on_request(request: Any) -> None:
+        figures["browser_requests"] += 1
+        if request.headers.get("hx-request"):
+            htmx_requests.append(request.url)
+        if XSS_MARK in request.url or "xss.example" in request.url or not request.url.startswith(url):
+            stray.append(request.url)
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context()
+            context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": url}])
+            context.on("request", on_request)
+            page = context.new_page()
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            page.set_default_timeout(15000)
+            for path in pages:
+                response = page.goto(url + path, wait_until="load")
+                page.wait_for_timeout(250)
+                figures["pages_rendered"] += 1
+                status = response.status if response else 0
+                if status != 200:
+                    figures["pages_not_200"] += 1
+                    notes.append(f"{path}: {status}")
+                if page.evaluate("() => typeof window.htmx === 'object'"):
+                    figures["pages_with_htmx"] += 1
+                marker = page.evaluate(f"() => window.{XSS_MARK} === undefined ? null : String(window.{XSS_MARK})")
+                if marker is not None:
+                    figures["pages_with_xss_marker"] += 1
+                    notes.append(f"{path}: window.__xss = {marker}")
+            # The control: markup inserted as HTML (what a missing escape would do) is caught by these probes.
+            before = len(stray)
+            page.evaluate("""() => { const d = document.createElement('div');
+                d.innerHTML = '<img src=x onerror="window.__xss=0"><div hx-get="/__xss/control" hx-trigger="load"></div>';
+                document.body.appendChild(d); htmx.process(d); }""")
+            page.wait_for_timeout(500)
+            caught = page.evaluate(f"() => window.{XSS_MARK} === 0") and len(stray) > before
+            figures["detector_control_caught"] = int(bool(caught))
+            stray[before:] = []
+        finally:
+            browser.close()
+    figures["dialogs"] = len(dialogs)
+    figures["stray_requests"] = len(stray)
+    figures["htmx_requests_seen"] = len(htmx_requests)
+    notes.extend(f"request {u}" for u in stray[:5])
+    notes.extend(f"dialog {m}" for m in dialogs[:5])
+
+
+@experiment(12, T12)
+def console_safety(quick: bool) -> Result:
+    """1. CSRF: every console route POSTed without a token is refused (403) and writes nothing.
+    2. Crawl: every GET route with real ids (plain, htmx, htmx with a target) writes nothing.
+    3. XSS: payloads stored by an agent through the API (item content, event data, approval
+       arguments and reason, memory content and subject, run refs, checkpoint labels and state,
+       task objectives, effect tools) are rendered by gunicorn into headless Chromium: no
+       window.__xss, no dialog, no request to /__xss or another origin (htmx included).
+    """
+    count = 50 if quick else 500
+    group_size = 25 if quick else 50
+    figures: Counter = Counter()
+    notes: list[str] = []
+    with sandbox():
+        _csrf_and_crawl(figures, notes)
+        payloads = xss_payloads(count)
+        figures["payloads"] = len(payloads)
+        pages, viewer = _store_payloads(payloads, group_size, figures)
+        client = logged_in(viewer)
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+        with gunicorn("console") as url:
+            _render_in_chromium(url, pages, cookie, figures, notes)
+    for name in ("pages_with_xss_marker", "dialogs", "stray_requests", "pages_not_200"):
+        figures.setdefault(name, 0)
+    passed = (
+        figures["csrf_refused"] == figures["csrf_posts"] > 0 and figures["csrf_posts_that_wrote"] == 0
+        and figures["gets_that_wrote"] == 0 and figures["get_server_errors"] == 0
+        and figures["control_with_token_decided"] == 1
+        and figures["pages_rendered"] == len(pages) and figures["pages_not_200"] == 0
+        and figures["pages_with_xss_marker"] == 0 and figures["dialogs"] == 0 and figures["stray_requests"] == 0
+        and figures["detector_control_caught"] == 1
+    )
+    return result(12, T12, quick, passed, dict(figures), notes="; ".join(notes[:20]))

@@ -124,3 +124,13 @@ def test_14_the_whole_schema_holds_under_schemathesis() -> None:
     figures = _check(security.schema_fuzz(quick=True))
     assert figures["cases"] >= 150
     assert figures["failing_operations"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_12_console_csrf_crawl_and_stored_xss_in_chromium() -> None:
+    figures = _check(security.console_safety(quick=True))
+    assert figures["csrf_refused"] == figures["csrf_posts"] > 0
+    assert figures["gets_that_wrote"] == 0
+    assert figures["payloads"] == 50
+    assert figures["pages_with_xss_marker"] == figures["dialogs"] == figures["stray_requests"] == 0
+    assert figures["detector_control_caught"] == 1
