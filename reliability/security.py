@@ -130,7 +130,34 @@ def decision_entries(approval: ApprovalRequest) -> int:
                                      action__startswith="approval.").count()
 
 
+# What these experiments found, and the fix with the regression test that keeps it fixed
+# (tests/reliability/test_security_quick.py); a fixed finding no longer shows in the figures.
+FINDINGS: dict[int, list[str]] = {
+    10: ["FIXED: an approval row rewritten by a direct UPDATE so that it agrees with itself (approved_arguments "
+         "with a matching approved_fingerprint, or a rejection turned into an approval) was executed by the "
+         "resume. The resume now checks the row against the decision's append-only audit entry "
+         "(runs_app/resume.py _check_against_audit; test_resume_checks_the_approval_row_against_the_audited_"
+         "decision)."],
+    13: ["FIXED: a chunked request body (Transfer-Encoding: chunked, no Content-Length) reached the views as an "
+         "empty body under WSGI, so a POST ran as if it carried nothing (a session was created with defaults); "
+         "harness/middleware.py now answers 411 length_required (test_a_chunked_body_is_refused_not_read_as_empty).",
+         "FIXED: the JSON depth scan walked the whole body (0.7 s for the deepest array that fits in 1 MiB); it "
+         "now stops at the first bracket past the limit (test_the_depth_scan_stops_at_the_first_bracket_past_"
+         "the_limit)."],
+    16: ["FIXED: admin run and task transitions (a person deciding a blocked run, say) and admin deletions of a "
+         "memory write policy wrote no audit entry; runs_app/admin.py and memory_app/admin.py now audit them in "
+         "the same transaction (test_admin_moves_and_policy_deletions_are_audited).",
+         "OPEN: TRUNCATE harness_auditentry is not refused (the row triggers of runs_app migration 0003 do not "
+         "fire on TRUNCATE) and the application connects as the table owner (a superuser here), which can "
+         "disable triggers. Needs a migration owned by runs_app: CREATE TRIGGER harness_auditentry_no_truncate "
+         "BEFORE TRUNCATE ON harness_auditentry FOR EACH STATEMENT EXECUTE FUNCTION harness_refuse_rewrite(); "
+         "and, in production, an application role that neither owns the tables nor is a superuser."],
+}
+
+
 def result(number: int, title: str, quick: bool, passed: bool, figures: dict, notes: str = "") -> Result:
+    found = " ".join(FINDINGS.get(number, []))
+    notes = " ".join(part for part in (found, notes) if part)
     return Result(number=number, title=title, passed=passed, figures=figures, command=command_for(number, quick),
                   notes=notes)
 
@@ -747,11 +774,6 @@ def audit_log(quick: bool) -> Result:
     passed = figures["changes_without_audit"] == 0 and figures["refused_changes"] == 0 and all(
         ok for name, ok in refused.items() if name != "sql_truncate")
     notes = f"database role {role} (superuser: {superuser})"
-    if not refused["sql_truncate"]:
-        notes += ("; FINDING (open): TRUNCATE harness_auditentry is not refused (row-level triggers do not fire "
-                  "on TRUNCATE); needs a migration: CREATE TRIGGER harness_auditentry_no_truncate BEFORE TRUNCATE "
-                  "ON harness_auditentry FOR EACH STATEMENT EXECUTE FUNCTION harness_refuse_rewrite(); and an "
-                  "application role that neither owns the table nor is a superuser (an owner can disable triggers)")
     if missing:
         notes += "; " + "; ".join(missing[:12])
     return result(16, T16, quick, passed, dict(figures), notes=notes)
