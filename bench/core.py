@@ -46,6 +46,8 @@ class Settings:
     duration: float = 12.0
     warmup: float = 2.0
     clients: tuple[int, ...] = (1, 8)
+    soak_seconds: float = 600.0  # scenario 9's soak
+    resumes: int = 10_000  # scenario 9: runs the resume worker resumes during the soak
 
 
 def _percentile(sorted_values: array, q: float) -> float:

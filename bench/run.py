@@ -122,9 +122,17 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="2 s per measurement, 0.5 s warm-up")
     parser.add_argument("--only", default="", help="comma-separated scenario numbers")
+    parser.add_argument("--soak", type=float, default=None,
+                        help="scenario 9's soak in seconds (default 600, 30 with --quick)")
+    parser.add_argument("--resumes", type=int, default=None,
+                        help="scenario 9: runs to resume during the soak (default 10000, 300 with --quick)")
     parser.add_argument("--output", default=str(ROOT / "bench" / "RESULTS.md"))
     args = parser.parse_args()
-    settings = Settings(duration=2.0, warmup=0.5) if args.quick else Settings()
+    settings = Settings(duration=2.0, warmup=0.5, soak_seconds=30.0, resumes=300) if args.quick else Settings()
+    if args.soak is not None:
+        settings.soak_seconds = args.soak
+    if args.resumes is not None:
+        settings.resumes = max(1, args.resumes)
     call_command("migrate", verbosity=0)
     scenarios = _scenarios()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()] or sorted(scenarios)

@@ -15,6 +15,7 @@ from harness.models import Project
 from runs_app.models import Checkpoint
 from runs_app.services import checkpoint_create, run_claim, run_create, run_release
 from sessions_app.models import SessionItem
+from sessions_app.selectors import session_items_latest
 from sessions_app.services import session_create, session_items_append
 
 ITEM = {"role": "user", "content": {"text": "Draft the storm scene; keep the keeper unnamed.", "tokens": 12}}
@@ -81,23 +82,28 @@ def scenario_append(settings: Settings) -> list[Measure]:
         m.extra["check"] = SessionItem.objects.filter(session_id__in=raw_sessions).count() == m.extra["acknowledged"]
         out.append(m)
 
-        tag = uuid.uuid4().hex[:8]
-
-        def sdk_setup(i: int) -> dict:
-            from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-
-            loop = asyncio.new_event_loop()
-            session = SQLAlchemySession.from_url(f"bench-{tag}-{i}", url=_sdk_url(), create_tables=True)
-            return {"loop": loop, "session": session}
-
-        async def sdk_op(s: dict) -> None:
-            await s["session"].add_items([SDK_ITEM])
-
-        m = measure("1 append item", "Agents SDK SQLAlchemySession.add_items", clients=clients, settings=settings,
-                    setup=sdk_setup, op=sdk_op)
-        m.extra["check"] = _sdk_count(f"bench-{tag}-%") == m.extra["acknowledged"]
-        out.append(m)
+        out.append(scenario_append_sdk(settings, clients=clients))
     return out
+
+
+def scenario_append_sdk(settings: Settings, *, clients: int, scenario: str = "1 append item") -> Measure:
+    """The Agents SDK's SQLAlchemySession.add_items, one item per call, each client its own session."""
+    tag = uuid.uuid4().hex[:8]
+
+    def sdk_setup(i: int) -> dict:
+        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+        loop = asyncio.new_event_loop()
+        session = SQLAlchemySession.from_url(f"bench-{tag}-{i}", url=_sdk_url(), create_tables=True)
+        return {"loop": loop, "session": session}
+
+    async def sdk_op(s: dict) -> None:
+        await s["session"].add_items([SDK_ITEM])
+
+    m = measure(scenario, "Agents SDK SQLAlchemySession.add_items", clients=clients, settings=settings,
+                setup=sdk_setup, op=sdk_op)
+    m.extra["check"] = _sdk_count(f"bench-{tag}-%") == m.extra["acknowledged"]
+    return m
 
 
 def _sdk_url() -> str:
@@ -111,8 +117,8 @@ def _sdk_count(pattern: str) -> int:
 
 # --- 2. read the last 50 items of a 10,000-item session ----------------------------------------
 
-def latest_items(session_id: int, limit: int = 50) -> list[SessionItem]:
-    return list(SessionItem.objects.filter(session_id=session_id).order_by("-seq")[:limit])[::-1]
+def latest_items(session_id: int, project_id: int, limit: int = 50) -> list[dict]:
+    return session_items_latest(project=project_id, session_id=session_id, limit=limit)
 
 
 def scenario_read_latest_items(settings: Settings) -> list[Measure]:
@@ -134,8 +140,8 @@ def scenario_read_latest_items(settings: Settings) -> list[Measure]:
     out = []
     for clients in settings.clients:
         m = measure("2 read last 50 of 10k", "harness selector", clients=clients, settings=settings,
-                    setup=lambda i: sid, op=lambda s: latest_items(s))
-        m.extra["check"] = [i.seq for i in latest_items(sid)] == list(range(9951, 10001))
+                    setup=lambda i: sid, op=lambda s: latest_items(s, project.pk))
+        m.extra["check"] = [i["seq"] for i in latest_items(sid, project.pk)] == list(range(9951, 10001))
         out.append(m)
 
         def sdk_setup(i: int) -> dict:

@@ -361,86 +361,130 @@ def checkpoint_create(
     2. The parent must belong to the same run or the same task lineage.
     3. Hash the canonical content, including the parent's hash, so a chain is tamper-evident.
     4. Insert it and point the run's `last_checkpoint` and the task's `latest_checkpoint` at it, in
-       one statement on PostgreSQL. When a lease owner is named, the run's UPDATE is conditional on
-       that lease being held right now; if it is not, the whole write rolls back (a stale worker
-       is fenced off and cannot fork the chain).
+       one statement on PostgreSQL. When a lease owner is named, that statement writes only while
+       the lease is held (checked on the locked run row); if it is not, nothing is written (a stale
+       worker is fenced off and cannot fork the chain).
     """
     project_id = project if isinstance(project, int) else project.pk
     if run_id is None and task_id is None:
         raise ValidationFailed("A checkpoint belongs to a run, a task, or both.", code="checkpoint_owner_required")
-    with transaction.atomic():
-        if run_id is not None:
-            run = Run.objects.filter(project_id=project_id, pk=run_id).values_list("task_id", flat=True)
-            if not run:
-                raise NotFoundError(f"Run {run_id} does not exist.")
-            run_task_id = run[0]
-            if task_id is None:
-                task_id = run_task_id
-            elif run_task_id not in (None, task_id):
-                raise ValidationFailed("The run belongs to another task.", code="task_mismatch")
-        if task_id is not None and (run_id is None or task_id != run_task_id):
-            if not Task.objects.filter(project_id=project_id, pk=task_id).exists():
-                raise NotFoundError(f"Task {task_id} does not exist.")
-        parent_hash, depth = None, 0
-        if parent_id is not None:
-            parent = Checkpoint.objects.filter(project_id=project_id, pk=parent_id).values_list(
-                "content_hash", "depth", "run_id", "task_id").first()
-            if parent is None:
-                raise NotFoundError(f"Checkpoint {parent_id} does not exist.")
-            same_run = run_id is not None and parent[2] == run_id
-            same_task = task_id is not None and parent[3] == task_id
-            if not (same_run or same_task):
-                raise ValidationFailed(
-                    "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
-                )
-            parent_hash, depth = parent[0], parent[1] + 1
-        if approval_id is not None:
-            if not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
-                raise NotFoundError(f"Approval {approval_id} does not exist.")
-        body = {
-            "run": run_id, "task": task_id, "parent_hash": parent_hash,
-            "cursor": cursor or {}, "state": state or {}, "artifact_fingerprints": artifact_fingerprints or {},
-            "authority_ref": authority_ref, "pending_gate": pending_gate, "approval": approval_id,
-            "resume_policy": resume_policy, "schema_version": schema_version,
-        }
-        checkpoint = Checkpoint(
-            project_id=project_id, run_id=run_id, task_id=task_id, parent_id=parent_id, label=label,
-            cursor=body["cursor"], state=body["state"], artifact_fingerprints=body["artifact_fingerprints"],
-            authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
-            resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
-        )
-        if connection.vendor == "postgresql":
-            run_updated = _checkpoint_insert_postgresql(checkpoint, lease_owner)
-        else:
-            run_updated = _checkpoint_insert_portable(checkpoint, lease_owner)
-        if run_id is not None and not run_updated:
-            current = Run.objects.filter(pk=run_id).values("status", "version").get()
-            raise ConflictError(
-                "The lease is lost; this checkpoint is refused.", code="lease_lost",
-                current_status=current["status"], current_version=current["version"],
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            return _checkpoint_create(project_id, run_id, task_id, parent_id, label=label, cursor=cursor,
+                                      state=state, artifact_fingerprints=artifact_fingerprints,
+                                      authority_ref=authority_ref, pending_gate=pending_gate,
+                                      approval_id=approval_id, resume_policy=resume_policy,
+                                      schema_version=schema_version, lease_owner=lease_owner)
+    # On PostgreSQL the write is one statement (atomic by itself, fenced on the lease inside it), and
+    # the reads before it see only facts that never change (a run's project and task, an append-only
+    # parent checkpoint): no BEGIN/COMMIT round trips around them on the hot path.
+    return _checkpoint_create(project_id, run_id, task_id, parent_id, label=label, cursor=cursor, state=state,
+                              artifact_fingerprints=artifact_fingerprints, authority_ref=authority_ref,
+                              pending_gate=pending_gate, approval_id=approval_id, resume_policy=resume_policy,
+                              schema_version=schema_version, lease_owner=lease_owner)
+
+
+_CHECKPOINT_FACTS_SQL = """
+SELECT r.found, r.task_id, p.content_hash, p.depth, p.run_id, p.task_id, p.id IS NOT NULL
+  FROM (SELECT count(*) > 0 AS found, max(task_id) AS task_id
+          FROM runs_app_run WHERE id = %(run)s AND project_id = %(project)s) r
+  LEFT JOIN runs_app_checkpoint p ON p.id = %(parent)s AND p.project_id = %(project)s
+"""
+
+
+def _checkpoint_facts(project_id: int, run_id: int | None, parent_id: int | None) -> tuple:
+    """(run found, run's task, parent hash, depth, run, task, parent found) in one round trip."""
+    if connection.vendor != "postgresql":
+        run = Run.objects.filter(project_id=project_id, pk=run_id).values_list("task_id", flat=True)
+        parent = Checkpoint.objects.filter(project_id=project_id, pk=parent_id).values_list(
+            "content_hash", "depth", "run_id", "task_id").first() if parent_id is not None else None
+        return (bool(run), run[0] if run else None, *(parent or (None, None, None, None)), parent is not None)
+    with connection.cursor() as cursor:
+        cursor.execute(_CHECKPOINT_FACTS_SQL, {"run": run_id, "project": project_id, "parent": parent_id})
+        return cursor.fetchone()
+
+
+def _checkpoint_create(
+    project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
+    cursor: dict | None, state: dict | None, artifact_fingerprints: dict | None, authority_ref: str,
+    pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int, lease_owner: str | None,
+) -> Checkpoint:
+    run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = _checkpoint_facts(
+        project_id, run_id, parent_id)
+    if run_id is not None:
+        if not run_found:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        if task_id is None:
+            task_id = run_task_id
+        elif run_task_id not in (None, task_id):
+            raise ValidationFailed("The run belongs to another task.", code="task_mismatch")
+    if task_id is not None and (run_id is None or task_id != run_task_id):
+        if not Task.objects.filter(project_id=project_id, pk=task_id).exists():
+            raise NotFoundError(f"Task {task_id} does not exist.")
+    depth = 0
+    if parent_id is not None:
+        if not parent_found:
+            raise NotFoundError(f"Checkpoint {parent_id} does not exist.")
+        same_run = run_id is not None and parent_run == run_id
+        same_task = task_id is not None and parent_task == task_id
+        if not (same_run or same_task):
+            raise ValidationFailed(
+                "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
             )
-        return checkpoint
+        depth = parent_depth + 1
+    if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    body = {
+        "run": run_id, "task": task_id, "parent_hash": parent_hash,
+        "cursor": cursor or {}, "state": state or {}, "artifact_fingerprints": artifact_fingerprints or {},
+        "authority_ref": authority_ref, "pending_gate": pending_gate, "approval": approval_id,
+        "resume_policy": resume_policy, "schema_version": schema_version,
+    }
+    checkpoint = Checkpoint(
+        project_id=project_id, run_id=run_id, task_id=task_id, parent_id=parent_id, label=label,
+        cursor=body["cursor"], state=body["state"], artifact_fingerprints=body["artifact_fingerprints"],
+        authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
+        resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
+    )
+    if connection.vendor == "postgresql":
+        run_updated = _checkpoint_insert_postgresql(checkpoint, lease_owner)
+    else:
+        run_updated = _checkpoint_insert_portable(checkpoint, lease_owner)
+    if run_id is not None and not run_updated:
+        current = Run.objects.filter(pk=run_id).values("status", "version").get()
+        raise ConflictError(
+            "The lease is lost; this checkpoint is refused.", code="lease_lost",
+            current_status=current["status"], current_version=current["version"],
+        )
+    return checkpoint
 
 
 _CHECKPOINT_SQL = """
-WITH ins AS (
+-- One statement: the run's row is locked and its lease checked first; without the lease nothing is
+-- inserted (no transaction around it has to roll a checkpoint back).
+WITH fence AS (
+    SELECT id FROM runs_app_run
+     WHERE id = %(run)s
+       AND (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now()))
+       FOR UPDATE
+), ins AS (
     INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
         artifact_fingerprints, authority_ref, pending_gate, approval_id, resume_policy, schema_version, depth,
         content_hash, created_at)
-    VALUES (%(project)s, %(run)s, %(task)s, %(parent)s, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
+    SELECT %(project)s, %(run)s, %(task)s, %(parent)s, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
         %(fingerprints)s::jsonb, %(authority)s, %(gate)s::jsonb, %(approval)s, %(policy)s, %(schema)s, %(depth)s,
-        %(hash)s, now())
+        %(hash)s, now()
+     WHERE %(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM fence)
     RETURNING id, created_at
 ), run_updated AS (
     UPDATE runs_app_run
        SET last_checkpoint_id = (SELECT id FROM ins), cursor = %(cursor)s::jsonb, version = version + 1,
            updated_at = now()
-     WHERE id = %(run)s
-       AND (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now()))
+     WHERE id = (SELECT id FROM fence) AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), task_updated AS (
     UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
-     WHERE id = %(task)s
+     WHERE id = %(task)s AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 )
 SELECT ins.id, ins.created_at, (SELECT count(*) FROM run_updated) FROM ins
@@ -458,10 +502,13 @@ def _checkpoint_insert_postgresql(cp: Checkpoint, lease_owner: str | None) -> bo
     }
     with connection.cursor() as cursor:
         cursor.execute(_CHECKPOINT_SQL, params)
-        cp.pk, cp.created_at, run_rows = cursor.fetchone()
+        row = cursor.fetchone()
+    if row is None:  # the lease was not held: nothing was written
+        return False
+    cp.pk, cp.created_at, run_rows = row
     cp._state.adding = False
     cp._state.db = "default"
-    return run_rows == 1
+    return run_rows == 1 or cp.run_id is None
 
 
 def _checkpoint_insert_portable(cp: Checkpoint, lease_owner: str | None) -> bool:

@@ -77,13 +77,14 @@ def session_items_append(
         if found != len(run_ids):
             raise ValidationFailed("A referenced run is not in this session.", code="run_not_in_session")
 
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            rows = _append_postgresql(project.pk, session_id, items, expected_last_seq)
-        else:
+    if connection.vendor == "postgresql":
+        # One statement, atomic by itself: no BEGIN/COMMIT round trips around it on the hot path.
+        rows = _append_postgresql(project.pk, session_id, items, expected_last_seq)
+    else:
+        with transaction.atomic():
             rows = _append_portable(project.pk, session_id, items, expected_last_seq)
-        if not rows:
-            _explain_refused_append(project, session_id, expected_last_seq)
+    if not rows:
+        _explain_refused_append(project, session_id, expected_last_seq)
     now = timezone.now()
     return [
         SessionItem(

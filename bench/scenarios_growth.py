@@ -1,0 +1,478 @@
+"""Scenarios 8 (growth) and 9 (memory of the web and resume workers over a soak).
+
+8: the console's session timeline, approvals inbox and run lineage pages (Django's test Client,
+   logged in as a reviewer), the latest-checkpoint read and a scoped memory retrieval, each on a
+   1,000-row and a 100,000-row fixture (memory: 1,000 and 1,000,000 records): the time ratio and
+   the number of queries (every statement counted) of large to small.
+9: gunicorn serving those pages (and API traffic) on the 100,000-row fixture, and the resume worker
+   resuming up to 10,000 runs, under a soak of mixed traffic: resident memory under 250 MB and
+   growth under 10% from the end of the soak's warm-up to its end.
+
+The fixtures are two projects (bench-growth-1000, bench-growth-100000) built once with bench.bulk
+and reused by later runs while their row counts still match.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import multiprocessing as mp
+import os
+import statistics
+import time
+import urllib.parse
+import uuid
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection, connections
+from django.test import Client
+
+from bench import bulk, procs
+from bench.core import Measure, Settings, _percentile
+from bench.scenarios_http import BEST, WORKERS, agent_token
+from bench.scenarios_store import ITEM, STATE, latest_checkpoint
+from bench.scenarios_worker import REVIEWER_PASSWORD, resumed, reviewer, waiting_run
+from harness.models import Project
+from memory_app.models import MemoryRecord
+from memory_app.selectors import memory_retrieve
+from memory_app.services import Actor, memory_write
+from runs_app.models import Checkpoint, Run, RunStatus
+from runs_app.services import approval_decide, checkpoint_create, run_create, run_transition
+from sessions_app.models import Session, SessionItem
+from sessions_app.services import session_create, session_items_append
+
+SIZES = ((1_000, 1_000), (100_000, 1_000_000))  # (rows per page's data, memory records)
+SCOPE_SIZE = 1_000  # memory records per agent scope: the retrieved scope always holds this many
+WORDS = ["lighthouse", "storm", "keeper", "harbour", "chapter", "draft", "outline", "reader", "publish", "title",
+         "island", "lamp", "tide", "ship", "wreck", "rope", "fog", "bell", "cliff", "gull", "night", "dawn",
+         "signal", "beacon", "logbook", "oil", "wick", "lens", "tower", "stairs", "door", "window", "sea",
+         "wind", "rain", "salt", "boat", "net", "fish", "shore"]
+QUERY = "lighthouse keeper"
+RATIO_TARGET = 1.5
+RSS_LIMIT_MB = 250.0
+SOAK_CLIENTS = 4
+SOAK_RATE = 5.0  # requests per second per soak client, at most
+GROWTH_LIMIT = 0.10
+
+
+@dataclass(frozen=True)
+class Fixture:
+    rows: int
+    memory: int
+    project_id: int
+    session_id: int  # the timeline: `rows` items
+    lineage_run_id: int  # a run with a `rows`-long checkpoint chain
+    approvals: int  # pending approvals in the project (the inbox)
+
+
+# --- fixtures -----------------------------------------------------------------------------------
+
+
+def fixture(rows: int, memory: int) -> Fixture:
+    slug = f"bench-growth-{rows}"
+    project = Project.objects.filter(slug=slug).first()
+    if project is not None:
+        found = _existing(project, rows, memory)
+        if found is not None:
+            return found
+        # Incomplete (an interrupted build): set it aside under another slug and build anew.
+        Project.objects.filter(pk=project.pk).update(slug=f"{slug}-stale-{uuid.uuid4().hex[:6]}")
+    return _build(slug, rows, memory)
+
+
+def _existing(project: Project, rows: int, memory: int) -> Fixture | None:
+    session = Session.objects.filter(project=project, ref="growth-timeline").first()
+    run = Run.objects.filter(project=project, ref="growth-lineage").first()
+    if session is None or run is None:
+        return None
+    approvals = _count("runs_app_approvalrequest", project.pk, "status = 'pending'")
+    if (SessionItem.objects.filter(session=session).count() != rows
+            or Checkpoint.objects.filter(run=run).count() != rows or approvals != rows
+            or MemoryRecord.objects.filter(project=project).count() != memory):
+        return None
+    return Fixture(rows, memory, project.pk, session.pk, run.pk, approvals)
+
+
+def _count(table: str, project_id: int, where: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {table} WHERE project_id = %s AND {where}", [project_id])
+        return cursor.fetchone()[0]
+
+
+def _build(slug: str, rows: int, memory: int) -> Fixture:
+    """Build a growth fixture: one template row per kind through the services, the rest copied in SQL.
+
+    1. The timeline: a session with `rows` items (seq 1..rows) and one run.
+    2. The inbox: `rows` runs each waiting for its own pending approval.
+    3. The lineage: a run with a chain of `rows` checkpoints (each the parent of the next).
+    4. Memory: `memory` records in agent scopes of SCOPE_SIZE each, words drawn from WORDS.
+    """
+    started = time.perf_counter()
+    project = Project.objects.create(slug=slug, name=slug)
+    reviewer(project)
+    session = session_create(project=project, role="writer", memory_policy="bounded", ref="growth-timeline")
+    first = session_items_append(project=project, session_id=session.pk, items=[ITEM])[0]
+    bulk.clone("sessions_app_sessionitem", first.pk, count=rows - 1, overrides={
+        "seq": "g + 1", "created_at": "t.created_at + g * interval '1 millisecond'"})
+    bulk.execute("UPDATE sessions_app_session SET last_seq = %s WHERE id = %s", [rows, session.pk])
+
+    run_id, approval_id = waiting_run(project, 0)
+    _clone_waiting_runs(run_id, approval_id, rows - 1)
+
+    lineage_run = run_create(project=project, session_id=session.pk, ref="growth-lineage")
+    run_transition(project=project, run_id=lineage_run.pk, to=RunStatus.RUNNING, expected_version=None)
+    root = checkpoint_create(project=project.pk, run_id=lineage_run.pk, state=STATE, cursor={"n": 0})
+    # Checkpoints are append-only (a trigger refuses UPDATE): the chain's ids are drawn first so each
+    # copy is inserted with its parent already set.
+    ids = bulk.clone("runs_app_checkpoint", root.pk, source=(
+        "(SELECT g, nextval(pg_get_serial_sequence('runs_app_checkpoint', 'id')) AS nid "
+        "FROM generate_series(1, %(count)s) AS g ORDER BY g) AS s"), count=rows - 1, overrides={
+        "id": "s.nid", "depth": "s.g", "parent_id": "COALESCE(lag(s.nid) OVER (ORDER BY s.g), t.id)",
+        "cursor": "jsonb_build_object('n', s.g)", "created_at": "t.created_at + s.g * interval '1 millisecond'"})
+    bulk.execute("UPDATE runs_app_run SET last_checkpoint_id = %s WHERE id = %s", [ids[-1] if ids else root.pk,
+                                                                                  lineage_run.pk])
+
+    template = memory_write(project=project, actor=Actor.for_agent("bench"), scope="agent", scope_key="agent-0",
+                            content="note 0 on lighthouse and keeper", source_session_id=session.pk,
+                            source_item_seq=1).record
+    assert template is not None
+    words = "ARRAY[" + ", ".join(f"'{w}'" for w in WORDS) + "]"
+    content = (f"'note ' || g || ' on ' || ({words})[1 + mod(g, {len(WORDS)})] || ' and ' || "
+               f"({words})[1 + mod(g / {len(WORDS)}, {len(WORDS)})]")
+    bulk.clone("memory_app_memoryrecord", template.pk, count=memory - 1, overrides={
+        "scope_key": f"'agent-' || (g / {SCOPE_SIZE})",
+        "content": content,
+        "content_hash": f"encode(sha256(convert_to({content}, 'UTF8')), 'hex')",
+        "created_at": "t.created_at - g * interval '1 second'",
+        "updated_at": "t.updated_at - g * interval '1 second'",
+        "last_confirmed_at": "NULL",
+    })
+    bulk.analyze("sessions_app_sessionitem", "runs_app_run", "runs_app_approvalrequest", "runs_app_checkpoint",
+                 "memory_app_memoryrecord")
+    print(f"  built fixture {slug} ({rows:,} rows, {memory:,} memory records) in "
+          f"{time.perf_counter() - started:.0f} s", flush=True)
+    return Fixture(rows, memory, project.pk, session.pk, lineage_run.pk, rows)
+
+
+def _clone_waiting_runs(run_id: int, approval_id: int, count: int) -> list[tuple[int, int]]:
+    """`count` copies of a run waiting at its gate: each with its own checkpoint and pending approval."""
+    if count <= 0:
+        return []
+    runs = bulk.clone("runs_app_run", run_id, count=count, overrides={
+        "pending_approval_id": "NULL", "last_checkpoint_id": "NULL", "ref": "''",
+        "created_at": "t.created_at + g * interval '1 millisecond'"})
+    checkpoint_id = Run.objects.values_list("last_checkpoint_id", flat=True).get(pk=run_id)
+    bulk.clone("runs_app_checkpoint", checkpoint_id, over=runs, overrides={"run_id": "s.g"})
+    bulk.clone("runs_app_approvalrequest", approval_id, over=runs, overrides={
+        "run_id": "s.g", "idempotency_key": "t.idempotency_key || '-' || s.g",
+        "created_at": "t.created_at + s.ord * interval '1 millisecond'"})
+    bulk.execute("""
+        UPDATE runs_app_run r SET pending_approval_id = a.id, last_checkpoint_id = c.id
+          FROM runs_app_approvalrequest a, runs_app_checkpoint c
+         WHERE a.run_id = r.id AND c.run_id = r.id AND r.id = ANY(%(runs)s)""", {"runs": runs})
+    return list(Run.objects.filter(pk__in=runs).order_by("id").values_list("id", "pending_approval_id"))
+
+
+# --- 8. growth ------------------------------------------------------------------------------------
+
+
+def _operations(f: Fixture, client: Client) -> dict[str, Callable[[], Any]]:
+    def page(url: str) -> Callable[[], Any]:
+        def get() -> None:
+            response = client.get(url)
+            if response.status_code != 200:
+                raise RuntimeError(f"{url} answered {response.status_code}")
+        return get
+
+    return {
+        "session timeline page": page(f"/sessions/{f.session_id}/"),
+        "approvals inbox page": page("/approvals/"),
+        "run lineage page": page(f"/runs/{f.lineage_run_id}/lineage/"),
+        "latest checkpoint read": lambda: latest_checkpoint(f.lineage_run_id),
+        "memory retrieval (agent scope, query)": lambda: _retrieve(f),
+    }
+
+
+def _retrieve(f: Fixture) -> None:
+    found = memory_retrieve(project=f.project_id, scope="agent", scope_key="agent-0", query=QUERY, k=10)
+    if not found:
+        raise RuntimeError("the scoped retrieval found nothing")
+
+
+class QueryCounter:
+    """Counts statements as they run (CaptureQueriesContext loses a request's queries: Django's
+    request_started signal resets the log it reads)."""
+
+    def __init__(self) -> None:
+        self.sql: list[str] = []
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        self.sql.append(sql)
+        return execute(sql, params, many, context)
+
+
+def _timed(op: Callable[[], Any], budget: float) -> tuple[array, int]:
+    op()  # warm: templates compiled, plans cached
+    counter = QueryCounter()
+    with connection.execute_wrapper(counter):
+        op()
+    times = array("d")
+    end = time.perf_counter() + budget
+    while (time.perf_counter() < end or len(times) < 5) and len(times) < 2000:
+        t0 = time.perf_counter()
+        op()
+        times.append((time.perf_counter() - t0) * 1000)
+    return times, len(counter.sql)
+
+
+def scenario_growth(settings: Settings) -> list[Measure]:
+    budget = max(0.5, settings.duration / 4)
+    fixtures = [fixture(rows, memory) for rows, memory in SIZES]
+    results: dict[tuple[str, int], tuple[float, int]] = {}
+    out: list[Measure] = []
+    for f in fixtures:
+        client = Client(HTTP_HOST="127.0.0.1")
+        client.force_login(reviewer(Project.objects.get(pk=f.project_id)))
+        for name, op in _operations(f, client).items():
+            times, queries = _timed(op, budget)
+            ordered = array("d", sorted(times))
+            p50 = statistics.median(times)
+            size = f.memory if name.startswith("memory") else f.rows
+            results[(name, f.rows)] = (p50, queries)
+            out.append(Measure("8 growth", f"{name} @ {size:,}", 1, len(times), sum(times) / 1000, p50,
+                               _percentile(ordered, 0.99), 0.0, extra={"queries": queries}))
+    small, large = (f.rows for f in fixtures)
+    lines = ["## 8 growth: large / small fixture", "",
+             f"| operation | p50 ms @ small | p50 ms @ large | time ratio | queries small / large | met |",
+             "| --- | ---: | ---: | ---: | ---: | --- |"]
+    all_met = True
+    for name in _operations(fixtures[0], Client()):
+        (t_small, q_small), (t_large, q_large) = results[(name, small)], results[(name, large)]
+        ratio = t_large / t_small if t_small else float("inf")
+        met = ratio <= RATIO_TARGET and q_small == q_large
+        all_met &= met
+        lines.append(f"| {name} | {t_small:.2f} | {t_large:.2f} | {ratio:.2f}x | {q_small} / {q_large} | "
+                     f"{'yes' if met else '**no**'} |")
+    lines += ["", f"small = {small:,} rows (memory {fixtures[0].memory:,}), large = {large:,} rows "
+              f"(memory {fixtures[1].memory:,}); target: time ratio at most {RATIO_TARGET}x and the same "
+              "number of queries.", ""]
+    out[-1].extra["section"] = "\n".join(lines)
+    out[-1].extra["targets_met"] = all_met
+    return out
+
+
+# --- 9. memory over a soak ------------------------------------------------------------------------
+
+
+def _login(port: int, username: str, password: str) -> str:
+    """Log in through the console's form; returns the Cookie header for later requests."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/login/")
+    response = conn.getresponse()
+    response.read()
+    cookies = _cookies(response)
+    body = urllib.parse.urlencode({"username": username, "password": password,
+                                   "csrfmiddlewaretoken": cookies["csrftoken"]})
+    conn.request("POST", "/login/", body=body, headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Cookie": _cookie_header(cookies),
+        "Referer": f"http://127.0.0.1:{port}/login/"})
+    response = conn.getresponse()
+    response.read()
+    cookies.update(_cookies(response))
+    if response.status != 302 or "sessionid" not in cookies:
+        raise RuntimeError(f"login answered {response.status}")
+    conn.close()
+    return _cookie_header(cookies)
+
+
+def _cookies(response: http.client.HTTPResponse) -> dict[str, str]:
+    found = {}
+    for header, value in response.getheaders():
+        if header.lower() == "set-cookie":
+            name, _, rest = value.partition("=")
+            found[name] = rest.split(";", 1)[0]
+    return found
+
+
+def _cookie_header(cookies: dict[str, str]) -> str:
+    return "; ".join(f"{k}={v}" for k, v in cookies.items())
+
+
+def _soak_client(index: int, port: int, requests_: list[tuple[str, str, bytes | None, dict]], end: float,
+                 out: Any) -> None:
+    """One keep-alive connection cycling through the mixed requests at SOAK_RATE until `end`.
+
+    Paced, not flat out: a soak is steady traffic, and the resume worker shares the two cores.
+    """
+    done, failed, first_error = 0, 0, ""
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        k = index
+        next_at = time.time()
+        while time.time() < end:
+            next_at += 1.0 / SOAK_RATE
+            time.sleep(max(0.0, next_at - time.time()))
+            method, path, body, headers = requests_[k % len(requests_)]
+            k += 1
+            conn.request(method, path, body=body, headers=headers)
+            response = conn.getresponse()
+            payload = response.read()
+            if response.status >= 300:
+                failed += 1
+                first_error = first_error or f"{method} {path}: {response.status} {payload[:200]!r}"
+            done += 1
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        first_error = first_error or f"{type(exc).__name__}: {exc}"
+        failed += 1
+    finally:
+        out.put((done, failed, first_error))
+        out.close()
+        out.join_thread()  # flush the report before the hard exit below
+        os._exit(0)
+
+
+def _soak_requests(f: Fixture, token: str, cookie: str, append_session: int, checkpoint_run: int) -> list:
+    page = {"Cookie": cookie}
+    api = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    item = json.dumps({"items": [ITEM]}).encode()
+    retrieve = "/api/v1/memory/retrieve/?" + urllib.parse.urlencode(
+        {"scope": "agent", "scope_key": "agent-0", "query": QUERY, "k": 10})
+    return [
+        ("GET", f"/sessions/{f.session_id}/", None, page),
+        ("POST", f"/api/v1/sessions/{append_session}/items/", item, api),
+        ("GET", "/approvals/", None, page),
+        ("GET", retrieve, None, api),
+        ("GET", f"/runs/{f.lineage_run_id}/lineage/", None, page),
+        ("POST", f"/api/v1/sessions/{append_session}/items/", item, api),
+        ("GET", f"/api/v1/runs/{checkpoint_run}/", None, api),
+        ("GET", f"/api/v1/sessions/{append_session}/items/?limit=50", None, api),
+    ]
+
+
+class RssSampler:
+    def __init__(self, pids: Callable[[], dict[str, int]]) -> None:
+        self.pids = pids
+        self.samples: dict[str, list[tuple[float, float]]] = {}
+
+    def sample(self) -> None:
+        now = time.time()
+        for name, pid in self.pids().items():
+            self.samples.setdefault(name, []).append((now, procs.rss_mb(pid)))
+
+    def at(self, name: str, when: float) -> float:
+        """The sample closest to `when`."""
+        return min(self.samples[name], key=lambda s: abs(s[0] - when))[1]
+
+    def peak(self, name: str) -> float:
+        return max(v for _, v in self.samples[name])
+
+
+def _collect(pending: list[tuple[int, int]], done: list[int]) -> list[tuple[int, int]]:
+    """Move the resumed runs of `pending` (run id, checkpoint before) to `done`; returns the rest."""
+    still = []
+    for run_id, before in pending:
+        if resumed(run_id, before):
+            done.append(run_id)
+        else:
+            still.append((run_id, before))
+    return still
+
+
+def scenario_memory(settings: Settings) -> list[Measure]:
+    soak = settings.soak_seconds
+    resumes_wanted = settings.resumes
+    f = fixture(*SIZES[-1])
+    # The soak's own writes (appends, runs to resume) go to a project of their own, so the fixture
+    # stays as scenario 8 measures it; the reviewer sees both.
+    project = Project.objects.get_or_create(slug="bench-soak", defaults={"name": "bench-soak"})[0]
+    user = reviewer(Project.objects.get(pk=f.project_id), project)
+    token = agent_token(project.slug)
+    append_session = session_create(project=project, role="writer", memory_policy="bounded").pk
+    # Runs of its own to resume: the fixture's inbox must stay as it is for scenario 8.
+    template = waiting_run(project, 0)
+    waiting = [template, *_clone_waiting_runs(*template, resumes_wanted - 1)]
+    web = procs.start_gunicorn(workers=WORKERS, threads=BEST["threads"], pool=BEST["pool"], name="bench-soak-web")
+    worker = procs.start_celery_worker(name="bench-soak-worker")
+    soak_clients: list[mp.Process] = []
+    try:
+        cookie = _login(web.port, user.username, REVIEWER_PASSWORD)
+        requests_ = _soak_requests(f, token, cookie, append_session, waiting[0][0])
+        web_pids = web.worker_pids()
+        sampler = RssSampler(lambda: {**{f"web worker {i + 1}": p for i, p in enumerate(web_pids)},
+                                      "resume worker": worker.proc.pid})
+        connections.close_all()
+        ctx = mp.get_context("fork")
+        queue = ctx.Queue()
+        start = time.time()
+        end = start + soak
+        warm_until = start + max(5.0, soak * 0.1)
+        soak_clients = [ctx.Process(target=_soak_client, args=(i, web.port, requests_, end, queue)) for i in range(SOAK_CLIENTS)]
+        for proc in soak_clients:
+            proc.start()
+        resumed_ids: list[int] = []
+        pending: list[tuple[int, int]] = []
+        next_sample = 0.0
+        queue_index = 0
+        # Feed the worker: keep a few decided approvals in flight until all are resumed; past the soak's
+        # end only for a bounded while (the resume worker's memory is read after its last resume).
+        hard_end = end + max(60.0, soak / 2)
+        while time.time() < end or ((pending or queue_index < len(waiting)) and time.time() < hard_end):
+            now = time.time()
+            if now >= next_sample:
+                sampler.sample()
+                next_sample = now + 1.0
+            pending = _collect(pending, resumed_ids)
+            while len(pending) < 4 and queue_index < len(waiting):
+                rid, aid = waiting[queue_index]
+                queue_index += 1
+                cp = Run.objects.values_list("last_checkpoint_id", flat=True).get(pk=rid)
+                approval_decide(project=project, approval_id=aid, user=user, decision="approve")
+                pending.append((rid, cp))
+            time.sleep(0.05)
+        sampler.sample()
+        resumes_done_at = time.time()
+        results = [queue.get(timeout=120) for _ in soak_clients]
+        for proc in soak_clients:
+            proc.join(30)
+    finally:
+        for proc in soak_clients:
+            if proc.is_alive():
+                proc.kill()
+        web.stop()
+        worker.stop()
+    http_done = sum(r[0] for r in results)
+    http_failed = sum(r[1] for r in results)
+    errors = [r[2] for r in results if r[2]]
+    out: list[Measure] = []
+    lines = ["## 9 memory over the soak", "",
+             f"Soak: {soak:g} s of mixed traffic (4 keep-alive clients: timeline, inbox and lineage pages, "
+             f"appends, memory retrieval, run and item reads) against gunicorn ({WORKERS} workers, "
+             f"{BEST['threads']} threads) on the {f.rows:,}-row fixture, {http_done:,} requests "
+             f"({http_failed} failed); the resume worker resumed {len(resumed_ids):,} runs "
+             f"(asked for {resumes_wanted:,}) in {resumes_done_at - start:.0f} s. Growth is from the end of the "
+             f"warm-up ({warm_until - start:.0f} s) to the end of the soak (web) or the last resume (worker).", "",
+             "| process | RSS after warm-up MB | RSS at end MB | peak MB | growth | under 250 MB and < 10% |",
+             "| --- | ---: | ---: | ---: | ---: | --- |"]
+    all_ok = http_failed == 0 and not pending and len(resumed_ids) == resumes_wanted
+    for name in sampler.samples:
+        last_at = resumes_done_at if name == "resume worker" else end
+        base, last, peak = sampler.at(name, warm_until), sampler.at(name, last_at), sampler.peak(name)
+        growth = last / base - 1 if base else float("inf")
+        ok = peak < RSS_LIMIT_MB and growth < GROWTH_LIMIT
+        all_ok &= ok
+        lines.append(f"| {name} | {base:.0f} | {last:.0f} | {peak:.0f} | {growth:+.1%} | {'yes' if ok else '**no**'} |")
+        out.append(Measure("9 memory soak", name, 1, 0, soak, 0.0, 0.0, peak,
+                           extra={"growth": f"{growth:+.1%}"}))
+    if errors:
+        lines += ["", f"First error: `{errors[0]}`"]
+    out[-1].extra["check"] = all_ok
+    out[-1].extra["resumes"] = len(resumed_ids)
+    out[-1].extra["requests"] = http_done
+    out[-1].extra["section"] = "\n".join(lines) + "\n"
+    return out
+
+
+SCENARIOS: dict[str, Any] = {"8": scenario_growth, "9": scenario_memory}
