@@ -344,7 +344,10 @@ TITLE_3 = "Lost-update soak: clients x retried increments through the HTTP API"
 def lost_update_soak(quick: bool) -> Result:
     """Each client reads the task, PATCHes count+1 with expected_version, and on 409 re-reads and retries."""
     clients, increments = (4, 50) if quick else (20, 500)
-    budget = 120 if quick else 900
+    return _soak(clients, increments, budget=120 if quick else 900, quick=quick)
+
+
+def _soak(clients: int, increments: int, *, budget: float, quick: bool) -> Result:
     started = time.monotonic()
     project = fresh_project("soak")
     _, secret = factories.make_agent_token(project, name="soak-agent")
@@ -373,7 +376,7 @@ def lost_update_soak(quick: bool) -> Result:
                     unexpected.append(code)
                 conflicts, streak = conflicts + 1, streak + 1
                 # Jittered backoff keeps 20 clients on one row from retrying in lockstep.
-                time.sleep(rng.uniform(0, 0.003 * 2 ** min(streak, 6)))
+                time.sleep(rng.uniform(0, 0.05 * 2 ** min(streak, 3)))
                 state = server.request("GET", path, headers=auth)[2]
                 requests += 1
             stats[i] = {"done": done, "conflicts": conflicts, "requests": requests, "unexpected": unexpected}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fcntl
 import json
 import os
 import platform
@@ -21,6 +22,7 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.json"
@@ -83,6 +85,19 @@ def render(entries: dict[str, dict]) -> str:
     return "\n".join(out)
 
 
+def _record(results: list[tuple[Any, float]]) -> None:
+    """Merge these results into results.json and re-render REPORT.md, under a lock: the fault and
+    security halves may finish at the same moment."""
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
+    with (HERE / ".results.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        entries = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        for result, wall in results:
+            entries[str(result.number)] = {**asdict(result), "wall_seconds": wall, "ran_at": now}
+        RESULTS.write_text(json.dumps(entries, indent=2, sort_keys=True, default=str) + "\n")
+        REPORT.write_text(render(entries))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the bounded CI counts (the report is not written)")
@@ -128,12 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   notes: {result.notes}", flush=True)
 
     if not args.quick:
-        entries = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
-        for result, wall in results:
-            entries[str(result.number)] = {**asdict(result), "wall_seconds": wall, "ran_at": now}
-        RESULTS.write_text(json.dumps(entries, indent=2, sort_keys=True, default=str) + "\n")
-        REPORT.write_text(render(entries))
+        _record(results)
         print(f"wrote {REPORT.relative_to(HERE.parent)}")
     failed = [result.number for result, _ in results if not result.passed]
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {failed}" if failed else ""))
