@@ -103,7 +103,8 @@ def _render(results: list[Measure], settings: Settings, args: argparse.Namespace
         lines.append(f"| {m.scenario} | {m.subject} | {m.clients} | {m.ops_per_s:,.0f} | {m.p50_ms:.2f} | "
                      f"{m.p99_ms:.2f} | {m.peak_rss_mb:.0f} | {check_text.strip()} |")
     lines += ["", "## Targets (ratio of ops/s in the same run)", "",
-              "| scenario | ours vs peer | clients | ratio | target | met |", "| --- | --- | ---: | ---: | ---: | --- |"]
+              "| scenario | ours vs peer | clients | ratio | target | met |",
+              "| --- | --- | ---: | ---: | ---: | --- |"]
     by_key = {(m.scenario, m.subject, m.clients): m for m in results}
     for scenario, ours, peer, target in TARGETS:
         for clients in settings.clients:

@@ -246,7 +246,7 @@ def scenario_growth(settings: Settings) -> list[Measure]:
                                _percentile(ordered, 0.99), 0.0, extra={"queries": queries}))
     small, large = (f.rows for f in fixtures)
     lines = ["## 8 growth: large / small fixture", "",
-             f"| operation | p50 ms @ small | p50 ms @ large | time ratio | queries small / large | met |",
+             "| operation | p50 ms @ small | p50 ms @ large | time ratio | queries small / large | met |",
              "| --- | ---: | ---: | ---: | ---: | --- |"]
     all_met = True
     for name in _operations(fixtures[0], Client()):
@@ -334,21 +334,27 @@ def _soak_client(index: int, port: int, requests_: list[tuple[str, str, bytes | 
         os._exit(0)
 
 
-def _soak_requests(f: Fixture, token: str, cookie: str, append_session: int, checkpoint_run: int) -> list:
+def _soak_requests(f: Fixture, token: str, cookie: str, append_session: int, run_id: int) -> list:
+    """One cycle of the soak's mix: mostly agent API calls, and each console page once."""
     page = {"Cookie": cookie}
     api = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     item = json.dumps({"items": [ITEM]}).encode()
-    retrieve = "/api/v1/memory/retrieve/?" + urllib.parse.urlencode(
-        {"scope": "agent", "scope_key": "agent-0", "query": QUERY, "k": 10})
+    append = ("POST", f"/api/v1/sessions/{append_session}/items/", item, api)
     return [
+        append,
+        ("GET", f"/api/v1/sessions/{append_session}/", None, api),
         ("GET", f"/sessions/{f.session_id}/", None, page),
-        ("POST", f"/api/v1/sessions/{append_session}/items/", item, api),
+        append,
+        ("GET", f"/api/v1/runs/{run_id}/", None, api),
+        ("GET", f"/api/v1/sessions/{append_session}/items/", None, api),
+        append,
         ("GET", "/approvals/", None, page),
-        ("GET", retrieve, None, api),
+        ("GET", f"/api/v1/runs/{run_id}/events/", None, api),
+        append,
+        ("GET", f"/api/v1/checkpoints/?run={run_id}", None, api),
         ("GET", f"/runs/{f.lineage_run_id}/lineage/", None, page),
-        ("POST", f"/api/v1/sessions/{append_session}/items/", item, api),
-        ("GET", f"/api/v1/runs/{checkpoint_run}/", None, api),
-        ("GET", f"/api/v1/sessions/{append_session}/items/?limit=50", None, api),
+        append,
+        ("GET", "/api/v1/approvals/?status=pending", None, api),
     ]
 
 
@@ -409,7 +415,8 @@ def scenario_memory(settings: Settings) -> list[Measure]:
         start = time.time()
         end = start + soak
         warm_until = start + max(5.0, soak * 0.1)
-        soak_clients = [ctx.Process(target=_soak_client, args=(i, web.port, requests_, end, queue)) for i in range(SOAK_CLIENTS)]
+        soak_clients = [ctx.Process(target=_soak_client, args=(i, web.port, requests_, end, queue))
+                        for i in range(SOAK_CLIENTS)]
         for proc in soak_clients:
             proc.start()
         resumed_ids: list[int] = []
@@ -448,8 +455,9 @@ def scenario_memory(settings: Settings) -> list[Measure]:
     errors = [r[2] for r in results if r[2]]
     out: list[Measure] = []
     lines = ["## 9 memory over the soak", "",
-             f"Soak: {soak:g} s of mixed traffic (4 keep-alive clients: timeline, inbox and lineage pages, "
-             f"appends, memory retrieval, run and item reads) against gunicorn ({WORKERS} workers, "
+             f"Soak: {soak:g} s of mixed traffic ({SOAK_CLIENTS} keep-alive clients at up to {SOAK_RATE:g} "
+             "requests/s each: agent API appends and reads, each console page (timeline, inbox, lineage) "
+             "once in 14 requests) against gunicorn ({WORKERS} workers, "
              f"{BEST['threads']} threads) on the {f.rows:,}-row fixture, {http_done:,} requests "
              f"({http_failed} failed); the resume worker resumed {len(resumed_ids):,} runs "
              f"(asked for {resumes_wanted:,}) in {resumes_done_at - start:.0f} s. Growth is from the end of the "

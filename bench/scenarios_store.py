@@ -14,7 +14,7 @@ from bench.core import Measure, Settings, measure
 from harness.models import Project
 from runs_app.models import Checkpoint
 from runs_app.services import checkpoint_create, run_claim, run_create, run_release
-from sessions_app.models import SessionItem
+from sessions_app.models import Session, SessionItem
 from sessions_app.selectors import session_items_latest
 from sessions_app.services import session_create, session_items_append
 
@@ -25,7 +25,8 @@ STATE = {"completed": ["outline", "draft"], "artifacts": {"draft": "sha256:" + "
 
 def pg_url() -> str:
     s = connection.settings_dict
-    return f"postgresql://{s.get('USER') or 'postgres'}@{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+    host, port = s.get("HOST") or "127.0.0.1", s.get("PORT") or 5432
+    return f"postgresql://{s.get('USER') or 'postgres'}@{host}:{port}/{s['NAME']}"
 
 
 def _project() -> Project:
@@ -74,7 +75,8 @@ def scenario_append(settings: Settings) -> list[Measure]:
             s["seq"] += 1
             s["conn"].execute(
                 "INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, created_at) "
-                "VALUES (%s, %s, %s, %s, now())", (s["sid"], s["seq"], "user", psycopg.types.json.Jsonb(ITEM["content"])))
+                "VALUES (%s, %s, %s, %s, now())",
+                (s["sid"], s["seq"], "user", psycopg.types.json.Jsonb(ITEM["content"])))
             s["conn"].commit()
 
         m = measure("1 append item", "raw psycopg INSERT+COMMIT", clients=clients, settings=settings,
@@ -112,6 +114,8 @@ def _sdk_url() -> str:
 
 def _sdk_count(pattern: str) -> int:
     with psycopg.connect(pg_url()) as conn:
+        if not conn.execute("SELECT to_regclass('agent_messages') IS NOT NULL").fetchone()[0]:
+            return 0
         return conn.execute("SELECT count(*) FROM agent_messages WHERE session_id LIKE %s", (pattern,)).fetchone()[0]
 
 
@@ -121,22 +125,39 @@ def latest_items(session_id: int, project_id: int, limit: int = 50) -> list[dict
     return session_items_latest(project=project_id, session_id=session_id, limit=limit)
 
 
+READ_REF = "bench-read-10k"
+
+
+def _read_fixture(project: Project) -> tuple[int, str]:
+    """A 10,000-item session of ours and of the SDK's (made once, reused by later runs)."""
+    session = Session.objects.filter(project=project, ref=READ_REF).first()
+    if session is None or SessionItem.objects.filter(session=session).count() != 10_000:
+        if session is not None:
+            Session.objects.filter(pk=session.pk).update(ref=f"{READ_REF}-stale-{uuid.uuid4().hex[:6]}")
+        session = session_create(project=project, role="manager", memory_policy="bounded", ref=READ_REF)
+        for _ in range(20):
+            session_items_append(project=project, session_id=session.pk, items=[ITEM] * 500)
+    if _sdk_count(READ_REF) != 10_000:
+        with psycopg.connect(pg_url()) as conn:
+            if conn.execute("SELECT to_regclass('agent_messages') IS NOT NULL").fetchone()[0]:
+                conn.execute("DELETE FROM agent_messages WHERE session_id = %s", (READ_REF,))
+                conn.execute("DELETE FROM agent_sessions WHERE session_id = %s", (READ_REF,))
+
+        async def fill() -> None:
+            from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+            sdk = SQLAlchemySession.from_url(READ_REF, url=_sdk_url(), create_tables=True)
+            for _ in range(20):
+                await sdk.add_items([SDK_ITEM] * 500)
+            await sdk.engine.dispose()
+
+        asyncio.run(fill())
+    return session.pk, READ_REF
+
+
 def scenario_read_latest_items(settings: Settings) -> list[Measure]:
     project = _project()
-    sid = _new_session(project)
-    for _ in range(20):
-        session_items_append(project=project, session_id=sid, items=[ITEM] * 500)
-    tag = f"bench-read-{uuid.uuid4().hex[:8]}"
-
-    async def fill() -> None:
-        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-
-        session = SQLAlchemySession.from_url(tag, url=_sdk_url(), create_tables=True)
-        for _ in range(20):
-            await session.add_items([SDK_ITEM] * 500)
-        await session.engine.dispose()
-
-    asyncio.run(fill())
+    sid, tag = _read_fixture(project)
     out = []
     for clients in settings.clients:
         m = measure("2 read last 50 of 10k", "harness selector", clients=clients, settings=settings,
@@ -353,7 +374,7 @@ def _contention_rounds(project: Project, rounds: int) -> Measure:
         barrier = threading.Barrier(8)
         wins: list[int] = []
 
-        def claim(i: int) -> None:
+        def claim(i: int, barrier: threading.Barrier = barrier, rid: int = rid, wins: list[int] = wins) -> None:
             barrier.wait()
             try:
                 run_claim(project=project.pk, run_id=rid, owner=f"claimer-{i}", lease_seconds=30)

@@ -44,9 +44,11 @@ def session_item_list(*, projects: QuerySet[Project], session_id: int) -> QueryS
 MAX_LATEST_ITEMS = 500
 
 # The hot read an agent makes before every model call: its session's newest items. One statement on
-# the (session, seq) unique index, rows not model instances; the project check is inside it.
+# the (session, seq) unique index, rows not model instances; the project check is inside it. The time
+# comes as integer microseconds since the epoch: parsing 50 timestamptz values in Python was half of
+# this read's CPU.
 _LATEST_SQL = """
-SELECT i.id, i.seq, i.role, i.content, i.run_id, i.created_at
+SELECT i.id, i.seq, i.role, i.content, i.run_id, (extract(epoch FROM i.created_at) * 1000000)::bigint
   FROM sessions_app_sessionitem i
  WHERE i.session_id = (SELECT s.id FROM sessions_app_session s WHERE s.id = %(sid)s AND s.project_id = %(pid)s)
  ORDER BY i.seq DESC
@@ -66,13 +68,17 @@ def session_items_latest(*, project: Project | int, session_id: int, limit: int 
         rows = cursor.fetchall()
     if not rows and not Session.objects.filter(project_id=project_id, pk=session_id).exists():
         raise NotFoundError(f"Session {session_id} does not exist.")
-    loads = json.loads
+    loads, micros = json.loads, dt.timedelta
     return [
         {"id": row[0], "session": session_id, "seq": row[1], "role": row[2],
          # Django reads jsonb as text (it decodes in JSONField.from_db_value); decode it here the same way.
-         "content": loads(row[3]) if isinstance(row[3], str) else row[3], "run": row[4], "created_at": row[5]}
+         "content": loads(row[3]) if isinstance(row[3], str) else row[3], "run": row[4],
+         "created_at": _EPOCH + micros(microseconds=row[5])}
         for row in reversed(rows)
     ]
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def _latest_portable(project_id: int, session_id: int, limit: int) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 import pytest
 
 from harness.errors import NotFoundError, ValidationFailed
+from sessions_app.models import SessionItem
 from sessions_app.selectors import session_items_latest
 from sessions_app.services import session_items_append
 from tests import factories
@@ -22,7 +23,9 @@ def test_latest_items_are_the_newest_oldest_first_with_decoded_content(project):
     assert latest[-1] | {"id": 0, "created_at": None} == {
         "id": 0, "session": session.pk, "seq": 8, "role": "tool", "content": [1, "two"], "run": run.pk,
         "created_at": None}
-    assert session_items_latest(project=project.pk, session_id=session.pk, limit=50)[0]["seq"] == 1
+    everything = session_items_latest(project=project.pk, session_id=session.pk, limit=50)
+    stored = SessionItem.objects.filter(session=session).order_by("seq")
+    assert [(i["id"], i["seq"], i["created_at"]) for i in everything] == [(s.pk, s.seq, s.created_at) for s in stored]
 
 
 @pytest.mark.django_db
