@@ -103,7 +103,7 @@ def logged_in(user: User, *, csrf_checks: bool = False) -> Client:
     return client
 
 
-def bearer(secret: str) -> dict[str, str]:
+def bearer(secret: str) -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
 
 
@@ -204,7 +204,10 @@ def competing_reviewers(quick: bool) -> Result:
                 figures["audit_entries_not_one"] += 1
             figures[f"{approval.status}_wins"] += 1
 
-            resumes = run_concurrently(2, lambda _i, run_id=run.pk: resume_run_by_id(run_id))
+            def resume(_i: int, run_id: int = run.pk) -> str:
+                return resume_run_by_id(run_id)
+
+            resumes = run_concurrently(2, resume)
             figures["resume_errors"] += sum(1 for o in resumes if isinstance(o, BaseException))
             executed = len(calls_for(key))
             bound = Run.objects.values_list("bound_result", flat=True).get(pk=run.pk) or {}
@@ -251,7 +254,8 @@ def _tamper(kind: str, approval: ApprovalRequest) -> None:
         if kind == "approved_arguments_and_fingerprint":
             forged = {**(approval.approved_arguments or {}), "amount": 999999}
             cursor.execute("UPDATE runs_app_approvalrequest SET approved_arguments = %s, approved_fingerprint = %s "
-                           "WHERE id = %s", [json.dumps(forged), action_fingerprint(approval.tool, forged), approval.pk])
+                           "WHERE id = %s",
+                           [json.dumps(forged), action_fingerprint(approval.tool, forged), approval.pk])
         elif kind == "rejection_rewritten":
             cursor.execute("UPDATE runs_app_approvalrequest SET status = 'approved', approved_arguments = arguments, "
                            "approved_fingerprint = action_fingerprint WHERE id = %s", [approval.pk])
@@ -329,7 +333,8 @@ def self_approval_and_tampering(quick: bool) -> Result:
                 figures["tampered_trials"] += 1
                 figures["tampered_refused"] += int(outcome == "blocked")
                 figures["tampered_executions"] += len(calls_for(key))
-                figures[f"blocked_at_{Run.objects.values_list('blocked_step', flat=True).get(pk=run.pk) or 'none'}"] += 1
+                step = Run.objects.values_list("blocked_step", flat=True).get(pk=run.pk)
+                figures[f"blocked_at_{step or 'none'}"] += 1
         for i in range(controls):
             key = f"e10-control-{project.slug}-{i}"
             run, approval = waiting_run(project, session, key=key, arguments={"to": "acme", "amount": i})
@@ -516,7 +521,9 @@ def _username_of(api_client: Any) -> str:
     from harness.models import ApiToken
 
     secret = api_client.headers["HTTP_AUTHORIZATION"].removeprefix("Bearer ")
-    return ApiToken.objects.select_related("user").get(digest=ApiToken.hash_secret(secret)).user.username
+    user = ApiToken.objects.select_related("user").get(digest=ApiToken.hash_secret(secret)).user
+    assert user is not None
+    return user.username
 
 
 OPERATOR_ONLY = ("/held/", "/review/", "/expire/", "/delete/", "/erase/", "/bulk-delete/", "/bulk-expire/")
@@ -625,12 +632,17 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
     api = "/api/v1/memory/records"
 
     def write(scope: str, content: str, scope_key: str = "") -> Callable[[], Any]:
-        body = {"scope": scope, "scope_key": scope_key, "content": content, "source_run_id": d.run.pk}
-        return lambda: d.api_post(f"{api}/", body, d.agent)
+        # A fresh text on every call (`{}` is filled in then): a repeated text would merge instead.
+        return lambda: d.api_post(f"{api}/", {"scope": scope, "scope_key": scope_key,
+                                              "content": content.format(tag()), "source_run_id": d.run.pk}, d.agent)
 
     def on_record(suffix: str, body: dict, *, held: bool = False, agent: bool = False) -> Callable[[], Any]:
-        return lambda: d.api_post(f"{api}/{d.held() if held else d.record()}/{suffix}/", body,
-                                  d.agent if agent else d.token)
+        def call() -> Any:
+            fresh = {key: value.format(tag()) if isinstance(value, str) else value for key, value in body.items()}
+            return d.api_post(f"{api}/{d.held() if held else d.record()}/{suffix}/", fresh,
+                              d.agent if agent else d.token)
+
+        return call
 
     def bulk(suffix: str) -> Callable[[], Any]:
         return lambda: d.api_post(f"{api}/{suffix}/", {"project": d.project.slug, "ids": [d.record()]}, d.token)
@@ -652,11 +664,11 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
         return lambda: d.admin_action("memory_app/memoryrecord", action, d.held() if held else d.record())
 
     return [
-        ("api", "memory.accepted", write("project", f"A new fact {tag()}.")),
+        ("api", "memory.accepted", write("project", "A new fact {}.")),
         ("api", "memory.merged", merged),
-        ("api", "memory.held", write("user", f"A held fact {tag()}.", "u1")),
+        ("api", "memory.held", write("user", "A held fact {}.", "u1")),
         ("api", "memory.write_rejected", write("session", "forbidden words", str(d.session.pk))),
-        ("api", "memory.superseded", on_record("supersede", {"content": f"Replaced {tag()}."})),
+        ("api", "memory.superseded", on_record("supersede", {"content": "Replaced {}."})),
         ("api", "memory.review_approved", on_record("review", {"decision": "approve"}, held=True)),
         ("api", "memory.review_rejected", on_record("review", {"decision": "reject"}, held=True)),
         ("api", "memory.expired", on_record("expire", {})),
@@ -678,9 +690,7 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
         ("admin", "memory.expired", admin("expire_now")),
         ("admin", "memory.deleted", admin("tombstone")),
         ("admin", "memory.erased", admin("erase")),
-        ("admin", "memory.policy_saved", lambda: d.browser.post("/admin/memory_app/memorywritepolicy/add/", {
-            "project": d.project.pk, "scope": "agent", "decision": "accept", "max_chars": 100,
-            "provenance_required": "on", "blocked_patterns": "[]"})),
+        ("admin", "memory.policy_saved", lambda: _admin_policy_add(d)),
         ("admin", "memory.policy_deleted", lambda: _admin_policy_delete(d)),
     ]
 
@@ -694,6 +704,16 @@ def _version(record_id: int) -> int:
 def _console_edit(d: _Doors) -> Any:
     pk = d.record()
     return d.browser.post(f"/memory/{pk}/edit/", {"version": _version(pk), "content": f"Edited {tag()}."})
+
+
+def _admin_policy_add(d: _Doors) -> Any:
+    from memory_app.models import MemoryWritePolicy
+
+    # Set-up, not a path under test: one policy per scope, so a repeated round frees the scope first.
+    MemoryWritePolicy.objects.filter(project=d.project, scope="agent").delete()
+    return d.browser.post("/admin/memory_app/memorywritepolicy/add/", {
+        "project": d.project.pk, "scope": "agent", "decision": "accept", "max_chars": 100,
+        "provenance_required": "on", "blocked_patterns": "[]"})
 
 
 def _admin_policy_delete(d: _Doors) -> Any:
@@ -843,7 +863,9 @@ def gunicorn(name: str, *, env: dict | None = None) -> Iterator[str]:
 T13 = "Limits through gunicorn: one byte over the body limit is 413, deep nesting 400 within a second, never 500"
 
 
-def _raw(url: str, method: str, path: str, body: bytes, headers: dict[str, str], *, chunked: bool = False) -> tuple[int, dict, float]:
+def _raw(
+    url: str, method: str, path: str, body: bytes, headers: dict[str, str], *, chunked: bool = False
+) -> tuple[int, dict, float]:
     """One request over http.client (exact bytes, exact headers); returns status, JSON body and seconds."""
     import http.client
 
@@ -856,10 +878,13 @@ def _raw(url: str, method: str, path: str, body: bytes, headers: dict[str, str],
             for name, value in {**headers, "Transfer-Encoding": "chunked"}.items():
                 conn.putheader(name, value)
             conn.endheaders()
-            for start in range(0, len(body), 65536):
-                piece = body[start:start + 65536]
-                conn.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-            conn.send(b"0\r\n\r\n")
+            try:
+                for start in range(0, len(body), 65536):
+                    piece = body[start:start + 65536]
+                    conn.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+                conn.send(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the server answered before reading it all: its response is read below
         else:
             conn.request(method, path, body=body, headers={**headers, "Content-Length": headers.get(
                 "Content-Length", str(len(body)))})
@@ -881,10 +906,10 @@ def _padded(limit: int, size: int) -> bytes:
     return head + b"x" * (size - len(head) - 2) + b'"}'
 
 
-def _limit_cases(limit: int, depth: int, run_id: int, approval_id: int) -> list[dict]:
+def _limit_cases(limit: int, depth: int, run_id: int, approval_id: int) -> list[dict[str, Any]]:
     json_type = {"Content-Type": "application/json"}
     deepest = limit // 2  # the deepest array that still fits under the body limit
-    cases = [
+    cases: list[dict[str, Any]] = [
         {"name": "at_limit", "path": "/api/v1/sessions/", "body": _padded(limit, limit), "expect": {201, 400}},
         {"name": "one_byte_over", "path": "/api/v1/sessions/", "body": _padded(limit, limit + 1), "expect": {413}},
         {"name": "one_byte_over_chunked", "path": "/api/v1/sessions/", "body": _padded(limit, limit + 1),
@@ -914,15 +939,15 @@ def _limit_cases(limit: int, depth: int, run_id: int, approval_id: int) -> list[
         {"name": "depth_unclosed", "path": "/api/v1/memory/records/", "body": b"[" * 100000, "expect": {400},
          "deep": True},
         {"name": "depth_inside_a_string", "path": "/api/v1/sessions/",
-         "body": b'{"role": "writer", "memory_policy": "session", "ref": "' + b"[" * 60 + b'"}', "expect": {201, 400},
+         "body": b'{"role": "writer", "metadata": {"note": "' + b"[" * 60 + b'"}}', "expect": {201},
          "code_not": "json_too_deep"},
         {"name": "huge_integer", "path": "/api/v1/sessions/", "body": b'{"role": ' + b"9" * 5000 + b"}",
          "expect": {400}},
-        {"name": "infinite_number", "path": "/api/v1/runs/%d/events/" % run_id,
+        {"name": "infinite_number", "path": f"/api/v1/runs/{run_id}/events/",
          "body": b'{"kind": "x", "data": {"n": 1e999}}', "expect": {400}},
-        {"name": "nul_in_text", "path": "/api/v1/runs/%d/events/" % run_id,
+        {"name": "nul_in_text", "path": f"/api/v1/runs/{run_id}/events/",
          "body": b'{"kind": "x", "data": {"n": "a\\u0000b"}}', "expect": {400}},
-        {"name": "lone_surrogate", "path": "/api/v1/runs/%d/events/" % run_id,
+        {"name": "lone_surrogate", "path": f"/api/v1/runs/{run_id}/events/",
          "body": b'{"kind": "x", "data": {"n": "\\ud800"}}', "expect": {400}},
         {"name": "not_utf8", "path": "/api/v1/sessions/", "body": b'{"role": "\xff\xfe"}', "expect": {400}},
     ]
@@ -1166,7 +1191,7 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
         path = _fill(route, params, ids)
         data = next((body for verb, body in forms.items() if path.rstrip("/").endswith(verb)), {})
         for htmx in (False, True):
-            headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+            headers: dict[str, Any] = {"HTTP_HX_REQUEST": "true"} if htmx else {}
             with CaptureQueriesContext(connection) as queries:
                 response = strict.post(path, data, **headers)
             writes = [q["sql"][:80] for q in queries if q["sql"].lstrip().upper().startswith(WRITE_SQL)]
@@ -1182,9 +1207,11 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
     queries_of_diff = f"?a={scene.checkpoints[0].pk}&b={scene.checkpoints[-1].pk}"
     for route, params in routes:
         path = _fill(route, params, ids) + (queries_of_diff if route.endswith("diff/") else "")
-        for headers in ({}, {"HTTP_HX_REQUEST": "true"}, {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "main"}):
+        variants: list[dict[str, Any]] = [{}, {"HTTP_HX_REQUEST": "true"},
+                                          {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "main"}]
+        for variant in variants:
             with CaptureQueriesContext(connection) as queries:
-                response = crawler.get(path, **headers)
+                response = crawler.get(path, **variant)
             writes = [q["sql"][:80] for q in queries if q["sql"].lstrip().upper().startswith(WRITE_SQL)]
             figures["crawled_gets"] += 1
             figures[f"get_status_{response.status_code}"] += 1
@@ -1286,7 +1313,11 @@ def _render_in_chromium(url: str, pages: list[str], cookie: str, figures: Counte
             context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": url}])
             context.on("request", on_request)
             page = context.new_page()
-            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            def on_dialog(dialog: Any) -> None:
+                dialogs.append(dialog.message)
+                dialog.dismiss()
+
+            page.on("dialog", on_dialog)
             page.set_default_timeout(15000)
             for path in pages:
                 response = page.goto(url + path, wait_until="load")
@@ -1305,7 +1336,8 @@ def _render_in_chromium(url: str, pages: list[str], cookie: str, figures: Counte
             # The control: markup inserted as HTML (what a missing escape would do) is caught by these probes.
             before = len(stray)
             page.evaluate("""() => { const d = document.createElement('div');
-                d.innerHTML = '<img src=x onerror="window.__xss=0"><div hx-get="/__xss/control" hx-trigger="load"></div>';
+                d.innerHTML = '<img src=x onerror="window.__xss=0">'
+                    + '<div hx-get="/__xss/control" hx-trigger="load"></div>';
                 document.body.appendChild(d); htmx.process(d); }""")
             page.wait_for_timeout(500)
             caught = page.evaluate(f"() => window.{XSS_MARK} === 0") and len(stray) > before

@@ -5,8 +5,11 @@ Each experiment commits its rows (threads, gunicorn and the browser read them), 
 """
 
 import pytest
+from django.test import Client
 
 from reliability import security
+
+QUICK = True  # the experiments' CI form (they take `quick` positionally, as the registry calls them)
 
 
 def _check(result: security.Result) -> dict:
@@ -16,7 +19,7 @@ def _check(result: security.Result) -> dict:
 
 @pytest.mark.django_db(transaction=True)
 def test_9_competing_reviewers_one_decision_and_no_execution_after_a_rejection() -> None:
-    figures = _check(security.competing_reviewers(quick=True))
+    figures = _check(security.competing_reviewers(QUICK))
     assert figures["not_exactly_one_decision"] == 0
     assert figures["executions_after_rejection"] == 0
     assert figures["approved_executed_not_once"] == 0
@@ -25,7 +28,7 @@ def test_9_competing_reviewers_one_decision_and_no_execution_after_a_rejection()
 
 @pytest.mark.django_db(transaction=True)
 def test_10_self_approval_and_tampering_are_refused_every_time() -> None:
-    figures = _check(security.self_approval_and_tampering(quick=True))
+    figures = _check(security.self_approval_and_tampering(QUICK))
     assert figures["self_approval_decisions"] == 0
     assert figures["tampered_refused"] == figures["tampered_trials"] > 0
     assert figures["tampered_executions"] == 0
@@ -57,7 +60,7 @@ def test_resume_checks_the_approval_row_against_the_audited_decision(kind: str) 
 
 @pytest.mark.django_db(transaction=True)
 def test_11_another_projects_principals_get_404_on_every_object_endpoint() -> None:
-    figures = _check(security.tenant_isolation(quick=True))
+    figures = _check(security.tenant_isolation(QUICK))
     assert figures["operations"] >= 25
     assert figures["successes"] == 0
     assert figures["fit_caller_not_404"] == 0
@@ -66,7 +69,7 @@ def test_11_another_projects_principals_get_404_on_every_object_endpoint() -> No
 
 @pytest.mark.django_db(transaction=True)
 def test_16_every_decision_and_memory_change_is_audited_and_the_log_cannot_be_rewritten() -> None:
-    figures = _check(security.audit_log(quick=True))
+    figures = _check(security.audit_log(QUICK))
     assert figures["changes"] >= 30
     assert figures["changes_without_audit"] == 0
     assert figures["audited_api"] and figures["audited_console"] and figures["audited_admin"]
@@ -97,13 +100,13 @@ def test_admin_moves_and_policy_deletions_are_audited(kind: str) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_13_limits_through_gunicorn_413_over_the_body_limit_400_too_deep_never_500() -> None:
-    figures = _check(security.request_limits(quick=True))
+    figures = _check(security.request_limits(QUICK))
     assert figures["server_errors"] == 0
     assert figures["unexpected"] == 0
     assert figures["status_413"] >= 6
 
 
-def test_a_chunked_body_is_refused_not_read_as_empty(client) -> None:  # type: ignore[no-untyped-def]
+def test_a_chunked_body_is_refused_not_read_as_empty(client: Client) -> None:
     """Regression (experiment 13): under WSGI a chunked body reached the views as an empty body."""
     response = client.generic("POST", "/api/v1/sessions/", b'{"role": "writer"}', "application/json",
                               CONTENT_LENGTH="", HTTP_TRANSFER_ENCODING="chunked")
@@ -121,14 +124,14 @@ def test_the_depth_scan_stops_at_the_first_bracket_past_the_limit() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_14_the_whole_schema_holds_under_schemathesis() -> None:
-    figures = _check(security.schema_fuzz(quick=True))
+    figures = _check(security.schema_fuzz(QUICK))
     assert figures["cases"] >= 150
     assert figures["failing_operations"] == 0
 
 
 @pytest.mark.django_db(transaction=True)
 def test_12_console_csrf_crawl_and_stored_xss_in_chromium() -> None:
-    figures = _check(security.console_safety(quick=True))
+    figures = _check(security.console_safety(QUICK))
     assert figures["csrf_refused"] == figures["csrf_posts"] > 0
     assert figures["gets_that_wrote"] == 0
     assert figures["payloads"] == 50
