@@ -704,6 +704,7 @@ def worker_loss(quick: bool) -> Result:
        SIGKILLed after a random delay. Every run must still succeed, each tool call executed once.
     2. Poison: a worker whose every attempt dies (HARNESS_CRASH_AT=node:summarize) with
        HARNESS_RESUME_MAX_ATTEMPTS=3: the run ends `blocked` naming the attempts, and stays there.
+    3. Poison before the claim (HARNESS_CRASH_AT=load): blocked after twice that many starts.
     """
     kills_wanted, lease, max_attempts = (8, 3, 3) if quick else (100, 3, 3)
     budget = 150 if quick else 600
@@ -765,41 +766,53 @@ def worker_loss(quick: bool) -> Result:
                 "keys_executed_once": sum(1 for k in keys if fake.executions[k] == 1),
             }
             main.stop()
-        client.flushdb()
-        with _worker_pool("poison", fake) as pool:
-            run = demo_run(fresh_project("poison"))
-            _start_prefork(pool, "poison", lease=2, extra_env={
-                "HARNESS_CRASH_AT": "node:summarize", "HARNESS_RESUME_MAX_ATTEMPTS": str(max_attempts)})
-            approve(run, reviewer_for(run.project))
-            try:
-                wait_for(lambda: Run.objects.filter(pk=run.pk, status=RunStatus.BLOCKED).exists(), timeout=60,
-                         interval=0.2)
-            except AssertionError:
-                pass
-            loads_then = RunEvent.objects.filter(run_id=run.pk, kind="resume.authority_lease").count()
-            time.sleep(5)  # more than two leases and several recovery passes: nothing may start again
-            run.refresh_from_db()
-            claims = RunEvent.objects.filter(run_id=run.pk, kind="resume.authority_lease", data__ok=True).count()
-            figures["poison"] = {
-                "status": run.status, "blocked_step": run.blocked_step,
-                "reason": (run.error or {}).get("reason", ""), "max_attempts": max_attempts,
-                "attempts": int((run.metrics or {}).get("attempts") or 0), "claims": claims,
-                "resumes_after_blocked": RunEvent.objects.filter(
-                    run_id=run.pk, kind="resume.authority_lease").count() - loads_then,
-                "executions": fake.executions[_idempotency_key(run.pk)],
-            }
+        # Poison after the claim (every attempt dies mid-plan) and before it (every start dies in the load).
+        for name, crash_at in (("poison", "node:summarize"), ("poison_before_claim", "load")):
+            client.flushdb()
+            figures[name] = _poison(fake, crash_at=crash_at, max_attempts=max_attempts)
     finally:
         fake.stop()
         client.flushdb()
-    loss, poison = figures["loss"], figures["poison"]
+    loss, poison, early = figures["loss"], figures["poison"], figures["poison_before_claim"]
     figures["kills"] = loss["kills_mid_task"]
     figures["seconds"] = _seconds(started)
     passed = (loss["kills_mid_task"] == kills_wanted and loss["succeeded"] == loss["runs"]
               and loss["max_executions_per_key"] == 1 and loss["keys_executed_once"] == loss["runs"]
               and poison["status"] == RunStatus.BLOCKED and poison["attempts"] == max_attempts
-              and poison["claims"] == max_attempts and poison["resumes_after_blocked"] == 0
-              and poison["executions"] == 1)
-    return _result(6, TITLE_6, quick, passed, figures)
+              and poison["claims"] == max_attempts and poison["starts_after_blocked"] == 0
+              and poison["executions"] == 1
+              and early["status"] == RunStatus.BLOCKED and early["blocked_step"] == "load"
+              and early["claims"] == 0 and early["starts"] == 2 * max_attempts + 1
+              and early["starts_after_blocked"] == 0 and early["executions"] == 0)
+    return _result(6, TITLE_6, quick, passed, figures, notes=(
+        "A start that dies before the claim is counted by `metrics.starts` (runs_app/resume.py _count_start): "
+        "without it such a run was redelivered (reject_on_worker_lost) and re-enqueued by the recovery pass forever."))
+
+
+def _poison(fake: FakeService, *, crash_at: str, max_attempts: int) -> dict:
+    """One run resumed by a prefork worker whose every try dies at `crash_at`, until it is blocked."""
+    with _worker_pool("poison", fake) as pool:
+        run = demo_run(fresh_project("poison"))
+        _start_prefork(pool, "poison", lease=2, extra_env={
+            "HARNESS_CRASH_AT": crash_at, "HARNESS_RESUME_MAX_ATTEMPTS": str(max_attempts)})
+        approve(run, reviewer_for(run.project))
+        try:
+            wait_for(lambda: Run.objects.filter(pk=run.pk, status=RunStatus.BLOCKED).exists(), timeout=60,
+                     interval=0.2)
+        except AssertionError:
+            pass
+        starts_then = int((Run.objects.get(pk=run.pk).metrics or {}).get("starts") or 0)
+        time.sleep(5)  # more than two leases and several recovery passes: nothing may start again
+        run.refresh_from_db()
+        starts = int((run.metrics or {}).get("starts") or 0)
+        return {
+            "crash_at": crash_at, "status": run.status, "blocked_step": run.blocked_step,
+            "reason": (run.error or {}).get("reason", ""), "max_attempts": max_attempts,
+            "attempts": int((run.metrics or {}).get("attempts") or 0), "starts": starts,
+            "claims": RunEvent.objects.filter(run_id=run.pk, kind="resume.authority_lease", data__ok=True).count(),
+            "starts_after_blocked": starts - starts_then,
+            "executions": fake.executions[_idempotency_key(run.pk)],
+        }
 
 
 # --- 7. transactional enqueue ------------------------------------------------------------------

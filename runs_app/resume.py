@@ -150,8 +150,35 @@ def _trace(r: Resume, step: str, ok: bool, reason: str = "", **data: Any) -> Non
 # --- the steps ------------------------------------------------------------------------------
 
 
+def _leased_by_another(run: Run, owner: str) -> bool:
+    return bool(run.lease_owner) and run.lease_owner != owner and run.lease_expires_at is not None and (
+        run.lease_expires_at > timezone.now())
+
+
+def _count_start(r: Resume) -> None:
+    """Count this start before the load (a poisoned run may kill the worker right there) and stop
+    a run whose starts keep dying before the claim, where `attempts` is counted.
+
+    A duplicate message, while another worker's lease is live, is not a start. A start that dies
+    before the claim leaves the lease free, so the broker's redelivery and the recovery pass would
+    start it again forever; past twice the attempt limit the run is blocked instead.
+    """
+    run = Run.objects.only("project_id", "status", "version", "lease_owner", "lease_expires_at").filter(
+        pk=r.run_id, status__in=(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING)).first()
+    if run is None or _leased_by_another(run, r.owner):
+        return
+    starts = run_metrics_merge(project=run.project_id, run_id=run.pk, metrics={}, increment={"starts": 1})["starts"]
+    limit = 2 * settings.HARNESS_RESUME_MAX_ATTEMPTS
+    if starts > limit:
+        r.run = run
+        raise StepFailed(f"the resume started {starts - 1} times without reaching its claim (the worker died "
+                         f"before it each time)", starts=starts - 1)
+
+
 def step_load(r: Resume) -> dict:
     """Load the durable run, its task, latest checkpoint and pending approval; decide what to resume."""
+    _count_start(r)
+    crash_point("load")
     run = Run.objects.select_related("task", "last_checkpoint", "pending_approval").filter(pk=r.run_id).first()
     if run is None:
         raise Stop(f"run {r.run_id} does not exist")
@@ -210,6 +237,9 @@ def step_authority_and_lease(r: Resume) -> dict:
         raise StepFailed("the run's session is terminated")
     max_attempts = settings.HARNESS_RESUME_MAX_ATTEMPTS
     if int((run.metrics or {}).get("attempts") or 0) >= max_attempts:
+        if _leased_by_another(run, r.owner):
+            # A duplicate message while the last allowed attempt runs elsewhere: that one decides.
+            raise Stop("the run is owned by its last allowed attempt")
         raise StepFailed(f"the resume was attempted {max_attempts} times without finishing")
     try:
         r.run = run_claim(project=run.project_id, run_id=run.pk, owner=r.owner, lease_seconds=r.lease_seconds)

@@ -4,8 +4,13 @@ Each asserts the experiment's verdict and its key figures; the full counts run w
 """
 
 import pytest
+from django.conf import LazySettings
 
 from reliability import faults
+from runs_app import resume
+from runs_app.models import Run, RunStatus
+from runs_app.recovery import recovery_candidates
+from runs_app.services import run_claim, run_metrics_merge
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -63,7 +68,9 @@ def test_6_a_killed_worker_child_loses_no_task_and_a_poison_task_ends_blocked() 
     assert figures["loss"]["succeeded"] == figures["loss"]["runs"]
     assert figures["loss"]["max_executions_per_key"] == 1
     assert figures["poison"]["status"] == "blocked"
-    assert figures["poison"]["resumes_after_blocked"] == 0
+    assert figures["poison"]["starts_after_blocked"] == 0
+    assert figures["poison_before_claim"]["status"] == "blocked"
+    assert figures["poison_before_claim"]["starts_after_blocked"] == 0
 
 
 def test_7_a_rolled_back_creation_sends_no_resume_message() -> None:
@@ -89,3 +96,52 @@ def test_15_concurrent_identical_memory_writes_give_one_record_and_retrievals_le
     assert figures["records_per_round"] == [1] * figures["rounds"]
     assert figures["leaks"] == 0
     assert figures["cross_project_404"] == figures["cross_project_tries"]
+
+
+# --- findings, kept fixed ----------------------------------------------------------------------
+
+
+def _approved_demo_run() -> Run:
+    run = faults.demo_run(faults.fresh_project("finding"))
+    faults.approve(run, faults.reviewer_for(run.project))
+    faults.broker_client().flushdb()  # nothing consumes the resume message here
+    return Run.objects.get(pk=run.pk)
+
+
+def test_a_duplicate_resume_at_the_attempt_limit_leaves_the_last_live_attempt_alone(settings: LazySettings) -> None:
+    settings.HARNESS_RESUME_MAX_ATTEMPTS = 2
+    run = _approved_demo_run()
+    run_claim(project=run.project_id, run_id=run.pk, owner="worker:live:1:a", lease_seconds=60)
+    run_metrics_merge(project=run.project_id, run_id=run.pk, metrics={}, increment={"attempts": 2})
+
+    assert resume.resume_run_by_id(run.pk, owner="worker:duplicate:2:b", lease_seconds=5) == "stopped"
+
+    run.refresh_from_db()
+    assert (run.status, run.lease_owner) == (RunStatus.WAITING_APPROVAL, "worker:live:1:a")
+
+
+class _WorkerDied(BaseException):
+    """Stands for SIGKILL at a crash point: nothing in the resume may catch it."""
+
+
+def test_a_run_whose_every_start_dies_before_the_claim_is_blocked_not_restarted_forever(
+    settings: LazySettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.HARNESS_RESUME_MAX_ATTEMPTS = 2
+    run = _approved_demo_run()
+
+    def die_in_load(name: str) -> None:
+        if name == "load":
+            raise _WorkerDied
+
+    monkeypatch.setattr(resume, "crash_point", die_in_load)
+    for _ in range(4):
+        with pytest.raises(_WorkerDied):
+            resume.resume_run_by_id(run.pk, owner=f"worker:w:{_}:x", lease_seconds=5)
+
+    assert resume.resume_run_by_id(run.pk, owner="worker:w:5:x", lease_seconds=5) == "blocked"
+    run.refresh_from_db()
+    assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "load")
+    assert "without reaching its claim" in run.error["reason"]
+    assert run.metrics.get("attempts", 0) == 0
+    assert run.pk not in recovery_candidates()  # and the blocking resume was acknowledged: nothing restarts it
