@@ -191,7 +191,7 @@ def _operations(f: Fixture, client: Client) -> dict[str, Callable[[], Any]]:
         "session timeline page": page(f"/sessions/{f.session_id}/"),
         "approvals inbox page": page("/approvals/"),
         "run lineage page": page(f"/runs/{f.lineage_run_id}/lineage/"),
-        "latest checkpoint read": lambda: latest_checkpoint(f.lineage_run_id),
+        "latest checkpoint read": lambda: latest_checkpoint(f.lineage_run_id, f.project_id),
         "memory retrieval (agent scope, query)": lambda: _retrieve(f),
     }
 

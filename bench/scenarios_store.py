@@ -13,6 +13,7 @@ from django.db import connection, connections
 from bench.core import Measure, Settings, measure
 from harness.models import Project
 from runs_app.models import Checkpoint
+from runs_app.selectors import checkpoint_latest, checkpoint_lineage
 from runs_app.services import checkpoint_create, run_claim, run_create, run_release
 from sessions_app.models import Session, SessionItem
 from sessions_app.selectors import session_items_latest
@@ -181,8 +182,8 @@ def scenario_read_latest_items(settings: Settings) -> list[Measure]:
 
 # --- 3. write a checkpoint and read the latest ---------------------------------------------------
 
-def latest_checkpoint(run_id: int) -> Checkpoint | None:
-    return Checkpoint.objects.filter(run_id=run_id).order_by("-id").first()
+def latest_checkpoint(run_id: int, project_id: int) -> Checkpoint | None:
+    return checkpoint_latest(project=project_id, run_id=run_id)
 
 
 def scenario_checkpoint(settings: Settings) -> list[Measure]:
@@ -205,7 +206,7 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
         out.append(m)
         out.append(measure("3 checkpoint read latest", "harness latest checkpoint", clients=clients,
                            settings=settings, setup=lambda i, runs=runs: runs[i],
-                           op=lambda rid: latest_checkpoint(rid)))
+                           op=lambda rid: latest_checkpoint(rid, project.pk)))
 
         threads = [f"bench-{uuid.uuid4().hex[:8]}-{i}" for i in range(clients)]
 
@@ -260,21 +261,8 @@ def _chain_intact(run_id: int) -> bool:
 
 # --- 4. read a 1,000-deep lineage -------------------------------------------------------------------
 
-LINEAGE_SQL = """
-WITH RECURSIVE chain AS (
-    SELECT id, parent_id FROM runs_app_checkpoint WHERE id = %s
-    UNION ALL
-    SELECT c.id, c.parent_id FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id
-)
-SELECT id FROM chain
-"""
-
-
-def lineage(checkpoint_id: int) -> list[Checkpoint]:
-    with connection.cursor() as cursor:
-        cursor.execute(LINEAGE_SQL, [checkpoint_id])
-        ids = [row[0] for row in cursor.fetchall()]
-    return list(Checkpoint.objects.filter(id__in=ids).order_by("-depth"))
+def lineage(checkpoint_id: int, projects: Any) -> list[Checkpoint]:
+    return checkpoint_lineage(projects=projects, checkpoint_id=checkpoint_id)
 
 
 def scenario_lineage(settings: Settings) -> list[Measure]:
@@ -293,10 +281,13 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
         for n in range(1, 1001):
             config = saver.put(config, _lg_checkpoint(n), {"step": n}, {"state": n})
     out = []
+    projects = Project.objects.filter(pk=project.pk)
     for clients in settings.clients:
         m = measure("4 read 1,000-deep lineage", "harness lineage (recursive CTE)", clients=clients,
-                    settings=settings, setup=lambda i: last, op=lambda cid: lineage(cid))
-        m.extra["check"] = len(lineage(last)) == 1000
+                    settings=settings, setup=lambda i: last, op=lambda cid: lineage(cid, projects))
+        chain = lineage(last, projects)
+        m.extra["check"] = len(chain) == 1000 and all(
+            a.parent_id == b.pk for a, b in zip(chain, chain[1:], strict=False))
         out.append(m)
 
         def lg_setup(i: int) -> dict:

@@ -2,7 +2,6 @@
 
 import datetime as dt
 
-from django.db import connection
 from django.db.models import QuerySet
 
 from harness.errors import NotFoundError
@@ -65,25 +64,45 @@ def checkpoint_get(*, projects: QuerySet[Project], checkpoint_id: int) -> Checkp
     return checkpoint
 
 
+def checkpoint_latest(*, project: Project | int, run_id: int) -> Checkpoint | None:
+    """The run's newest checkpoint through its `last_checkpoint` pointer: two primary-key lookups, in one
+    statement, however long the run's history (None for a run with no checkpoint yet)."""
+    project_id = project if isinstance(project, int) else project.pk
+    found = list(Checkpoint.objects.raw(_LATEST_CHECKPOINT_SQL, {"run": run_id, "project": project_id}))
+    if found:
+        return found[0]
+    if not Run.objects.filter(project_id=project_id, pk=run_id).exists():
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    return None
+
+
+_LATEST_CHECKPOINT_SQL = """
+SELECT c.* FROM runs_app_run r JOIN runs_app_checkpoint c ON c.id = r.last_checkpoint_id
+ WHERE r.id = %(run)s AND r.project_id = %(project)s
+"""
+
+
 _LINEAGE_SQL = """
 WITH RECURSIVE chain(id, parent_id, hops) AS (
-    SELECT id, parent_id, 0 FROM runs_app_checkpoint WHERE id = %s
+    SELECT id, parent_id, 0 FROM runs_app_checkpoint WHERE id = %(start)s
     UNION ALL
     SELECT c.id, c.parent_id, chain.hops + 1
       FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id
-     WHERE chain.hops < %s
+     WHERE chain.hops < %(limit)s
 )
-SELECT id FROM chain
+SELECT c.* FROM chain JOIN runs_app_checkpoint c ON c.id = chain.id
+ WHERE c.project_id = %(project)s
+ ORDER BY c.depth DESC, c.id DESC
 """
 
 
 def checkpoint_lineage(*, projects: QuerySet[Project], checkpoint_id: int) -> list[Checkpoint]:
     """The checkpoint and its ancestors, newest first, in one recursive query (capped at MAX_LINEAGE)."""
     checkpoint = checkpoint_get(projects=projects, checkpoint_id=checkpoint_id)
-    with connection.cursor() as cursor:
-        cursor.execute(_LINEAGE_SQL, [checkpoint.pk, MAX_LINEAGE - 1])
-        ids = [row[0] for row in cursor.fetchall()]
-    return list(Checkpoint.objects.filter(project_id=checkpoint.project_id, pk__in=ids).order_by("-depth", "-id"))
+    # The walk and the rows in one statement: a second query with 1,000 ids in an IN list cost a fifth
+    # of the time of a deep lineage.
+    return list(Checkpoint.objects.raw(_LINEAGE_SQL, {
+        "start": checkpoint.pk, "limit": MAX_LINEAGE - 1, "project": checkpoint.project_id}))
 
 
 def approval_list(
