@@ -97,7 +97,7 @@ def _render(results: list[Measure], settings: Settings, args: argparse.Namespace
     for m in results:
         check = m.extra.get("check")
         check_text = "" if check is None else ("ok" if check else "**FAILED**")
-        info = {k: v for k, v in m.extra.items() if k not in ("check", "acknowledged")}
+        info = {k: v for k, v in m.extra.items() if k not in ("check", "acknowledged", "section", "targets_met")}
         if info:
             check_text += " " + ", ".join(f"{k}={v}" for k, v in info.items())
         lines.append(f"| {m.scenario} | {m.subject} | {m.clients} | {m.ops_per_s:,.0f} | {m.p50_ms:.2f} | "

@@ -397,9 +397,14 @@ def scenario_memory(settings: Settings) -> list[Measure]:
     user = reviewer(Project.objects.get(pk=f.project_id), project)
     token = agent_token(project.slug)
     append_session = session_create(project=project, role="writer", memory_policy="bounded").pk
-    # Runs of its own to resume: the fixture's inbox must stay as it is for scenario 8.
-    template = waiting_run(project, 0)
-    waiting = [template, *_clone_waiting_runs(*template, resumes_wanted - 1)]
+    # Runs of its own to resume (the fixture's inbox must stay as it is for scenario 8): those a
+    # previous soak left waiting, and copies of a new one for the rest.
+    waiting = list(Run.objects.filter(project=project, status=RunStatus.WAITING_APPROVAL,
+                                      pending_approval__status="pending")
+                   .order_by("id").values_list("id", "pending_approval_id")[:resumes_wanted])
+    if len(waiting) < resumes_wanted:
+        template = waiting_run(project, 0)
+        waiting += [template, *_clone_waiting_runs(*template, resumes_wanted - len(waiting) - 1)]
     web = procs.start_gunicorn(workers=WORKERS, threads=BEST["threads"], pool=BEST["pool"], name="bench-soak-web")
     worker = procs.start_celery_worker(name="bench-soak-worker")
     soak_clients: list[mp.Process] = []
@@ -423,16 +428,16 @@ def scenario_memory(settings: Settings) -> list[Measure]:
         pending: list[tuple[int, int]] = []
         next_sample = 0.0
         queue_index = 0
-        # Feed the worker: keep a few decided approvals in flight until all are resumed; past the soak's
-        # end only for a bounded while (the resume worker's memory is read after its last resume).
-        hard_end = end + max(60.0, soak / 2)
-        while time.time() < end or ((pending or queue_index < len(waiting)) and time.time() < hard_end):
+        # Feed the worker: keep a few decided approvals in flight until the count or the soak's end, then
+        # let those land (bounded); the resume worker's memory is read after its last resume.
+        hard_end = end + 60.0
+        while time.time() < end or (pending and time.time() < hard_end):
             now = time.time()
             if now >= next_sample:
                 sampler.sample()
                 next_sample = now + 1.0
             pending = _collect(pending, resumed_ids)
-            while len(pending) < 4 and queue_index < len(waiting):
+            while len(pending) < 4 and queue_index < len(waiting) and now < end:
                 rid, aid = waiting[queue_index]
                 queue_index += 1
                 cp = Run.objects.values_list("last_checkpoint_id", flat=True).get(pk=rid)
@@ -457,14 +462,16 @@ def scenario_memory(settings: Settings) -> list[Measure]:
     lines = ["## 9 memory over the soak", "",
              f"Soak: {soak:g} s of mixed traffic ({SOAK_CLIENTS} keep-alive clients at up to {SOAK_RATE:g} "
              "requests/s each: agent API appends and reads, each console page (timeline, inbox, lineage) "
-             "once in 14 requests) against gunicorn ({WORKERS} workers, "
+             f"once in 14 requests) against gunicorn ({WORKERS} workers, "
              f"{BEST['threads']} threads) on the {f.rows:,}-row fixture, {http_done:,} requests "
              f"({http_failed} failed); the resume worker resumed {len(resumed_ids):,} runs "
-             f"(asked for {resumes_wanted:,}) in {resumes_done_at - start:.0f} s. Growth is from the end of the "
+             f"(asked for {resumes_wanted:,}; the soak and one more minute bound it) in "
+             f"{resumes_done_at - start:.0f} s. Growth is from the end of the "
              f"warm-up ({warm_until - start:.0f} s) to the end of the soak (web) or the last resume (worker).", "",
              "| process | RSS after warm-up MB | RSS at end MB | peak MB | growth | under 250 MB and < 10% |",
              "| --- | ---: | ---: | ---: | ---: | --- |"]
-    all_ok = http_failed == 0 and not pending and len(resumed_ids) == resumes_wanted
+    # A resume decided but never finished is a failure; resumes the soak had no time for are reported.
+    all_ok = http_failed == 0 and not pending
     for name in sampler.samples:
         last_at = resumes_done_at if name == "resume worker" else end
         base, last, peak = sampler.at(name, warm_until), sampler.at(name, last_at), sampler.peak(name)
