@@ -217,9 +217,21 @@ def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seco
 
 
 def run_release(*, project: Project | int, run_id: int, owner: str) -> None:
+    if connection.vendor == "postgresql":
+        # Hand-written: compiling the ORM update was most of a release's CPU on the claim/release path.
+        with connection.cursor() as cursor:
+            cursor.execute(_RELEASE_SQL, {"now": timezone.now(), "rid": run_id, "owner": owner,
+                                          "pid": project if isinstance(project, int) else project.pk})
+        return
     _runs(project).filter(pk=run_id, lease_owner=owner).update(
         lease_owner="", lease_expires_at=None, version=F("version") + 1, updated_at=timezone.now()
     )
+
+
+_RELEASE_SQL = """
+UPDATE runs_app_run SET lease_owner = '', lease_expires_at = NULL, version = version + 1, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s AND lease_owner = %(owner)s
+"""
 
 
 def run_metrics_merge(
@@ -395,7 +407,8 @@ SELECT r.found, r.task_id, p.content_hash, p.depth, p.run_id, p.task_id, p.id IS
 def _checkpoint_facts(project_id: int, run_id: int | None, parent_id: int | None) -> tuple:
     """(run found, run's task, parent hash, depth, run, task, parent found) in one round trip."""
     if connection.vendor != "postgresql":
-        run = Run.objects.filter(project_id=project_id, pk=run_id).values_list("task_id", flat=True)
+        run = list(Run.objects.filter(project_id=project_id, pk=run_id).values_list(
+            "task_id", flat=True)) if run_id is not None else []
         parent = Checkpoint.objects.filter(project_id=project_id, pk=parent_id).values_list(
             "content_hash", "depth", "run_id", "task_id").first() if parent_id is not None else None
         return (bool(run), run[0] if run else None, *(parent or (None, None, None, None)), parent is not None)
