@@ -10,7 +10,6 @@ id when the experiment ends, and talks to PostgreSQL, Redis and the fake tool se
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import http.client
 import json
 import os
@@ -41,7 +40,7 @@ from harness.models import Project
 from memory_app.models import MemoryRecord
 from memory_app.services import Actor, memory_delete, memory_expire, memory_supersede, memory_write
 from reliability.core import Result, command_for, experiment
-from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, RunEvent, RunStatus, Task
+from runs_app.models import ApprovalRequest, Checkpoint, Run, RunEvent, RunStatus, Task
 from runs_app.services import (
     approval_decide,
     approval_request_create,
@@ -344,7 +343,7 @@ TITLE_3 = "Lost-update soak: clients x retried increments through the HTTP API"
 def lost_update_soak(quick: bool) -> Result:
     """Each client reads the task, PATCHes count+1 with expected_version, and on 409 re-reads and retries."""
     clients, increments = (4, 50) if quick else (20, 500)
-    return _soak(clients, increments, budget=120 if quick else 900, quick=quick)
+    return _soak(clients, increments, budget=120 if quick else 1200, quick=quick)
 
 
 def _soak(clients: int, increments: int, *, budget: float, quick: bool) -> Result:
@@ -482,25 +481,28 @@ def _child_fence(args: dict) -> None:
                 seen[run_id] = run.last_checkpoint_id
             print(json.dumps(seen), flush=True)
             continue
-        outcomes: dict[int, dict[str, str]] = {}
-        for run_id, parent in seen.items():
-            writes: dict[str, Callable[[], Any]] = {
-                "checkpoint": lambda: checkpoint_create(project=project, run_id=run_id, parent_id=parent,
-                                                       label="A (stale)", lease_owner=owner),
-                "transition": lambda: run_transition(project=project, run_id=run_id, to=RunStatus.SUCCEEDED,
-                                                     expected_version=None, lease_owner=owner, by_worker=True),
-                "heartbeat": lambda: run_heartbeat(project=project, run_id=run_id, owner=owner, lease_seconds=60),
-                "current_node": lambda: run_set_current_node(project=project, run_id=run_id, owner=owner,
-                                                             node="stale"),
-            }
-            outcomes[run_id] = {}
-            for name, write in writes.items():
-                try:
-                    write()
-                    outcomes[run_id][name] = "accepted"
-                except ConflictError as exc:
-                    outcomes[run_id][name] = f"refused:{exc.code}"
+        outcomes = {run_id: _stale_writes(project, run_id, parent, owner) for run_id, parent in seen.items()}
         print(json.dumps(outcomes), flush=True)
+
+
+def _stale_writes(project: int, run_id: int, parent: int, owner: str) -> dict[str, str]:
+    """Every write a lease holder makes, attempted by one whose lease is gone: each must be refused."""
+    writes: dict[str, Callable[[], Any]] = {
+        "checkpoint": lambda: checkpoint_create(project=project, run_id=run_id, parent_id=parent,
+                                               label="A (stale)", lease_owner=owner),
+        "transition": lambda: run_transition(project=project, run_id=run_id, to=RunStatus.SUCCEEDED,
+                                             expected_version=None, lease_owner=owner, by_worker=True),
+        "heartbeat": lambda: run_heartbeat(project=project, run_id=run_id, owner=owner, lease_seconds=60),
+        "current_node": lambda: run_set_current_node(project=project, run_id=run_id, owner=owner, node="stale"),
+    }
+    outcomes = {}
+    for name, write in writes.items():
+        try:
+            write()
+            outcomes[name] = "accepted"
+        except ConflictError as exc:
+            outcomes[name] = f"refused:{exc.code}"
+    return outcomes
 
 
 # --- 5. kill -9 around side effects ------------------------------------------------------------
@@ -547,7 +549,7 @@ def kill_around_side_effects(quick: bool) -> Result:
        expiry (the run may stay orphaned at most one more lease: twice its lease in all).
     3. In the end: every run succeeded and the fake service executed each idempotency key once.
     """
-    kills_wanted, lease = (6, 4) if quick else (50, 4)
+    kills_wanted, lease = (3, 4) if quick else (50, 4)
     batch = 3
     budget = 150 if quick else 600
     started = time.monotonic()
@@ -576,7 +578,7 @@ def kill_around_side_effects(quick: bool) -> Result:
                     child = procs.spawn("resume", {"run": run.pk, "owner": owner, "lease": lease}, env=env)
                     trials.append((run, point, owner, child))
                 user = reviewer_for(*[t[0].project for t in trials])
-                for run, point, owner, child in trials:
+                for run, _point, _owner, child in trials:
                     assert read_line(child, timeout=90) == "ready"
                     approve(run, user)
                     send(child, "go")
@@ -650,7 +652,8 @@ def _child_resume(args: dict) -> None:
 TITLE_6 = "Celery worker loss: the prefork child killed mid-task; a poison task ends visibly"
 
 
-def _start_prefork(pool: Workers, name: str, *, lease: int, extra_env: dict | None = None) -> WorkerProcess:
+def _start_prefork(pool: Workers, name: str, *, lease: int, extra_env: dict | None = None,
+                   wait: bool = True) -> WorkerProcess:
     """A `celery worker --beat --pool prefork -c 1`: the main process replaces a killed child."""
     env = {
         **child_env(**(extra_env or {})),
@@ -671,7 +674,8 @@ def _start_prefork(pool: Workers, name: str, *, lease: int, extra_env: dict | No
     )
     worker = WorkerProcess(name=name, proc=proc, log_path=log_path, _log=log)
     pool.started.append(worker)
-    worker.wait_ready(timeout=90)
+    if wait:
+        worker.wait_ready(timeout=90)
     return worker
 
 
@@ -704,9 +708,9 @@ def worker_loss(quick: bool) -> Result:
        SIGKILLed after a random delay. Every run must still succeed, each tool call executed once.
     2. Poison: a worker whose every attempt dies (HARNESS_CRASH_AT=node:summarize) with
        HARNESS_RESUME_MAX_ATTEMPTS=3: the run ends `blocked` naming the attempts, and stays there.
-    3. Poison before the claim (HARNESS_CRASH_AT=load): blocked after twice that many starts.
+    3. Poison before the claim (HARNESS_CRASH_AT=load): blocked once that many starts died unclaimed.
     """
-    kills_wanted, lease, max_attempts = (8, 3, 3) if quick else (100, 3, 3)
+    kills_wanted, lease, max_attempts = (4, 3, 3) if quick else (100, 3, 3)
     budget = 150 if quick else 600
     started = time.monotonic()
     rng = random.Random(6)
@@ -767,9 +771,9 @@ def worker_loss(quick: bool) -> Result:
             }
             main.stop()
         # Poison after the claim (every attempt dies mid-plan) and before it (every start dies in the load).
-        for name, crash_at in (("poison", "node:summarize"), ("poison_before_claim", "load")):
-            client.flushdb()
-            figures[name] = _poison(fake, crash_at=crash_at, max_attempts=max_attempts)
+        client.flushdb()
+        figures.update(_poison(fake, {"poison": "node:summarize", "poison_before_claim": "load"},
+                               max_attempts=max_attempts))
     finally:
         fake.stop()
         client.flushdb()
@@ -782,37 +786,45 @@ def worker_loss(quick: bool) -> Result:
               and poison["claims"] == max_attempts and poison["starts_after_blocked"] == 0
               and poison["executions"] == 1
               and early["status"] == RunStatus.BLOCKED and early["blocked_step"] == "load"
-              and early["claims"] == 0 and early["starts"] == 2 * max_attempts + 1
+              and early["claims"] == 0 and early["starts"] == max_attempts + 1
               and early["starts_after_blocked"] == 0 and early["executions"] == 0)
     return _result(6, TITLE_6, quick, passed, figures, notes=(
         "A start that dies before the claim is counted by `metrics.starts` (runs_app/resume.py _count_start): "
         "without it such a run was redelivered (reject_on_worker_lost) and re-enqueued by the recovery pass forever."))
 
 
-def _poison(fake: FakeService, *, crash_at: str, max_attempts: int) -> dict:
-    """One run resumed by a prefork worker whose every try dies at `crash_at`, until it is blocked."""
-    with _worker_pool("poison", fake) as pool:
-        run = demo_run(fresh_project("poison"))
-        _start_prefork(pool, "poison", lease=2, extra_env={
-            "HARNESS_CRASH_AT": crash_at, "HARNESS_RESUME_MAX_ATTEMPTS": str(max_attempts)})
-        approve(run, reviewer_for(run.project))
-        try:
-            wait_for(lambda: Run.objects.filter(pk=run.pk, status=RunStatus.BLOCKED).exists(), timeout=60,
-                     interval=0.2)
-        except AssertionError:
-            pass
-        starts_then = int((Run.objects.get(pk=run.pk).metrics or {}).get("starts") or 0)
-        time.sleep(5)  # more than two leases and several recovery passes: nothing may start again
-        run.refresh_from_db()
-        starts = int((run.metrics or {}).get("starts") or 0)
-        return {
-            "crash_at": crash_at, "status": run.status, "blocked_step": run.blocked_step,
-            "reason": (run.error or {}).get("reason", ""), "max_attempts": max_attempts,
-            "attempts": int((run.metrics or {}).get("attempts") or 0), "starts": starts,
-            "claims": RunEvent.objects.filter(run_id=run.pk, kind="resume.authority_lease", data__ok=True).count(),
-            "starts_after_blocked": starts - starts_then,
-            "executions": fake.executions[_idempotency_key(run.pk)],
-        }
+def _poison(fake: FakeService, crash_points: dict[str, str], *, max_attempts: int) -> dict:
+    """One run per crash point, each resumed by its own prefork worker (one at a time: they share the
+    queue) whose every try dies there, until the run is blocked; then nothing may start it again."""
+    lease = 2
+    figures = {}
+    for name, crash_at in crash_points.items():
+        with _worker_pool("poison", fake) as pool:
+            run = demo_run(fresh_project("poison"))
+            _start_prefork(pool, name, lease=lease, extra_env={
+                "HARNESS_CRASH_AT": crash_at, "HARNESS_RESUME_MAX_ATTEMPTS": str(max_attempts)})
+            approve(run, reviewer_for(run.project))
+            try:
+                wait_for(lambda run=run: Run.objects.filter(pk=run.pk, status=RunStatus.BLOCKED).exists(),
+                         timeout=60, interval=0.2)
+            except AssertionError:
+                pass
+            starts_then = int((Run.objects.get(pk=run.pk).metrics or {}).get("starts") or 0)
+            time.sleep(lease + 3)  # past the dead lease and several recovery passes
+            run.refresh_from_db()
+            starts = int((run.metrics or {}).get("starts") or 0)
+            figures[name] = {
+                "crash_at": crash_at, "status": run.status, "blocked_step": run.blocked_step,
+                "reason": (run.error or {}).get("reason", ""), "max_attempts": max_attempts,
+                "attempts": int((run.metrics or {}).get("attempts") or 0), "starts": starts,
+                "claims": RunEvent.objects.filter(run_id=run.pk, kind="resume.authority_lease",
+                                                  data__ok=True).count(),
+                "starts_after_blocked": starts - starts_then,
+                "executions": fake.executions[_idempotency_key(run.pk)],
+            }
+        client = broker_client()
+        client.flushdb()
+    return figures
 
 
 # --- 7. transactional enqueue ------------------------------------------------------------------

@@ -161,18 +161,19 @@ def _count_start(r: Resume) -> None:
 
     A duplicate message, while another worker's lease is live, is not a start. A start that dies
     before the claim leaves the lease free, so the broker's redelivery and the recovery pass would
-    start it again forever; past twice the attempt limit the run is blocked instead.
+    start it again forever; once more starts than the attempt limit never became an attempt
+    (a claim), the run is blocked instead.
     """
     run = Run.objects.only("project_id", "status", "version", "lease_owner", "lease_expires_at").filter(
         pk=r.run_id, status__in=(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING)).first()
     if run is None or _leased_by_another(run, r.owner):
         return
-    starts = run_metrics_merge(project=run.project_id, run_id=run.pk, metrics={}, increment={"starts": 1})["starts"]
-    limit = 2 * settings.HARNESS_RESUME_MAX_ATTEMPTS
-    if starts > limit:
+    metrics = run_metrics_merge(project=run.project_id, run_id=run.pk, metrics={}, increment={"starts": 1})
+    unclaimed = metrics["starts"] - int(metrics.get("attempts") or 0) - 1  # before this start
+    if unclaimed >= settings.HARNESS_RESUME_MAX_ATTEMPTS:
         r.run = run
-        raise StepFailed(f"the resume started {starts - 1} times without reaching its claim (the worker died "
-                         f"before it each time)", starts=starts - 1)
+        raise StepFailed(f"the resume started {unclaimed} times without reaching its claim (the worker died "
+                         f"before it each time)", starts=metrics["starts"])
 
 
 def step_load(r: Resume) -> dict:

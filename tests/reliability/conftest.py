@@ -16,4 +16,5 @@ def _fast_password_hashing(settings: Any) -> None:
 @pytest.fixture(autouse=True)
 def _redis_broker() -> None:
     if not django_settings.CELERY_BROKER_URL.startswith("redis://"):
-        pytest.fail("The reliability experiments need a Redis broker: set CELERY_BROKER_URL=redis://... (bin/test does).")
+        pytest.fail("The reliability experiments need a Redis broker: set CELERY_BROKER_URL=redis://... "
+                    "(bin/test does).")
