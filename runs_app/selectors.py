@@ -1,7 +1,10 @@
 """Read queries on runs and what they own, always scoped to the caller's projects."""
 
 import datetime as dt
+import functools
+from typing import Any
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from harness.errors import NotFoundError
@@ -68,16 +71,36 @@ def checkpoint_latest(*, project: Project | int, run_id: int) -> Checkpoint | No
     """The run's newest checkpoint through its `last_checkpoint` pointer: two primary-key lookups, in one
     statement, however long the run's history (None for a run with no checkpoint yet)."""
     project_id = project if isinstance(project, int) else project.pk
-    found = list(Checkpoint.objects.raw(_LATEST_CHECKPOINT_SQL, {"run": run_id, "project": project_id}))
-    if found:
-        return found[0]
+    fields, columns = _checkpoint_columns()
+    with connection.cursor() as cursor:
+        cursor.execute(_LATEST_CHECKPOINT_SQL.format(columns=columns), {"run": run_id, "project": project_id})
+        row = cursor.fetchone()
+    if row is not None:
+        # The row straight into the model (what raw() does, minus its per-query column mapping: a
+        # third of this read's CPU).
+        values = [value if value is None or not converters else _convert(value, converters)
+                  for value, (_, converters) in zip(row, fields, strict=True)]
+        return Checkpoint.from_db("default", [name for name, _ in fields], values)
     if not Run.objects.filter(project_id=project_id, pk=run_id).exists():
         raise NotFoundError(f"Run {run_id} does not exist.")
     return None
 
 
+def _convert(value: Any, converters: list) -> Any:
+    for converter in converters:
+        value = converter(value, None, connection)
+    return value
+
+
+@functools.cache
+def _checkpoint_columns() -> tuple[list[tuple[str, list]], str]:
+    fields = Checkpoint._meta.concrete_fields
+    return ([(f.attname, f.get_db_converters(connection)) for f in fields],
+            ", ".join(f"c.{connection.ops.quote_name(str(f.column))}" for f in fields))
+
+
 _LATEST_CHECKPOINT_SQL = """
-SELECT c.* FROM runs_app_run r JOIN runs_app_checkpoint c ON c.id = r.last_checkpoint_id
+SELECT {columns} FROM runs_app_run r JOIN runs_app_checkpoint c ON c.id = r.last_checkpoint_id
  WHERE r.id = %(run)s AND r.project_id = %(project)s
 """
 

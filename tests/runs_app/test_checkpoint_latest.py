@@ -1,6 +1,7 @@
 import pytest
 
 from harness.errors import NotFoundError
+from runs_app.models import Checkpoint
 from runs_app.selectors import checkpoint_latest
 from runs_app.services import checkpoint_create
 from tests import factories
@@ -19,6 +20,9 @@ def test_latest_checkpoint_follows_the_runs_pointer_to_the_newest(project):
 
     assert latest is not None
     assert (latest.pk, latest.parent_id, latest.state, latest.depth) == (second.pk, first.pk, {"n": 2}, 1)
+    stored = Checkpoint.objects.get(pk=second.pk)
+    assert {f.attname: getattr(latest, f.attname) for f in Checkpoint._meta.concrete_fields} == {
+        f.attname: getattr(stored, f.attname) for f in Checkpoint._meta.concrete_fields}
 
 
 @pytest.mark.django_db
