@@ -1291,6 +1291,26 @@ def _store_payloads(payloads: list[str], group_size: int, figures: Counter) -> t
     return pages, viewer
 
 
+def _in_own_thread(fn: Any, *args: Any) -> None:
+    """Run fn in a fresh thread: Playwright's sync API refuses a thread whose asyncio loop is running,
+    as pytest-playwright's is once the browser tests ran earlier in the same session."""
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=target, name="chromium-xss")
+    thread.start()
+    thread.join(600)
+    if thread.is_alive():
+        raise TimeoutError("the Chromium rendering did not finish in 600 s")
+    if failure:
+        raise failure[0]
+
+
 def _render_in_chromium(url: str, pages: list[str], cookie: str, figures: Counter, notes: list[str]) -> None:
     """Load every page in headless Chromium: no window.__xss, no dialog, no request to /__xss or elsewhere."""
     from playwright.sync_api import sync_playwright
@@ -1351,7 +1371,6 @@ def _render_in_chromium(url: str, pages: list[str], cookie: str, figures: Counte
     notes.extend(f"request {u}" for u in stray[:5])
     notes.extend(f"dialog {m}" for m in dialogs[:5])
 
-
 @experiment(12, T12)
 def console_safety(quick: bool) -> Result:
     """1. CSRF: every console route POSTed without a token is refused (403) and writes nothing.
@@ -1373,7 +1392,7 @@ def console_safety(quick: bool) -> Result:
         client = logged_in(viewer)
         cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
         with gunicorn("console") as url:
-            _render_in_chromium(url, pages, cookie, figures, notes)
+            _in_own_thread(_render_in_chromium, url, pages, cookie, figures, notes)
     for name in ("pages_with_xss_marker", "dialogs", "stray_requests", "pages_not_200"):
         figures.setdefault(name, 0)
     passed = (
