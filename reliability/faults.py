@@ -375,7 +375,7 @@ def _soak(clients: int, increments: int, *, budget: float, quick: bool) -> Resul
                     unexpected.append(code)
                 conflicts, streak = conflicts + 1, streak + 1
                 # Jittered backoff keeps 20 clients on one row from retrying in lockstep.
-                time.sleep(rng.uniform(0, 0.05 * 2 ** min(streak, 3)))
+                time.sleep(rng.uniform(0, 0.03 * 2 ** min(streak, 5)))
                 state = server.request("GET", path, headers=auth)[2]
                 requests += 1
             stats[i] = {"done": done, "conflicts": conflicts, "requests": requests, "unexpected": unexpected}
@@ -710,7 +710,7 @@ def worker_loss(quick: bool) -> Result:
        HARNESS_RESUME_MAX_ATTEMPTS=3: the run ends `blocked` naming the attempts, and stays there.
     3. Poison before the claim (HARNESS_CRASH_AT=load): blocked once that many starts died unclaimed.
     """
-    kills_wanted, lease, max_attempts = (4, 3, 3) if quick else (100, 3, 3)
+    kills_wanted, lease, max_attempts = (4, 3, 2) if quick else (100, 3, 3)
     budget = 150 if quick else 600
     started = time.monotonic()
     rng = random.Random(6)
@@ -810,7 +810,7 @@ def _poison(fake: FakeService, crash_points: dict[str, str], *, max_attempts: in
             except AssertionError:
                 pass
             starts_then = int((Run.objects.get(pk=run.pk).metrics or {}).get("starts") or 0)
-            time.sleep(lease + 3)  # past the dead lease and several recovery passes
+            time.sleep(lease + 2)  # past the dead lease and two recovery passes
             run.refresh_from_db()
             starts = int((run.metrics or {}).get("starts") or 0)
             figures[name] = {

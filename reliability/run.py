@@ -154,13 +154,14 @@ def main(argv: list[str] | None = None) -> int:
             connections.close_all()
         wall = round(time.monotonic() - started, 1)
         results.append((result, wall))
+        if not args.quick:
+            _record([(result, wall)])  # each as it finishes: an interrupted run keeps what it measured
         print(f"   {'PASS' if result.passed else 'FAIL'} in {wall}s: {json.dumps(result.figures, sort_keys=True)}",
               flush=True)
         if result.notes and not result.passed:
             print(f"   notes: {result.notes}", flush=True)
 
     if not args.quick:
-        _record(results)
         print(f"wrote {REPORT.relative_to(HERE.parent)}")
     failed = [result.number for result, _ in results if not result.passed]
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {failed}" if failed else ""))
