@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 ExperimentFn = Callable[[bool], "Result"]
+F = TypeVar("F", bound=Callable[..., "Result"])
 
 
 @dataclass
@@ -36,10 +38,10 @@ class Experiment:
 REGISTRY: dict[int, Experiment] = {}
 
 
-def experiment(number: int, title: str) -> Callable[[ExperimentFn], ExperimentFn]:
+def experiment(number: int, title: str) -> Callable[[F], F]:
     """Register `fn(quick) -> Result` as experiment `number`; the function itself is returned unchanged."""
 
-    def register(fn: ExperimentFn) -> ExperimentFn:
+    def register(fn: F) -> F:
         if number in REGISTRY and REGISTRY[number].fn.__qualname__ != fn.__qualname__:
             raise ValueError(f"experiment {number} is registered twice")
         REGISTRY[number] = Experiment(number=number, title=title, fn=fn)

@@ -26,6 +26,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +224,7 @@ def reviewer_for(*projects: Project, role: str = "reviewer") -> Any:
 
 
 def approve(run: Run, user: Any) -> None:
+    assert run.pending_approval_id is not None
     approval_decide(project=run.project_id, approval_id=run.pending_approval_id, user=user, decision="approve")
 
 
@@ -326,8 +328,8 @@ def version_cas(quick: bool) -> Result:
                          "other": writers - len(wins) - len(conflicts),
                          "version_before": current, "version_after": final.version}
         passed &= len(wins) == 1 and len(conflicts) == writers - 1 and final.version == current + 1
-        if name == "task_save" and wins:
-            passed &= final.objective == wins[0].objective
+        if isinstance(final, Task) and wins:
+            passed &= final.objective == getattr(wins[0], "objective", None)
     figures["successes"] = figures["task_save"]["successes"] + figures["run_transition"]["successes"]
     figures["conflicts"] = figures["task_save"]["conflicts"] + figures["run_transition"]["conflicts"]
     figures["seconds"] = _seconds(started)
@@ -432,7 +434,7 @@ def stale_lease_fencing(quick: bool) -> Result:
             send(a, {"op": "claim", "runs": ids, "lease": lease})
             seen = json.loads(read_line(a, timeout=60))
             os.kill(a.pid, signal.SIGSTOP)
-            expiry = max(Run.objects.filter(pk__in=ids).values_list("lease_expires_at", flat=True))
+            expiry = max(e for e in Run.objects.filter(pk__in=ids).values_list("lease_expires_at", flat=True) if e)
             time.sleep(max(0.0, (expiry - timezone.now()).total_seconds()) + 0.05)
             for run_id in ids:
                 owner_b = f"worker:B-{run_id}"
@@ -471,7 +473,7 @@ def stale_lease_fencing(quick: bool) -> Result:
 def _child_fence(args: dict) -> None:
     project, owner = args["project"], args["owner"]
     print("ready", flush=True)
-    seen: dict[int, int] = {}
+    seen: dict[int, int | None] = {}
     for line in sys.stdin:
         command = json.loads(line)
         if command["op"] == "claim":
@@ -485,7 +487,7 @@ def _child_fence(args: dict) -> None:
         print(json.dumps(outcomes), flush=True)
 
 
-def _stale_writes(project: int, run_id: int, parent: int, owner: str) -> dict[str, str]:
+def _stale_writes(project: int, run_id: int, parent: int | None, owner: str) -> dict[str, str]:
     """Every write a lease holder makes, attempted by one whose lease is gone: each must be refused."""
     writes: dict[str, Callable[[], Any]] = {
         "checkpoint": lambda: checkpoint_create(project=project, run_id=run_id, parent_id=parent,
@@ -600,12 +602,14 @@ def kill_around_side_effects(quick: bool) -> Result:
                     time.sleep(0.02)
                 for run, _point, owner, _child in trials:
                     run_ids.append(run.pk)
+                    ended = Run.objects.filter(pk=run.pk, status__in=(RunStatus.SUCCEEDED, RunStatus.FAILED,
+                                                                        RunStatus.BLOCKED))
                     try:
-                        finished = wait_for(lambda run=run: Run.objects.filter(pk=run.pk, status__in=(
-                            RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.BLOCKED)).first(), timeout=90)
+                        finished = wait_for(ended.first, timeout=90)
                     except AssertionError:
                         not_recovered.append(run.pk)
                         continue
+                    assert finished is not None
                     # The dead lease's expiry was read the moment the crasher was seen dead (heartbeats
                     # move it); the next claim by anyone else must come within one more lease.
                     expired_at = deaths.get(finished.pk, 0.0)
@@ -618,7 +622,7 @@ def kill_around_side_effects(quick: bool) -> Result:
         client.flushdb()
     runs = Run.objects.filter(pk__in=run_ids)
     keys = {run_id: _idempotency_key(run_id) for run_id in run_ids}
-    figures = {
+    figures: dict[str, Any] = {
         "kills": sum(kills.values()), "kills_by_point": dict(kills), "runs": len(run_ids), "lease_seconds": lease,
         "succeeded": runs.filter(status=RunStatus.SUCCEEDED).count(),
         "left_unfinished": len(not_recovered) + runs.exclude(status=RunStatus.SUCCEEDED).count(),
@@ -686,6 +690,10 @@ def _parent_of(pid: int) -> int:
         return 0
 
 
+def _is_gone(pid: int, parent: int) -> bool:
+    return _parent_of(pid) != parent
+
+
 def _live_holder(run_ids: list[int], main_pid: int) -> tuple[int, int] | None:
     """(run id, pid) of a pool child of `main_pid` holding a live lease on one of the runs right now."""
     held = Run.objects.filter(pk__in=run_ids, lease_owner__startswith="worker:", lease_expires_at__gt=timezone.now(),
@@ -725,7 +733,7 @@ def worker_loss(quick: bool) -> Result:
             run_ids = [run.pk for run in runs]
             user = reviewer_for(*[run.project for run in runs])
             main = _start_prefork(pool, "loss", lease=lease)
-            kills, approved, killed_runs = 0, 0, Counter()
+            kills, approved, killed_runs = 0, 0, Counter[int]()
             while kills < kills_wanted and time.monotonic() - started < budget:
                 holder = _live_holder(run_ids, main.proc.pid)
                 if holder is None:
@@ -748,7 +756,7 @@ def worker_loss(quick: bool) -> Result:
                 os.kill(holder[1], signal.SIGKILL)
                 kills += 1
                 killed_runs[holder[0]] += 1
-                wait_for(lambda pid=holder[1]: _parent_of(pid) != main.proc.pid, timeout=10, interval=0.02)
+                wait_for(partial(_is_gone, holder[1], main.proc.pid), timeout=10, interval=0.02)
             while approved < len(runs):
                 approve(runs[approved], user)
                 approved += 1
@@ -804,9 +812,9 @@ def _poison(fake: FakeService, crash_points: dict[str, str], *, max_attempts: in
             _start_prefork(pool, name, lease=lease, extra_env={
                 "HARNESS_CRASH_AT": crash_at, "HARNESS_RESUME_MAX_ATTEMPTS": str(max_attempts)})
             approve(run, reviewer_for(run.project))
+            blocked = Run.objects.filter(pk=run.pk, status=RunStatus.BLOCKED)
             try:
-                wait_for(lambda run=run: Run.objects.filter(pk=run.pk, status=RunStatus.BLOCKED).exists(),
-                         timeout=60, interval=0.2)
+                wait_for(blocked.exists, timeout=60, interval=0.2)
             except AssertionError:
                 pass
             starts_then = int((Run.objects.get(pk=run.pk).metrics or {}).get("starts") or 0)
@@ -905,7 +913,7 @@ def idempotent_replay(quick: bool) -> Result:
     path = f"/api/v1/runs/{run.pk}/events/"
     body = {"kind": "replay.probe", "data": {"chapter": 3, "note": "sent once, delivered many times"}}
     headers = {"Authorization": f"Bearer {secret}", "Idempotency-Key": key}
-    in_progress = Counter()
+    in_progress = Counter[int]()
     replies: list[tuple[int, str, str]] = []
     lock = threading.Lock()
     with processes("replay") as procs:
@@ -1000,8 +1008,10 @@ def memory_races_and_scopes(quick: bool) -> Result:
                 made = []
                 for i in range(5):
                     text = f"{WORDS[i % len(WORDS)]} {WORDS[(i + 2) % len(WORDS)]} fact {i} of {scope} {scope_key}"
-                    made.append(memory_write(project=project.pk, actor=agent, scope=scope, scope_key=scope_key,
-                                             content=text, source_run_id=run_of[project.pk].pk).record.pk)
+                    written = memory_write(project=project.pk, actor=agent, scope=scope, scope_key=scope_key,
+                                           content=text, source_run_id=run_of[project.pk].pk).record
+                    assert written is not None
+                    made.append(written.pk)
                 memory_delete(project=project.pk, actor=operator, record_id=made[0])
                 memory_expire(project=project.pk, actor=operator, record_id=made[1])
                 replacement = memory_supersede(project=project.pk, actor=operator, record_id=made[2],

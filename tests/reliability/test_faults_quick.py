@@ -142,6 +142,6 @@ def test_a_run_whose_every_start_dies_before_the_claim_is_blocked_not_restarted_
     assert resume.resume_run_by_id(run.pk, owner="worker:w:2:x", lease_seconds=5) == "blocked"
     run.refresh_from_db()
     assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "load")
-    assert "without reaching its claim" in run.error["reason"]
+    assert "without reaching its claim" in (run.error or {})["reason"]
     assert run.metrics.get("attempts", 0) == 0
     assert run.pk not in recovery_candidates()  # and the blocking resume was acknowledged: nothing restarts it
