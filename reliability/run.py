@@ -106,7 +106,9 @@ def _record(results: list[tuple[Any, float]]) -> None:
     """Merge these results into results.json and re-render REPORT.md, under a lock: the fault and
     security halves may finish at the same moment."""
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
-    with (HERE / ".results.lock").open("w") as lock:
+    lock_path = HERE.parent / "var" / "reliability-results.lock"  # var/ is not versioned
+    lock_path.parent.mkdir(exist_ok=True)
+    with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         entries = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
         for result, wall in results:
