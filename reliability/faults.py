@@ -585,7 +585,7 @@ def kill_around_side_effects(quick: bool) -> Result:
                     approve(run, user)
                     send(child, "go")
                 deaths: dict[int, float] = {}
-                kill_at = {t[0].pk: time.monotonic() + rng.uniform(0.05, 1.5) for t in trials if t[1] == "random_time"}
+                kill_at = {t[0].pk: time.monotonic() + rng.uniform(0.05, 0.8) for t in trials if t[1] == "random_time"}
                 deadline = time.monotonic() + 60
                 while len(deaths) < len(trials) and time.monotonic() < deadline:
                     for run, point, owner, child in trials:
