@@ -88,7 +88,9 @@ def render(entries: dict[str, dict]) -> str:
     for e in ordered:
         out.append(f"| {e['number']} | {e['title']} | {'PASS' if e['passed'] else 'FAIL'} | "
                    f"{e.get('wall_seconds', '')} | {e.get('ran_at', '')} |")
-    out += ["", f"All passed: {'yes' if all(e['passed'] for e in ordered) else 'NO'}", ""]
+    total = round(sum(float(e.get("wall_seconds") or 0) for e in ordered) / 60, 1)
+    out += ["", f"All passed: {'yes' if all(e['passed'] for e in ordered) else 'NO'}. "
+            f"The experiments' times add up to {total} minutes (one `bin/reliability` run, 2 CPUs shared).", ""]
     for e in ordered:
         out += [f"## {e['number']}. {e['title']}", "",
                 f"**{'PASS' if e['passed'] else 'FAIL'}** — reproduce with `{e['command']}`", "", "Figures:", ""]
