@@ -121,13 +121,15 @@ def memory_retrieve(
     )
     query = (query or "").strip()
     if query:
-        records = _text_match(records, query, any_term=any_term)
+        records = _text_match(records, query, any_term=any_term, scope_first=True)
     else:
         records = records.order_by("-last_confirmed_at", "-created_at", "-id")
     return list(records[:k])
 
 
-def _text_match(records: QuerySet[MemoryRecord], query: str, *, any_term: bool = False) -> QuerySet[MemoryRecord]:
+def _text_match(
+    records: QuerySet[MemoryRecord], query: str, *, any_term: bool = False, scope_first: bool = False
+) -> QuerySet[MemoryRecord]:
     terms = re.findall(r"\w+", query)[:50]
     if connection.vendor != "postgresql":
         # The SQLite local start has no full-text search: substring matches of the words.
@@ -137,10 +139,20 @@ def _text_match(records: QuerySet[MemoryRecord], query: str, *, any_term: bool =
         return records.filter(match).order_by("-created_at", "-id")
     if any_term:
         query = " OR ".join(terms)
-    from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+    from django.contrib.postgres.search import SearchConfig, SearchQuery, SearchRank, SearchVector, SearchVectorField
+    from django.db.models import F, Func
 
-    # The same expression as the GIN index built in migration 0003, so the planner can use it.
-    vector = SearchVector("content", config=FTS_CONFIG)
+    if scope_first:
+        # One scope's records, found by the (project, scope, scope_key, status) index, are matched
+        # row by row: the cost follows the scope's size. Given the GIN index's expression, the planner
+        # ANDs the scope with every match of the words in the whole table (1,000 -> 1,000,000 records:
+        # 2.2x slower); this expression (content is NOT NULL, so no COALESCE) keeps it off that plan.
+        vector: Func = Func(
+            SearchConfig(FTS_CONFIG), F("content"), function="to_tsvector", output_field=SearchVectorField()
+        )
+    else:
+        # The same expression as the GIN index built in migration 0003, so the planner can use it.
+        vector = SearchVector("content", config=FTS_CONFIG)
     search = SearchQuery(query, config=FTS_CONFIG, search_type="websearch")
     return (
         records.annotate(search=vector)

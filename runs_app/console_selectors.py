@@ -7,6 +7,7 @@ Each list is a fixed number of queries whatever its length (select_related, no p
 
 import datetime as dt
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,8 +71,20 @@ def resume_progress(trace: Sequence[RunEvent]) -> list[StepProgress]:
 AGE_FILTERS = {"1h": dt.timedelta(hours=1), "1d": dt.timedelta(days=1), "7d": dt.timedelta(days=7)}
 
 
+COUNT_CAP = 1000
+
+
+def capped_count(qs: QuerySet, cap: int = COUNT_CAP) -> int:
+    """How many rows, counting at most `cap + 1`: a number above `cap` reads as "cap+".
+
+    An exact total of a large list is a scan of all of it on every page view; a LIMIT'ed subquery
+    stops at the cap, so the cost does not grow with the table.
+    """
+    return qs.order_by().values("pk")[: cap + 1].count()
+
+
 def pending_approval_count(project_ids: Sequence[int]) -> int:
-    return ApprovalRequest.objects.filter(project_id__in=project_ids, status=ApprovalStatus.PENDING).count()
+    return capped_count(ApprovalRequest.objects.filter(project_id__in=project_ids, status=ApprovalStatus.PENDING))
 
 
 def blocked_run_count(project_ids: Sequence[int]) -> int:
@@ -106,6 +119,80 @@ def approval_inbox(
     if agent:
         qs = qs.filter(Q(run__active_agent=agent) | Q(requested_by=agent))
     return qs.select_related("project", "run", "run__session").order_by("created_at", "id")
+
+
+INBOX_PAGE_SIZE = 50
+MAX_SEEK_BRANCHES = 50  # beyond this many projects one sorted statement is cheaper than the UNION
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def seek_cursor(created_at: dt.datetime, pk: int) -> str:
+    """A (created_at, id) position as URL text: epoch microseconds and the id."""
+    delta = created_at - _EPOCH
+    return f"{(delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds}.{pk}"
+
+
+def parse_seek_cursor(text: str | None) -> tuple[dt.datetime, int] | None:
+    match = re.fullmatch(r"(-?\d{1,20})\.(\d{1,20})", text or "")
+    if match is None:
+        return None
+    return _EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
+
+
+@dataclass(frozen=True)
+class InboxPage:
+    """A window of the inbox with the cursors of its neighbours (None: nothing there)."""
+
+    object_list: list[ApprovalRequest]
+    newer: str | None
+    older: str | None
+
+
+def _seek(qs: QuerySet[ApprovalRequest], cursor: tuple[dt.datetime, int] | None, backwards: bool
+          ) -> QuerySet[ApprovalRequest]:
+    if cursor is not None:
+        op = "<" if backwards else ">"
+        qs = qs.extra(where=[f"(runs_app_approvalrequest.created_at, runs_app_approvalrequest.id) {op} (%s, %s)"],
+                      params=list(cursor))
+    return qs.order_by(*(("-created_at", "-id") if backwards else ("created_at", "id")))
+
+
+def inbox_page(
+    project_ids: Sequence[int], filters: dict[str, Any], *, after: str | None = None, before: str | None = None
+) -> InboxPage:
+    """One window of INBOX_PAGE_SIZE pending approvals (`approval_inbox` with `filters`), by seeking.
+
+    The list is oldest first: `after` is the next (newer) window, `before` the previous (older) one.
+    1. Per project, seek in the (project, created_at, id) index of pending approvals from the cursor
+       for one row more than a window (`project_id IN (a, b)` cannot be read from that index in
+       time order: PostgreSQL would sort every pending approval of those projects).
+    2. Merge those in one UNION statement; fetch the window's rows with their run and session.
+    3. The extra row says whether there is more in the direction of travel; a cursor says there is
+       something on the side it came from.
+    """
+    backwards = before is not None and after is None
+    cursor = parse_seek_cursor(before if backwards else after)
+    limit = INBOX_PAGE_SIZE + 1
+    order = ("-created_at", "-id") if backwards else ("created_at", "id")
+    if not project_ids or len(project_ids) > MAX_SEEK_BRANCHES:
+        rows = list(_seek(approval_inbox(project_ids, **filters), cursor, backwards)[:limit])
+    else:
+        # Each branch names its own project (not the IN list), so its row estimate is that project's.
+        branches = [_seek(approval_inbox([p], **filters), cursor, backwards).values_list("id", "created_at")[:limit]
+                    for p in project_ids]
+        picked = list(branches[0].union(*branches[1:], all=True).order_by(*order)[:limit]
+                      if len(branches) > 1 else branches[0])
+        found = approval_inbox(project_ids, **filters).in_bulk([pk for pk, _ in picked])
+        rows = [found[pk] for pk, _ in picked if pk in found]
+    more = len(rows) > INBOX_PAGE_SIZE
+    rows = rows[:INBOX_PAGE_SIZE]
+    if backwards:
+        rows.reverse()
+    first = seek_cursor(rows[0].created_at, rows[0].pk) if rows else None
+    last = seek_cursor(rows[-1].created_at, rows[-1].pk) if rows else None
+    has_older = more if backwards else cursor is not None
+    has_newer = cursor is not None if backwards else more
+    return InboxPage(rows, last if has_newer else None, first if has_older else None)
 
 
 def inbox_agents(project_ids: Sequence[int]) -> list[str]:
@@ -221,7 +308,9 @@ def checkpoint_get(project_ids: Sequence[int], checkpoint_id: int) -> Checkpoint
 
 # --- lineage -------------------------------------------------------------------------------
 
-LINEAGE_LIMIT = 2000
+# How many checkpoints the lineage page draws: the newest ones (the head and its recent ancestors
+# and siblings); older ones are a link away, so the page costs the same however long the history.
+LINEAGE_WINDOW = 200
 _DX, _DY, _PAD = 150, 64, 30
 
 
@@ -242,19 +331,77 @@ class Lineage:
     width: int
     height: int
     truncated: bool
+    older: int | None = None  # the id to page back from when older checkpoints are not drawn
 
     @property
     def edges(self) -> list[LineageNode]:
         return [n for n in self.nodes if n.parent_x is not None]
 
 
-def lineage_checkpoints(project_ids: Sequence[int], *, run: Run | None = None, task: Task | None = None) -> QuerySet:
+def lineage_checkpoints(
+    project_ids: Sequence[int], *, run: Run | None = None, task: Task | None = None, before: int | None = None
+) -> QuerySet:
+    """The owner's checkpoints newest first (served by the (run, -id) and (task, -id) indexes);
+    `before`: only those older than that id, for the page's "older" link."""
     qs = Checkpoint.objects.filter(project_id__in=project_ids)
     qs = qs.filter(run=run) if run is not None else qs.filter(task=task)
-    return qs.only("id", "parent_id", "label", "depth", "created_at", "run_id", "task_id").order_by("id")
+    if before is not None:
+        qs = qs.filter(id__lt=before)
+    return qs.only("id", "parent_id", "label", "depth", "created_at", "run_id", "task_id").order_by("-id")
 
 
-def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False) -> Lineage:
+_LINEAGE_WINDOW_SQL = """
+WITH RECURSIVE up(id, parent_id, n) AS (
+    SELECT c.id, c.parent_id, 1 FROM runs_app_checkpoint c
+     WHERE c.id = COALESCE(%(anchor)s::bigint, (
+               SELECT l.id FROM runs_app_checkpoint l WHERE l.{owner} = %(owner)s ORDER BY l.id DESC LIMIT 1))
+       AND c.{owner} = %(owner)s AND c.project_id = ANY(%(projects)s)
+    UNION ALL
+    SELECT c.id, c.parent_id, up.n + 1 FROM runs_app_checkpoint c JOIN up ON c.id = up.parent_id
+     WHERE up.n < %(size)s AND c.{owner} = %(owner)s
+), top AS (
+    SELECT id, parent_id, n FROM up ORDER BY n DESC LIMIT 1
+), down(id) AS (
+    SELECT id FROM top
+    UNION ALL
+    -- LATERAL with a LIMIT is not flattened into a join: each step probes the parent index for
+    -- one node's children instead of hashing all of the owner's checkpoints on every step.
+    SELECT k.id FROM down, LATERAL (
+        SELECT c.id FROM runs_app_checkpoint c WHERE c.parent_id = down.id AND c.{owner} = %(owner)s
+         LIMIT %(size)s) AS k
+)
+SELECT c.id, c.run_id, c.task_id, c.parent_id, c.label, c.depth, c.created_at,
+       (SELECT CASE WHEN top.n >= %(size)s THEN top.parent_id END FROM top) AS older
+  FROM runs_app_checkpoint c
+ WHERE c.id IN (SELECT id FROM up UNION SELECT id FROM (SELECT id FROM down LIMIT %(size)s) AS d)
+ ORDER BY c.id
+"""
+
+
+def lineage_window(
+    project_ids: Sequence[int], *, run: Run | None = None, task: Task | None = None, before: int | None = None,
+    size: int | None = None,
+) -> tuple[list[Checkpoint], int | None]:
+    """A bounded window of the owner's checkpoint tree, anchored at its head, in one statement.
+
+    1. Walk up from the anchor (`before`, else the run's latest-checkpoint pointer, else its newest
+       checkpoint) through the parents, at most `size` steps: primary-key lookups only.
+    2. Walk down from the topmost of those through the children (the parent index), at most `size`
+       more, so the branches that fork inside the window are drawn too.
+    3. Return the window in id order and, when the walk up stopped at `size`, the id to continue
+       from for older checkpoints (None: the window reaches the root).
+    The cost follows `size`, not the length of the history.
+    """
+    size = size or LINEAGE_WINDOW
+    owner, owner_id = ("run_id", run.pk) if run is not None else ("task_id", task.pk if task else None)
+    anchor = before if before is not None else (run.last_checkpoint_id if run is not None else None)
+    params = {"anchor": anchor, "owner": owner_id, "projects": list(project_ids), "size": size}
+    rows = list(Checkpoint.objects.raw(_LINEAGE_WINDOW_SQL.format(owner=owner), params))
+    older: int | None = getattr(rows[0], "older", None) if rows else None
+    return rows, older
+
+
+def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False, older: int | None = None) -> Lineage:
     """Lay the checkpoint tree out for an SVG picture: depth down, siblings across.
 
     1. Link each checkpoint to its parent when the parent is in the set (else it is a root).
@@ -262,7 +409,7 @@ def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False
        sits above its first child, so a fork spreads its branches side by side.
     3. Record each node's parent position so the template draws the edges.
     """
-    by_id = {c.pk: LineageNode(checkpoint=c) for c in checkpoints}
+    by_id = {c.pk: LineageNode(checkpoint=c) for c in sorted(checkpoints, key=lambda c: c.pk)}
     roots: list[LineageNode] = []
     for node in by_id.values():
         parent = by_id.get(node.checkpoint.parent_id) if node.checkpoint.parent_id else None
@@ -291,7 +438,8 @@ def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False
             child.parent_x, child.parent_y = node.x, node.y
     depth = max((n.y for n in ordered), default=_PAD)
     return Lineage(
-        nodes=ordered, width=_PAD * 2 + max(column - 1, 0) * _DX + 120, height=depth + _PAD + 20, truncated=truncated
+        nodes=ordered, width=_PAD * 2 + max(column - 1, 0) * _DX + 120, height=depth + _PAD + 20, truncated=truncated,
+        older=older,
     )
 
 

@@ -190,6 +190,8 @@ class Run(models.Model):
             models.Index(fields=["project", "status", "-updated_at"]),
             models.Index(fields=["status", "lease_expires_at"]),
             models.Index(fields=["session", "created_at"]),
+            # The inbox's agent filter lists the agents of runs: only runs that name one are indexed.
+            models.Index(fields=["project", "active_agent"], condition=~Q(active_agent=""), name="run_named_agent"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["project", "ref"], condition=~Q(ref=""), name="run_ref_unique"),
@@ -320,7 +322,12 @@ class ApprovalRequest(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["project", "status", "-created_at"])]
+        indexes = [
+            models.Index(fields=["project", "status", "-created_at"]),
+            # The console's inbox seeks pending approvals by (created_at, id), oldest first.
+            models.Index(fields=["project", "created_at", "id"], condition=Q(status="pending"),
+                         name="approval_pending_inbox"),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=ApprovalStatus.values), name="approval_status_valid"),
             # A decision records who, when and (for approvals) exactly which action.

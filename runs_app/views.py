@@ -32,21 +32,29 @@ def approval_inbox(request: ConsoleRequest) -> HttpResponse:
     form = ApprovalFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
     ids = project_ids(request)
-    page = Paginator(sel.approval_inbox(ids, **{k: v for k, v in filters.items() if v}), 50).get_page(
-        request.GET.get("page")
-    )
+    chosen = {k: v for k, v in filters.items() if v}
+    pending = sel.approval_inbox(ids, **chosen)
+    page = sel.inbox_page(ids, chosen, after=request.GET.get("after"), before=request.GET.get("before"))
+    context = {
+        "form": form,
+        "page": page,
+        "pending_count": sel.capped_count(pending),
+        "count_cap": sel.COUNT_CAP,
+        "agents": sel.inbox_agents(ids),
+        "query": _query_without_page(request),
+    }
     return render_page(
         request,
         "runs/approval_inbox.html",
-        {"form": form, "page": page, "agents": sel.inbox_agents(ids), "query": _query_without_page(request)},
+        context,
         partials=("inbox-table",),
     )
 
 
 def _query_without_page(request: ConsoleRequest) -> str:
     params = request.GET.copy()
-    params.pop("page", None)
-    params.pop("part", None)
+    for key in ("page", "part", "after", "before"):
+        params.pop(key, None)
     return params.urlencode()
 
 
@@ -203,28 +211,38 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
 # --- lineage -------------------------------------------------------------------------------
 
 
-def _lineage_page(request: ConsoleRequest, *, owner: Any, kind: str, checkpoints: Any) -> HttpResponse:
-    rows = list(checkpoints[: sel.LINEAGE_LIMIT + 1])
-    truncated = len(rows) > sel.LINEAGE_LIMIT
-    lineage = sel.lineage_layout(rows[: sel.LINEAGE_LIMIT], truncated=truncated)
-    context = {"owner": owner, "kind": kind, "lineage": lineage, "diff_form": CheckpointDiffForm()}
+def _lineage_before(request: ConsoleRequest) -> int | None:
+    value = request.GET.get("before", "")
+    return int(value) if value.isdigit() and len(value) < 19 else None
+
+
+def _lineage_page(request: ConsoleRequest, *, owner: Any, kind: str) -> HttpResponse:
+    before = _lineage_before(request)
+    scope = {"run": owner} if kind == "run" else {"task": owner}
+    rows, older = sel.lineage_window(project_ids(request), before=before, **scope)
+    lineage = sel.lineage_layout(rows, truncated=older is not None, older=older)
+    context = {
+        "owner": owner,
+        "kind": kind,
+        "lineage": lineage,
+        "diff_form": CheckpointDiffForm(),
+        "paged_back": before is not None,
+    }
     return render_page(request, "runs/lineage.html", context)
 
 
 @require_GET
 @console_page
 def run_lineage(request: ConsoleRequest, run_id: int) -> HttpResponse:
-    ids = project_ids(request)
-    run = sel.run_get(ids, run_id)
-    return _lineage_page(request, owner=run, kind="run", checkpoints=sel.lineage_checkpoints(ids, run=run))
+    run = sel.run_get(project_ids(request), run_id)
+    return _lineage_page(request, owner=run, kind="run")
 
 
 @require_GET
 @console_page
 def task_lineage(request: ConsoleRequest, task_id: int) -> HttpResponse:
-    ids = project_ids(request)
-    task = sel.task_get(ids, task_id)
-    return _lineage_page(request, owner=task, kind="task", checkpoints=sel.lineage_checkpoints(ids, task=task))
+    task = sel.task_get(project_ids(request), task_id)
+    return _lineage_page(request, owner=task, kind="task")
 
 
 @require_GET

@@ -1,10 +1,11 @@
 """Read queries for the console's session pages, scoped to the projects the viewer may see."""
 
+import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.paginator import Page, Paginator
 from django.db.models import CharField, Count, QuerySet, Value
 from django.http import Http404
 
@@ -36,21 +37,63 @@ class TimelineEntry:
     obj: Any
 
 
-def session_timeline(session: Session, page_number: Any) -> tuple[Page, list[TimelineEntry]]:
-    """Items and runs of a session in time order, one page at a time, in four queries.
+@dataclass(frozen=True)
+class TimelinePage:
+    """One window of the timeline and the keyset cursors of its neighbours (None: nothing there)."""
 
-    1. Page over a UNION of (kind, id, created_at) rows of both tables.
-    2. Fetch the page's items and runs by id, then lay them out in the page's order.
+    entries: list[TimelineEntry]
+    earlier: str | None
+    later: str | None
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def timeline_cursor(created_at: dt.datetime, pk: int) -> str:
+    """A position in the timeline as text for a URL: epoch microseconds and the id."""
+    delta = created_at - _EPOCH
+    return f"{(delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds}.{pk}"
+
+
+def parse_timeline_cursor(text: str | None) -> tuple[dt.datetime, int] | None:
+    match = re.fullmatch(r"(-?\d{1,20})\.(\d{1,20})", text or "")
+    if match is None:
+        return None
+    return _EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
+
+
+def _seek(qs: QuerySet, cursor: tuple[dt.datetime, int] | None, *, backwards: bool) -> QuerySet:
+    # A row comparison, so the (session, created_at, id) index seeks to the cursor instead of
+    # counting past an OFFSET: each window costs the same wherever it is in the history.
+    if cursor is not None:
+        qs = qs.extra(where=[f"(created_at, id) {'<' if backwards else '>'} (%s, %s)"], params=list(cursor))
+    order = ("-created_at", "-id") if backwards else ("created_at", "id")
+    return qs.order_by(*order)[: TIMELINE_PAGE_SIZE + 1]
+
+
+def session_timeline(session: Session, *, after: str | None = None, before: str | None = None) -> TimelinePage:
+    """Items and runs of a session in time order, one window of TIMELINE_PAGE_SIZE, in three queries.
+
+    1. Seek in each table from the cursor (`after`: the next window; `before`: the previous one;
+       neither: the start) for one row more than a window, and merge both in one UNION statement.
+    2. Fetch the window's items and runs by id, then lay them out in time order.
+    3. The extra row says whether there is more in the direction of travel; a cursor says there is
+       something on the side it came from.
     """
-    items = SessionItem.objects.filter(session=session).values_list(
-        Value("item", output_field=CharField()), "id", "created_at", "seq"
+    backwards = before is not None and after is None
+    cursor = parse_timeline_cursor(before if backwards else after)
+    items = _seek(SessionItem.objects.filter(session=session), cursor, backwards=backwards).values_list(
+        Value("item", output_field=CharField()), "id", "created_at"
     )
-    runs = Run.objects.filter(session=session).values_list(
-        Value("run", output_field=CharField()), "id", "created_at", Value(0)
+    runs = _seek(Run.objects.filter(session=session), cursor, backwards=backwards).values_list(
+        Value("run", output_field=CharField()), "id", "created_at"
     )
-    union = items.union(runs, all=True).order_by("created_at", "id")
-    page = Paginator(union, TIMELINE_PAGE_SIZE).get_page(page_number)
-    rows = list(page.object_list)
+    order = ("-created_at", "-id") if backwards else ("created_at", "id")
+    rows = list(items.union(runs, all=True).order_by(*order)[: TIMELINE_PAGE_SIZE + 1])
+    more = len(rows) > TIMELINE_PAGE_SIZE
+    rows = rows[:TIMELINE_PAGE_SIZE]
+    if backwards:
+        rows.reverse()
     item_ids = [r[1] for r in rows if r[0] == "item"]
     run_ids = [r[1] for r in rows if r[0] == "run"]
     found_items = SessionItem.objects.in_bulk(item_ids) if item_ids else {}
@@ -60,4 +103,8 @@ def session_timeline(session: Session, page_number: Any) -> tuple[Page, list[Tim
         for r in rows
         if (found_items if r[0] == "item" else found_runs).get(r[1]) is not None
     ]
-    return page, entries
+    first = timeline_cursor(rows[0][2], rows[0][1]) if rows else None
+    last = timeline_cursor(rows[-1][2], rows[-1][1]) if rows else None
+    has_earlier = more if backwards else cursor is not None
+    has_later = cursor is not None if backwards else more
+    return TimelinePage(entries, first if has_earlier else None, last if has_later else None)

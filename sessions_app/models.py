@@ -102,6 +102,8 @@ class SessionItem(models.Model):
 
     class Meta:
         ordering = ["session", "seq"]
+        # The console's timeline seeks (created_at, id) within a session.
+        indexes = [models.Index(fields=["session", "created_at", "id"], name="session_item_timeline")]
         constraints = [models.UniqueConstraint(fields=["session", "seq"], name="session_item_seq_unique")]
 
     def __str__(self) -> str:

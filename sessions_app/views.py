@@ -30,10 +30,10 @@ def session_list(request: ConsoleRequest) -> HttpResponse:
 @console_page
 def session_timeline(request: ConsoleRequest, session_id: int) -> HttpResponse:
     session = sel.session_get(project_ids(request), session_id)
-    page, entries = sel.session_timeline(session, request.GET.get("page"))
+    page = sel.session_timeline(session, after=request.GET.get("after"), before=request.GET.get("before"))
     rows = [
         (entry, _pretty(entry.obj.content) if entry.kind == "item" else "")
-        for entry in entries
+        for entry in page.entries
     ]
     return render_page(
         request,
