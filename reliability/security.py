@@ -1027,8 +1027,9 @@ def schema_fuzz(quick: bool) -> Result:
 
     from memory_app.services import Actor, context_project, memory_write
     from tests.api.conftest import build_world
-    from tests.api.test_schema_fuzz import _fuzzer, _real_ids, _strategy
+    from tests.api.test_schema_fuzz import _real_ids, _strategy
     from tests.memory_app.test_api_schema import OPERATOR_ONLY as MEMORY_OPERATOR_ONLY
+    from tests.schema_fuzz import fuzzer
 
     examples = ({schemathesis.GenerationMode.POSITIVE: 3, schemathesis.GenerationMode.NEGATIVE: 2} if quick
                 else {schemathesis.GenerationMode.POSITIVE: 18, schemathesis.GenerationMode.NEGATIVE: 9})
@@ -1069,7 +1070,7 @@ def schema_fuzz(quick: bool) -> Result:
                         strategy = st.one_of(strategy, operation.as_strategy(generation_mode=mode,
                                                                              path_parameters={"id": str(pk)}))
                 try:
-                    _fuzzer(strategy, count, auth[who], calls)()
+                    fuzzer(strategy, count, auth[who], calls)()
                 except Exception as exc:  # noqa: BLE001 - every operation's failure is reported together
                     failures.append(f"{operation.method.upper()} {operation.path} [{mode.value}]: "
                                     f"{str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}")

@@ -5,38 +5,21 @@ personal token; half the positive examples use real record and snapshot ids. No 
 documented statuses, and bodies that match the schema.
 """
 
-from typing import Any
 
-import hypothesis
 import pytest
 import schemathesis
-from django.core import signals
-from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
-from hypothesis import strategies as st
-from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import (
-    content_type_conformance,
-    response_schema_conformance,
-    status_code_conformance,
-)
 
-from harness.wsgi import application
 from memory_app.services import Actor, context_project, memory_write
 from tests import factories
+from tests.schema_fuzz import (
+    fuzzer,
+    with_real_id,
+    wsgi_keeps_the_test_connection,  # noqa: F401 - a fixture these tests use
+)
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = {schemathesis.GenerationMode.POSITIVE: 4, schemathesis.GenerationMode.NEGATIVE: 2}
 OPERATOR_ONLY = ("/held/", "/review/", "/expire/", "/delete/", "/erase/", "/bulk-delete/", "/bulk-expire/")
-
-
-@pytest.fixture
-def wsgi_keeps_the_test_connection() -> Any:
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    yield
-    signals.request_started.connect(close_old_connections)
-    signals.request_finished.connect(close_old_connections)
 
 
 @pytest.mark.django_db
@@ -61,29 +44,11 @@ def test_every_memory_operation_holds_under_generated_requests(project) -> None:
             continue
         secret = operator_secret if operation.path.endswith(OPERATOR_ONLY) else agent_secret
         for mode, count in EXAMPLES.items():
-            strategy = operation.as_strategy(generation_mode=mode)
             pk = next((pk for prefix, pk in real.items() if operation.path.startswith(prefix)), None)
-            if pk is not None and mode == schemathesis.GenerationMode.POSITIVE:
-                strategy = st.one_of(strategy, operation.as_strategy(generation_mode=mode,
-                                                                     path_parameters={"id": str(pk)}))
             try:
-                _fuzzer(strategy, count, f"Bearer {secret}", calls)()
+                fuzzer(with_real_id(operation, mode, pk), count, f"Bearer {secret}", calls)()
             except Exception as exc:  # noqa: BLE001 - report every operation's failure together
                 failures.append(f"{operation.method.upper()} {operation.path} [{mode.value}]: {exc}")
 
     assert len(calls) >= 60
     assert not failures, "\n\n".join(failures)
-
-
-def _fuzzer(strategy: Any, count: int, auth: str, calls: list[int]) -> Any:
-    @hypothesis.settings(
-        max_examples=count, deadline=None, database=None, derandomize=True,
-        phases=[hypothesis.Phase.explicit, hypothesis.Phase.generate],
-        suppress_health_check=list(hypothesis.HealthCheck),
-    )
-    @hypothesis.given(case=strategy)
-    def check(case: Any) -> None:
-        calls.append(1)
-        case.call_and_validate(app=application, headers={"Authorization": auth}, checks=CHECKS)
-
-    return check
