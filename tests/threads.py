@@ -4,7 +4,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from django.db import connection
+from django.db import connections
 
 
 def run_concurrently(count: int, fn: Callable[[int], Any], *, timeout: float = 60) -> list[Any]:
@@ -19,7 +19,7 @@ def run_concurrently(count: int, fn: Callable[[int], Any], *, timeout: float = 6
         except BaseException as exc:  # noqa: BLE001 - the caller inspects what each thread got
             results[i] = exc
         finally:
-            connection.close()
+            connections.close_all()
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
     for thread in threads:

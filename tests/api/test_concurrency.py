@@ -12,30 +12,14 @@ from runs_app.models import Run
 from sessions_app import services as session_services
 from sessions_app.models import Session
 from tests.api.conftest import ApiClient, World
+from tests.threads import run_concurrently
 
 JOIN_SECONDS = 20
 
 
 def _in_threads(count: int, work: Callable[[int], Any]) -> list[Any]:
-    """Run `work(i)` in `count` threads released together; each closes its own DB connection."""
-    barrier = threading.Barrier(count, timeout=JOIN_SECONDS)
-    results: list[Any] = [None] * count
-
-    def run(i: int) -> None:
-        try:
-            barrier.wait()
-            results[i] = work(i)
-        except Exception as exc:  # noqa: BLE001 - surfaced by the assertion below
-            results[i] = exc
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(JOIN_SECONDS)
-    assert not any(thread.is_alive() for thread in threads), "a thread did not finish"
+    """Run `work(i)` in `count` threads released together, each on its own connection; none may raise."""
+    results = run_concurrently(count, work, timeout=JOIN_SECONDS)
     assert not any(isinstance(r, Exception) for r in results), results
     return results
 

@@ -1,9 +1,7 @@
 """Deciding approvals from the console: approve, reject with a reason, edit and approve, races."""
 
-import threading
 
 import pytest
-from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
@@ -12,6 +10,7 @@ from harness.models import AuditEntry
 from runs_app.models import ApprovalRequest, ApprovalStatus, RunEvent
 from tests import factories
 from tests.console.scenario import Scene, build_scene
+from tests.threads import run_concurrently
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -90,29 +89,18 @@ class TestDecisions:
 def test_competing_reviewers_at_once_one_decision_stands(project) -> None:  # type: ignore[no-untyped-def]
     scene = build_scene(project)
     users = [factories.make_user(name, role="reviewer", projects=[project]) for name in ("rita", "ruth")]
-    barrier = threading.Barrier(2, timeout=10)
-    results: dict[str, str] = {}
+    moves = [(users[0], "approve"), (users[1], "reject")]
 
-    def decide(user, decision: str) -> None:  # type: ignore[no-untyped-def]
+    def decide(i: int) -> str:
+        user, decision = moves[i]
         client = Client()
         client.force_login(user)
         data = {"version": scene.approval.version, "reason": "race"}
-        try:
-            barrier.wait()
-            response = client.post(url(f"approval_{decision}", scene), data, **HTMX)
-            results[user.username] = response.content.decode()
-        finally:
-            connection.close()
+        return client.post(url(f"approval_{decision}", scene), data, **HTMX).content.decode()
 
-    threads = [
-        threading.Thread(target=decide, args=(users[0], "approve")),
-        threading.Thread(target=decide, args=(users[1], "reject")),
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=30)
-    assert not any(t.is_alive() for t in threads)
+    pages = run_concurrently(2, decide, timeout=30)
+    assert not [p for p in pages if isinstance(p, BaseException)], pages
+    results = {user.username: page for (user, _), page in zip(moves, pages, strict=True)}
     approval = ApprovalRequest.objects.select_related("decided_by").get(pk=scene.approval.pk)
     winner = approval.decided_by.username
     loser = "ruth" if winner == "rita" else "rita"

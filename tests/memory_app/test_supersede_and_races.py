@@ -1,11 +1,7 @@
 """Duplicates merge and supersedes land once, also when writers race on separate connections."""
 
-import threading
-from collections.abc import Callable
-from typing import Any
 
 import pytest
-from django.db import connection
 
 from harness.errors import ConflictError, Forbidden
 from harness.models import AuditEntry
@@ -13,36 +9,14 @@ from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_chain, memory_conflicts, memory_retrieve
 from memory_app.services import Actor, memory_supersede, memory_write
 from tests import factories
-
-
-def _race(n: int, work: Callable[[int], Any]) -> list[Any]:
-    """Run `work` in n threads released together; each thread has its own database connection."""
-    barrier = threading.Barrier(n, timeout=20)
-    results: list[Any] = [None] * n
-
-    def target(i: int) -> None:
-        try:
-            barrier.wait()
-            results[i] = work(i)
-        except Exception as exc:  # collected and asserted on by the test
-            results[i] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=target, args=(i,)) for i in range(n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads)
-    return results
+from tests.threads import run_concurrently
 
 
 @pytest.mark.django_db(transaction=True)
 def test_twenty_concurrent_identical_writes_store_one_record(project, run):
     agent = Actor.for_agent("writer")
 
-    results = _race(20, lambda i: memory_write(
+    results = run_concurrently(20, lambda i: memory_write(
         project=project, actor=agent, scope="user", scope_key="alice", subject="tea",
         content="Alice drinks green tea." if i % 2 else "alice drinks GREEN tea.", source_run_id=run.pk,
     ))
@@ -61,7 +35,7 @@ def test_concurrent_supersedes_of_one_record_let_exactly_one_win(project, run, w
     original = memory_write(project=project, actor=agent, scope="project", subject="keeper",
                             content="The keeper is Tomas.", source_run_id=run.pk).record
 
-    results = _race(8, lambda i: memory_supersede(
+    results = run_concurrently(8, lambda i: memory_supersede(
         project=project, actor=agent, record_id=original.pk, content=f"The keeper is Tomas, version {i}.",
         source_run_id=run.pk, expected_version=original.version if with_version else None,
     ))
