@@ -7,7 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from harness.api_base import AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
+from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
 from sessions_app import selectors, services
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
 
@@ -69,6 +69,59 @@ class ItemsAppendInSerializer(serializers.Serializer):
 class ItemsAppendOutSerializer(serializers.Serializer):
     items = ItemOutSerializer(many=True)
     last_seq = serializers.IntegerField()
+
+
+# --- the append's hot path -------------------------------------------------------------------------
+# Appending is what agents call most. DRF's nested serializers cost about as much CPU as the append
+# itself, so a body in the plain well-formed shape is checked by hand; anything else (a missing or
+# odd field, a number given as a string) goes to ItemsAppendInSerializer, which accepts or words
+# the error exactly as before. tests/api/test_items_append_fast_path.py holds the two to the same answers.
+
+_ROLES = frozenset(ItemRole.values)
+_CREATED_AT = serializers.DateTimeField()
+
+
+def _plain_id(value: Any, low: int) -> bool:
+    return value is None or (type(value) is int and low <= value <= MAX_ID)
+
+
+def items_append_fast(data: Any) -> tuple[list[services.NewItem], int | None] | None:
+    """The validated (items, expected_last_seq) of a plain well-formed body, or None: ask the serializer."""
+    if not isinstance(data, dict):
+        return None
+    items, expected = data.get("items"), data.get("expected_last_seq")
+    if not isinstance(items, list) or not 0 < len(items) <= services.MAX_ITEMS_PER_APPEND or not _plain_id(
+        expected, 0
+    ):
+        return None
+    out: list[services.NewItem] = []
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        role, content, run = item.get("role"), item.get("content"), item.get("run")
+        if type(role) is not str or role not in _ROLES or content is None or not _plain_id(run, 1):
+            return None
+        out.append({"role": role, "content": content, "run_id": run})
+    return out, expected
+
+
+def items_append_validated(data: Any) -> tuple[list[services.NewItem], int | None]:
+    fast = items_append_fast(data)
+    if fast is not None:
+        return fast
+    serializer = ItemsAppendInSerializer(data=data)
+    serializer.is_valid(raise_exception=True)
+    validated = serializer.validated_data
+    items: list[services.NewItem] = [
+        {"role": i["role"], "content": i["content"], "run_id": i["run"]} for i in validated["items"]
+    ]
+    return items, validated.get("expected_last_seq")
+
+
+def item_out(item: SessionItem) -> dict[str, Any]:
+    """ItemOutSerializer's representation, built directly."""
+    return {"id": item.pk, "session": item.session_id, "seq": item.seq, "role": item.role, "content": item.content,
+            "run": item.run_id, "created_at": _CREATED_AT.to_representation(item.created_at)}
 
 
 # --- views ---------------------------------------------------------------------------------------
@@ -134,16 +187,9 @@ class SessionItemsApi(AgentListView):
         responses={201: ItemsAppendOutSerializer},
     )
     def post(self, request: Request, pk: int) -> Response:
-        data = ItemsAppendInSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        new_items, expected_last_seq = items_append_validated(request.data)
         items = services.session_items_append(
-            project=agent_project(request),
-            session_id=pk,
-            items=[
-                {"role": item["role"], "content": item["content"], "run_id": item["run"]}
-                for item in data.validated_data["items"]
-            ],
-            expected_last_seq=data.validated_data.get("expected_last_seq"),
+            project=agent_project(request), session_id=pk, items=new_items, expected_last_seq=expected_last_seq
         )
-        body = {"items": ItemOutSerializer(items, many=True).data, "last_seq": items[-1].seq}
+        body = {"items": [item_out(item) for item in items], "last_seq": items[-1].seq}
         return Response(body, status=status.HTTP_201_CREATED)
