@@ -32,7 +32,7 @@ from django.test import Client
 
 from bench import bulk, procs
 from bench.core import Measure, Settings, _percentile
-from bench.scenarios_http import BEST, WORKERS, agent_token
+from bench.scenarios_http import BEST, agent_token
 from bench.scenarios_store import ITEM, STATE, latest_checkpoint
 from bench.scenarios_worker import REVIEWER_PASSWORD, resumed, reviewer, waiting_run
 from harness.models import Project
@@ -405,7 +405,8 @@ def scenario_memory(settings: Settings) -> list[Measure]:
     if len(waiting) < resumes_wanted:
         template = waiting_run(project, 0)
         waiting += [template, *_clone_waiting_runs(*template, resumes_wanted - len(waiting) - 1)]
-    web = procs.start_gunicorn(workers=WORKERS, threads=BEST["threads"], pool=BEST["pool"], name="bench-soak-web")
+    web = procs.start_gunicorn(workers=BEST["workers"], threads=BEST["threads"], pool=BEST["pool"],
+                               name="bench-soak-web")
     worker = procs.start_celery_worker(name="bench-soak-worker")
     soak_clients: list[mp.Process] = []
     try:
@@ -462,7 +463,7 @@ def scenario_memory(settings: Settings) -> list[Measure]:
     lines = ["## 9 memory over the soak", "",
              f"Soak: {soak:g} s of mixed traffic ({SOAK_CLIENTS} keep-alive clients at up to {SOAK_RATE:g} "
              "requests/s each: agent API appends and reads, each console page (timeline, inbox, lineage) "
-             f"once in 14 requests) against gunicorn ({WORKERS} workers, "
+             f"once in 14 requests) against gunicorn ({BEST['workers']} workers, "
              f"{BEST['threads']} threads) on the {f.rows:,}-row fixture, {http_done:,} requests "
              f"({http_failed} failed); the resume worker resumed {len(resumed_ids):,} runs "
              f"(asked for {resumes_wanted:,}; the soak and one more minute bound it) in "

@@ -19,10 +19,13 @@ from bench.core import Measure, Settings, measure
 from bench.scenarios_store import ITEM, _gap_free, _new_session, _project, scenario_append_sdk
 from sessions_app.models import SessionItem
 
-# The server configuration the scenario's main row uses; `configurations()` lists what was compared.
-WORKERS = 2
-BEST = {"threads": 4, "pool": False}
-ALTERNATIVES = [{"threads": 1, "pool": False}, {"threads": 4, "pool": True}]
+# The server configuration the scenario's main row uses, and the others compared with it at 8 clients.
+BEST = {"workers": 2, "threads": 4, "pool": False}
+ALTERNATIVES = [
+    {"workers": 2, "threads": 1, "pool": False},
+    {"workers": 4, "threads": 1, "pool": False},
+    {"workers": 2, "threads": 4, "pool": True},
+]
 
 
 def agent_token(project_slug: str) -> str:
@@ -35,7 +38,7 @@ def agent_token(project_slug: str) -> str:
 def label(config: dict) -> str:
     kind = f"gthread {config['threads']} threads" if config["threads"] > 1 else "sync"
     conns = "psycopg pool" if config["pool"] else "persistent connections"
-    return f"{WORKERS} workers, {kind}, {conns}"
+    return f"{config['workers']} workers, {kind}, {conns}"
 
 
 def _http_setup(port: int, token: str, sessions: list[int]) -> Any:
@@ -61,7 +64,7 @@ def _http_append(s: dict) -> None:
 def measure_http_append(settings: Settings, *, config: dict, clients: int, subject: str, token: str) -> Measure:
     project = _project()
     sessions = [_new_session(project) for _ in range(clients)]
-    server = procs.start_gunicorn(workers=WORKERS, threads=config["threads"], pool=config["pool"],
+    server = procs.start_gunicorn(workers=config["workers"], threads=config["threads"], pool=config["pool"],
                                   name="bench-gunicorn")
     try:
         m = measure("5 append item over HTTP", subject, clients=clients, settings=settings,
