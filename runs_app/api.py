@@ -216,6 +216,9 @@ class CheckpointOutSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+_CREATED_AT = serializers.DateTimeField()
+
+
 class CheckpointInSerializer(serializers.Serializer):
     run = IdField(required=False, allow_null=True, default=None)
     task = IdField(required=False, allow_null=True, default=None)
@@ -275,7 +278,9 @@ class CheckpointLineageApi(AgentApiView):
                    description="The checkpoint and its ancestors, newest first.")
     def get(self, request: Request, pk: int) -> Response:
         chain = selectors.checkpoint_lineage(projects=scope(request), checkpoint_id=pk)
-        return Response(CheckpointOutSerializer(chain, many=True).data)
+        # The selector's dicts are the serializer's fields already; only the time needs its rendering.
+        render_time = _CREATED_AT.to_representation
+        return Response([{**row, "created_at": render_time(row["created_at"])} for row in chain])
 
 
 # --- approvals -----------------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+"""The lineage read: one statement, rows decoded once, answering what the checkpoint serializer says."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from harness.errors import NotFoundError
+from harness.models import Project
+from runs_app import selectors
+from runs_app.api import CheckpointOutSerializer
+from runs_app.models import Checkpoint
+from runs_app.services import checkpoint_create
+from tests import factories
+
+LABEL = 'ünïcode — "quoted" back\\slash\ttab\nnewline'  # what the SQL must escape as JSON
+
+
+def _chain(project: Project, n: int) -> list[Checkpoint]:
+    run = factories.make_run(project, task_id=factories.make_task(project).pk)
+    chain: list[Checkpoint] = []
+    for k in range(n):
+        chain.append(checkpoint_create(
+            project=project, run_id=run.pk, parent_id=chain[-1].pk if chain else None, label=f"step {k} {LABEL}",
+            cursor={"node": f"n{k}", "nested": {"b": [1, 2.5, None], "a": True}}, state={"k": k, "big": 2**62},
+            artifact_fingerprints={"draft": "sha256:" + "0" * 64} if k % 2 else {},
+            pending_gate={"tool": "publish", "arguments": {"n": k}} if k == n - 1 else None,
+        ))
+    return chain
+
+
+@pytest.mark.django_db
+def test_lineage_rows_are_the_serializers_representation_newest_first(project: Project) -> None:
+    chain = _chain(project, 4)
+    projects = Project.objects.filter(pk=project.pk)
+    with CaptureQueriesContext(connection) as queries:
+        rows = selectors.checkpoint_lineage(projects=projects, checkpoint_id=chain[-1].pk)
+    assert len(queries) == 1  # the scope check, the walk and the rows
+    expected = [CheckpointOutSerializer(Checkpoint.objects.get(pk=c.pk)).data for c in reversed(chain)]
+    rendered = [{**row, "created_at": CheckpointOutSerializer().fields["created_at"].to_representation(
+        row["created_at"])} for row in rows]
+    assert rendered == expected
+    assert [row["created_at"] for row in rows] == [Checkpoint.objects.get(pk=c.pk).created_at for c in reversed(chain)]
+
+
+@pytest.mark.django_db
+def test_lineage_starts_anywhere_stops_at_the_cap_and_stays_in_its_project(
+    project: Project, other_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chain = _chain(project, 5)
+    projects = Project.objects.filter(pk=project.pk)
+    middle = selectors.checkpoint_lineage(projects=projects, checkpoint_id=chain[2].pk)
+    assert [row["id"] for row in middle] == [chain[2].pk, chain[1].pk, chain[0].pk]
+    assert [row["parent"] for row in middle] == [chain[1].pk, chain[0].pk, None]
+    monkeypatch.setattr(selectors, "MAX_LINEAGE", 3)
+    capped = selectors.checkpoint_lineage(projects=projects, checkpoint_id=chain[4].pk)
+    assert [row["depth"] for row in capped] == [4, 3, 2]
+    with pytest.raises(NotFoundError):
+        selectors.checkpoint_lineage(projects=Project.objects.filter(pk=other_project.pk), checkpoint_id=chain[4].pk)
