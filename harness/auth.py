@@ -8,11 +8,12 @@ request (no cache: a revoked token fails on its next request, in every worker pr
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import DEFAULT_DB_ALIAS, connection
+from django.db import DEFAULT_DB_ALIAS
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from harness.db import prepared_cursor
 from harness.models import ApiToken, Project
 
 
@@ -96,7 +97,7 @@ def token_lookup(digest: str) -> ApiToken | None:
     The instances are built like the ORM's own (`from_db`), so a field not read here (the digest,
     created_at, revoked_at) loads on access instead of holding a wrong value.
     """
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_TOKEN_SQL, [digest])
         row = cursor.fetchone()
     if row is None:

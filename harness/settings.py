@@ -99,6 +99,11 @@ def _database() -> dict[str, Any]:
         config["CONN_MAX_AGE"] = 0
     elif engine == "django.db.backends.postgresql":
         options: dict = {"server_side_binding": env_bool("DATABASE_SERVER_SIDE_BINDING", False)}
+        if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+            # Only the hot statements ask to be prepared (harness.db.prepared_cursor); a threshold this
+            # high keeps psycopg from preparing anything else by itself. Set DATABASE_PREPARED_STATEMENTS=0
+            # behind a pooler that cannot carry prepared statements (PgBouncer < 1.21 in transaction mode).
+            options["prepare_threshold"] = 2**31 - 1
         pool_size = env_int("DATABASE_POOL_MAX_SIZE", 0, minimum=0)
         if pool_size:
             # psycopg's pool opens lazily, on the first query, so gunicorn forks before it exists.

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import QuerySet
 
+from harness.db import prepared_cursor
 from harness.errors import NotFoundError
 from harness.models import Project
 from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, RunEvent, Task
@@ -73,7 +74,7 @@ def checkpoint_latest(*, project: Project | int, run_id: int) -> Checkpoint | No
     statement, however long the run's history (None for a run with no checkpoint yet)."""
     project_id = project if isinstance(project, int) else project.pk
     fields, columns = _checkpoint_columns()
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_LATEST_CHECKPOINT_SQL.format(columns=columns), {"run": run_id, "project": project_id})
         row = cursor.fetchone()
     if row is not None:

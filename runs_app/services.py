@@ -19,10 +19,12 @@ from django.utils import timezone
 
 from harness.audit import audit_record
 from harness.canonical import action_fingerprint, digest
+from harness.db import prepared_cursor
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import ApiToken, Project
 from harness.tenancy import Role, user_has_role
 from harness.transitions import cas_transition
+from runs_app.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
 from runs_app.models import (
     APPROVAL_MACHINE,
     EFFECT_MACHINE,
@@ -396,34 +398,44 @@ def checkpoint_create(
                               schema_version=schema_version, lease_owner=lease_owner)
 
 
-_CHECKPOINT_FACTS_SQL = """
-SELECT r.found, r.task_id, p.content_hash, p.depth, p.run_id, p.task_id, p.id IS NOT NULL
-  FROM (SELECT count(*) > 0 AS found, max(task_id) AS task_id
-          FROM runs_app_run WHERE id = %(run)s AND project_id = %(project)s) r
-  LEFT JOIN runs_app_checkpoint p ON p.id = %(parent)s AND p.project_id = %(project)s
-"""
-
-
-def _checkpoint_facts(project_id: int, run_id: int | None, parent_id: int | None) -> tuple:
-    """(run found, run's task, parent hash, depth, run, task, parent found) in one round trip."""
-    if connection.vendor != "postgresql":
-        run = list(Run.objects.filter(project_id=project_id, pk=run_id).values_list(
-            "task_id", flat=True)) if run_id is not None else []
-        parent = Checkpoint.objects.filter(project_id=project_id, pk=parent_id).values_list(
-            "content_hash", "depth", "run_id", "task_id").first() if parent_id is not None else None
-        return (bool(run), run[0] if run else None, *(parent or (None, None, None, None)), parent is not None)
-    with connection.cursor() as cursor:
-        cursor.execute(_CHECKPOINT_FACTS_SQL, {"run": run_id, "project": project_id, "parent": parent_id})
-        return cursor.fetchone()
-
-
 def _checkpoint_create(
     project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
     cursor: dict | None, state: dict | None, artifact_fingerprints: dict | None, authority_ref: str,
     pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int, lease_owner: str | None,
 ) -> Checkpoint:
-    run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = _checkpoint_facts(
-        project_id, run_id, parent_id)
+    facts, remembered = checkpoint_facts(project_id, run_id, parent_id)
+    try:
+        return _checkpoint_write(facts, project_id, run_id, task_id, parent_id, label=label, cursor=cursor,
+                                 state=state, artifact_fingerprints=artifact_fingerprints,
+                                 authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
+                                 resume_policy=resume_policy, schema_version=schema_version,
+                                 lease_owner=lease_owner)
+    except _FactsChanged:
+        if not remembered:
+            raise NotFoundError("The run or the parent checkpoint does not exist.") from None
+    # What this process remembered no longer holds (e.g. the database was flushed): read, then write.
+    forget(project_id, run_id, parent_id)
+    facts, _ = checkpoint_facts(project_id, run_id, parent_id)
+    try:
+        return _checkpoint_write(facts, project_id, run_id, task_id, parent_id, label=label, cursor=cursor,
+                                 state=state, artifact_fingerprints=artifact_fingerprints,
+                                 authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
+                                 resume_policy=resume_policy, schema_version=schema_version,
+                                 lease_owner=lease_owner)
+    except _FactsChanged:
+        raise NotFoundError("The run or the parent checkpoint does not exist.") from None
+
+
+class _FactsChanged(Exception):
+    """The write statement found the run or the parent not as the facts it was given said."""
+
+
+def _checkpoint_write(
+    facts: Facts, project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
+    cursor: dict | None, state: dict | None, artifact_fingerprints: dict | None, authority_ref: str,
+    pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int, lease_owner: str | None,
+) -> Checkpoint:
+    run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = facts
     if run_id is not None:
         if not run_found:
             raise NotFoundError(f"Run {run_id} does not exist.")
@@ -444,6 +456,7 @@ def _checkpoint_create(
             raise ValidationFailed(
                 "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
             )
+        assert parent_depth is not None
         depth = parent_depth + 1
     if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
         raise NotFoundError(f"Approval {approval_id} does not exist.")
@@ -460,7 +473,7 @@ def _checkpoint_create(
         resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
     )
     if connection.vendor == "postgresql":
-        run_updated = _checkpoint_insert_postgresql(checkpoint, lease_owner)
+        run_updated = _checkpoint_insert_postgresql(checkpoint, lease_owner, parent_hash, run_task_id)
     else:
         run_updated = _checkpoint_insert_portable(checkpoint, lease_owner)
     if run_id is not None and not run_updated:
@@ -469,13 +482,24 @@ def _checkpoint_create(
             "The lease is lost; this checkpoint is refused.", code="lease_lost",
             current_status=current["status"], current_version=current["version"],
         )
+    remember_written(checkpoint)
     return checkpoint
 
 
 _CHECKPOINT_SQL = """
--- One statement: the run's row is locked and its lease checked first; without the lease nothing is
--- inserted (no transaction around it has to roll a checkpoint back).
-WITH fence AS (
+-- One statement: the facts the hash was computed from are checked (the parent is this project's
+-- checkpoint with this hash, the run is this project's with this task), the run's row is locked and
+-- its lease checked; unless all hold nothing is inserted (no transaction around it has to roll a
+-- checkpoint back).
+WITH facts AS (
+    SELECT (%(parent)s::bigint IS NULL OR EXISTS (
+               SELECT 1 FROM runs_app_checkpoint p
+                WHERE p.id = %(parent)s AND p.project_id = %(project)s AND p.content_hash = %(parent_hash)s))
+       AND (%(run)s::bigint IS NULL OR EXISTS (
+               SELECT 1 FROM runs_app_run r
+                WHERE r.id = %(run)s AND r.project_id = %(project)s
+                  AND r.task_id IS NOT DISTINCT FROM %(run_task)s::bigint)) AS ok
+), fence AS (
     SELECT id FROM runs_app_run
      WHERE id = %(run)s
        AND (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now()))
@@ -487,7 +511,7 @@ WITH fence AS (
     SELECT %(project)s, %(run)s, %(task)s, %(parent)s, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
         %(fingerprints)s::jsonb, %(authority)s, %(gate)s::jsonb, %(approval)s, %(policy)s, %(schema)s, %(depth)s,
         %(hash)s, now()
-     WHERE %(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM fence)
+     WHERE (SELECT ok FROM facts) AND (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM fence))
     RETURNING id, created_at
 ), run_updated AS (
     UPDATE runs_app_run
@@ -500,25 +524,29 @@ WITH fence AS (
      WHERE id = %(task)s AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 )
-SELECT ins.id, ins.created_at, (SELECT count(*) FROM run_updated) FROM ins
+SELECT facts.ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated) FROM facts LEFT JOIN ins ON true
 """
 
 
-def _checkpoint_insert_postgresql(cp: Checkpoint, lease_owner: str | None) -> bool:
+def _checkpoint_insert_postgresql(
+    cp: Checkpoint, lease_owner: str | None, parent_hash: str | None, run_task_id: int | None
+) -> bool:
     params = {
         "project": cp.project_id, "run": cp.run_id, "task": cp.task_id, "parent": cp.parent_id, "label": cp.label,
         "cursor": json.dumps(cp.cursor), "state": json.dumps(cp.state),
         "fingerprints": json.dumps(cp.artifact_fingerprints), "authority": cp.authority_ref,
         "gate": None if cp.pending_gate is None else json.dumps(cp.pending_gate), "approval": cp.approval_id,
         "policy": cp.resume_policy, "schema": cp.schema_version, "depth": cp.depth, "hash": cp.content_hash,
-        "owner": lease_owner,
+        "owner": lease_owner, "parent_hash": parent_hash, "run_task": run_task_id,
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_CHECKPOINT_SQL, params)
-        row = cursor.fetchone()
-    if row is None:  # the lease was not held: nothing was written
+        facts_ok, pk, created_at, run_rows = cursor.fetchone()
+    if not facts_ok:
+        raise _FactsChanged
+    if pk is None:  # the lease was not held: nothing was written
         return False
-    cp.pk, cp.created_at, run_rows = row
+    cp.pk, cp.created_at = pk, created_at
     cp._state.adding = False
     cp._state.db = "default"
     return run_rows == 1 or cp.run_id is None

@@ -7,6 +7,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import QuerySet
 
+from harness.db import prepared_cursor
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from sessions_app.models import Session, SessionItem
@@ -63,7 +64,7 @@ def session_items_latest(*, project: Project | int, session_id: int, limit: int 
     project_id = project if isinstance(project, int) else project.pk
     if connection.vendor != "postgresql":
         return _latest_portable(project_id, session_id, limit)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_LATEST_SQL, {"sid": session_id, "pid": project_id, "limit": limit})
         rows = cursor.fetchall()
     if not rows and not Session.objects.filter(project_id=project_id, pk=session_id).exists():

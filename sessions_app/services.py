@@ -8,6 +8,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.transitions import cas_transition
@@ -130,7 +131,7 @@ def _append_postgresql(
         "contents": [json.dumps(item.get("content")) for item in items],
         "runs": [item.get("run_id") for item in items],
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_APPEND_SQL, params)
         return sorted(cursor.fetchall(), key=lambda row: row[1])
 

@@ -1,0 +1,45 @@
+"""The hot statements are prepared once per connection; everything else is not, and the switch turns it off."""
+
+from collections.abc import Iterator
+
+import pytest
+from django.db import connection
+
+from harness.models import Project
+from sessions_app.services import session_items_append
+from tests import factories
+
+
+def _prepared(fragment: str) -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s", [f"%{fragment}%"])
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.fixture
+def threshold() -> Iterator[None]:
+    connection.ensure_connection()
+    saved = connection.connection.prepare_threshold
+    yield
+    connection.connection.prepare_threshold = saved
+
+
+@pytest.mark.django_db
+def test_the_append_is_prepared_once_and_the_orm_is_not(project: Project, threshold: None) -> None:
+    session = factories.make_session(project)
+    for n in range(3):
+        session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": n}])
+    assert len(_prepared("INSERT INTO sessions_app_sessionitem")) == 1
+    list(Project.objects.filter(slug="nothing"))  # an ORM query: bound on the client, never prepared
+    assert _prepared('"harness_project"."slug"') == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_prepared_statements_off_nothing_is_prepared(project: Project, threshold: None) -> None:
+    connection.close()  # a new connection: nothing prepared on it yet
+    connection.ensure_connection()
+    connection.connection.prepare_threshold = None  # what DATABASE_PREPARED_STATEMENTS=0 configures
+    session = factories.make_session(project)
+    items = session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": 1}])
+    assert items[0].seq == 1
+    assert _prepared("INSERT INTO sessions_app_sessionitem") == []
