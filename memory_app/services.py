@@ -605,7 +605,8 @@ def context_project(
         used += len(text)
         items.append({"seq": item.seq, "role": item.role, "text": text})
     items.reverse()
-    with transaction.atomic():
+    # One INSERT: no savepoint needed when the resume worker calls this inside its transaction.
+    with transaction.atomic(savepoint=False):
         return ContextSnapshot.objects.create(
             project_id=project_id, run_id=run.pk, item_seqs=[i["seq"] for i in items],
             memory_ids=[m["id"] for m in memory], query=query, budget_chars=budget_chars, used_chars=used,

@@ -1,9 +1,14 @@
 """The resume pipeline (DESIGN.md "Resume"): a re-validation, never "continue from chat memory".
 
 Each step is a function of one `Resume` state object; `resume_run_by_id` runs them in order and
-each writes a `resume.<step>` trace event on the run. The first failing step (StepFailed) moves the
+each leaves a `resume.<step>` trace event on the run. The first failing step (StepFailed) moves the
 run to `blocked` naming that step, and nothing is executed after it. `Stop` ends a resume quietly
 without blocking: there is nothing to do, or another worker owns the run.
+
+The trace is collected in memory and written in batches (one statement each), always in the
+transaction that commits the steps' effects, so an event is never later than what it reports. A
+resume of an approval is four transactions: the start count; load to dispatch (committed before the
+call); the delivery; the binding (consume, continue, checkpoint, metrics).
 
 Exactly-once of the approved action rests on the ExternalEffect record and the idempotency key:
 intend -> dispatch (committed before the call) -> call -> deliver (committed) -> consume, where the
@@ -17,6 +22,8 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,8 +58,10 @@ from runs_app.services import (
     effect_mark_unknown,
     node_execution_finish,
     node_execution_start,
-    run_claim,
+    run_claim_attempt,
+    run_count_start,
     run_event_append,
+    run_events_append,
     run_heartbeat,
     run_metrics_merge,
     run_release,
@@ -106,6 +115,11 @@ class Resume:
     bound: dict | None = None
     context: dict = field(default_factory=dict)
     steps_ok: int = 0
+    start_counted: bool = False
+    dispatched: ExternalEffect | None = None  # dispatched (committed) and not called yet
+    bind_data: dict = field(default_factory=dict)
+    events: list[tuple[str, dict]] = field(default_factory=list)  # trace not written yet
+    metrics_written: bool = False
 
     @property
     def project_id(self) -> int:
@@ -141,10 +155,17 @@ def is_worker_plan(task: Task | None, *, gate: str = "") -> bool:
 
 
 def _trace(r: Resume, step: str, ok: bool, reason: str = "", **data: Any) -> None:
+    """Collect a step's trace event; `_flush` writes what was collected, in the step's transaction."""
     payload = {"ok": ok, "owner": r.owner, **data}
     if reason:
         payload["reason"] = reason
-    run_event_append(project=r.project_id, run_id=r.run_id, kind=f"resume.{step}", data=payload)
+    r.events.append((f"resume.{step}", payload))
+
+
+def _flush(r: Resume) -> None:
+    if r.events and r.run is not None:
+        run_events_append(project=r.project_id, run_id=r.run_id, events=r.events)
+    r.events = []
 
 
 # --- the steps ------------------------------------------------------------------------------
@@ -164,12 +185,12 @@ def _count_start(r: Resume) -> None:
     start it again forever; once more starts than the attempt limit never became an attempt
     (a claim), the run is blocked instead.
     """
-    run = Run.objects.only("project_id", "status", "version", "lease_owner", "lease_expires_at").filter(
-        pk=r.run_id, status__in=(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING)).first()
-    if run is None or _leased_by_another(run, r.owner):
+    run = run_count_start(run_id=r.run_id, owner=r.owner, statuses=(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING))
+    r.start_counted = True
+    if run is None:
         return
-    metrics = run_metrics_merge(project=run.project_id, run_id=run.pk, metrics={}, increment={"starts": 1})
-    unclaimed = metrics["starts"] - int(metrics.get("attempts") or 0) - 1  # before this start
+    metrics = run.metrics or {}
+    unclaimed = int(metrics.get("starts") or 0) - int(metrics.get("attempts") or 0) - 1  # before this start
     if unclaimed >= settings.HARNESS_RESUME_MAX_ATTEMPTS:
         r.run = run
         raise StepFailed(f"the resume started {unclaimed} times without reaching its claim (the worker died "
@@ -178,9 +199,11 @@ def _count_start(r: Resume) -> None:
 
 def step_load(r: Resume) -> dict:
     """Load the durable run, its task, latest checkpoint and pending approval; decide what to resume."""
-    _count_start(r)
+    if not r.start_counted:  # the orchestrator counts it before its transaction, so that it commits first
+        _count_start(r)
     crash_point("load")
-    run = Run.objects.select_related("task", "last_checkpoint", "pending_approval").filter(pk=r.run_id).first()
+    run = Run.objects.select_related(
+        "task", "last_checkpoint", "pending_approval__decided_by", "session").filter(pk=r.run_id).first()
     if run is None:
         raise Stop(f"run {r.run_id} does not exist")
     r.run, r.task, r.approval = run, run.task, run.pending_approval
@@ -243,12 +266,13 @@ def step_authority_and_lease(r: Resume) -> dict:
             raise Stop("the run is owned by its last allowed attempt")
         raise StepFailed(f"the resume was attempted {max_attempts} times without finishing")
     try:
-        r.run = run_claim(project=run.project_id, run_id=run.pk, owner=r.owner, lease_seconds=r.lease_seconds)
+        # The claim counts the attempt in the same statement.
+        r.run = run_claim_attempt(project=run.project_id, run_id=run.pk, owner=r.owner,
+                                  lease_seconds=r.lease_seconds)
     except ConflictError as exc:
         _trace(r, "authority_lease", False, exc.code, lease_owner=exc.extra.get("lease_owner", ""))
         raise Stop(f"the run is owned: {exc.detail}") from None
     r.leased = r.claimed = True
-    run_metrics_merge(project=r.project_id, run_id=r.run_id, metrics={}, increment={"attempts": 1})
     return {"lease_expires_at": r.run.lease_expires_at.isoformat() if r.run.lease_expires_at else None}
 
 
@@ -380,7 +404,22 @@ def step_bind_result(r: Resume) -> dict:
     3. Delivered or consumed already: reuse its result, no call.
     4. Left `dispatched` by a crash: mark it `unknown`, then reconcile by calling again under the same key.
     5. Dispatch (committed before the call), call, deliver the result (committed, not yet consumed).
+
+    The orchestrator runs 1-4 and the dispatch in its pre-call transaction, then `_bind_call` and
+    `_bind_deliver` itself; called on its own, this does all of it.
     """
+    data = _bind_dispatch(r)
+    if data is not None:
+        return data
+    result = _bind_call(r)
+    with transaction.atomic():
+        data = _bind_deliver(r, result)
+    crash_point("after_deliver")
+    return data
+
+
+def _bind_dispatch(r: Resume) -> dict | None:
+    """Steps 1-4 of `step_bind_result` and the dispatch; the step's trace data, or None when a call follows."""
     if r.mode != "approval":
         return {"bound": None}
     approval = r.approval
@@ -416,9 +455,16 @@ def step_bind_result(r: Resume) -> dict:
         run_heartbeat(project=r.project_id, run_id=r.run_id, owner=r.owner, lease_seconds=r.lease_seconds)
     except ConflictError:
         raise Stop("the lease was lost before the call") from None
-    effect = effect_dispatch(project=r.project_id, effect_id=effect.pk)
+    r.dispatched = effect_dispatch(project=r.project_id, effect_id=effect.pk)
+    r.bind_data = {"effect": effect.pk, "executed": True, "reconciled": reconciled}
+    return None
+
+
+def _bind_call(r: Resume) -> Any:
+    """Call the tool for the dispatched effect (its dispatch committed, no transaction open)."""
+    effect, approval = r.dispatched, r.approval
+    assert effect is not None and approval is not None and r.adapter is not None
     crash_point("before_call")
-    assert r.adapter is not None
     try:
         result = r.adapter.call(approval.approved_arguments, idempotency_key=approval.idempotency_key)
     except AdapterError as exc:
@@ -428,21 +474,27 @@ def step_bind_result(r: Resume) -> dict:
         _trace(r, "bind_result", False, f"the tool is unreachable, will retry: {exc}", effect=effect.pk)
         raise Retry(str(exc)) from exc
     crash_point("after_call")
+    return result
+
+
+def _bind_deliver(r: Resume, result: Any) -> dict:
+    """Record the call's result as delivered (not consumed yet); the step's trace data."""
+    effect, approval = r.dispatched, r.approval
+    assert effect is not None and approval is not None
     delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=result,
                               consume=False)
     if delivery.outcome == "conflict":
         raise StepFailed("the tool returned a different result for the same idempotency key", effect=effect.pk)
-    crash_point("after_deliver")
-    r.effect, r.result = delivery.effect, delivery.effect.result
-    return {"effect": effect.pk, "executed": True, "reconciled": reconciled, "attempt": effect.attempts,
-            "result_hash": delivery.effect.result_hash}
+    r.effect, r.result, r.dispatched = delivery.effect, delivery.effect.result, None
+    return {**r.bind_data, "attempt": effect.attempts, "result_hash": delivery.effect.result_hash}
 
 
 def step_not_yet_consumed(r: Resume) -> dict:
     """The result has not been consumed yet: consumption commits together with binding it to the run."""
     if r.effect is None:
         return {"effect": None}
-    effect = ExternalEffect.objects.get(pk=r.effect.pk)
+    # Locked until the binding commits: nobody consumes it between this check and our consumption.
+    effect = ExternalEffect.objects.select_for_update().get(pk=r.effect.pk)
     if effect.status == EffectStatus.CONSUMED:
         raise StepFailed(f"the effect's result was consumed already (receipt {effect.receipt})", effect=effect.pk)
     r.effect = effect
@@ -495,15 +547,19 @@ def step_checkpoint(r: Resume) -> dict:
     """Checkpoint the new position (lineage: the previous checkpoint is the parent)."""
     if r.mode != "approval":
         return {"checkpoint": None, "reason": "each node checkpoints as it finishes"}
-    checkpoint = _checkpoint(r, label=f"after {r.run.current_node or 'approval'} ({(r.bound or {}).get('decision')})")
+    # `continue` just moved the run in this transaction (its row is locked): r.run is current.
+    checkpoint = _checkpoint(r, label=f"after {r.run.current_node or 'approval'} ({(r.bound or {}).get('decision')})",
+                             parent=r.run.last_checkpoint_id)
     return {"checkpoint": checkpoint.pk if checkpoint else None}
 
 
-def _checkpoint(r: Resume, *, label: str) -> Checkpoint | None:
+def _checkpoint(r: Resume, *, label: str, parent: int | None | bool = False) -> Checkpoint | None:
+    """Checkpoint the run's position; `parent` is the run's last checkpoint when the caller knows it."""
     task = Task.objects.get(pk=r.task.pk) if r.task is not None else None
     r.task = task
     nxt = remaining_nodes(task.plan, task.completed_nodes) if task else []
-    parent = Run.objects.filter(pk=r.run_id).values_list("last_checkpoint_id", flat=True).get()
+    if parent is False:
+        parent = Run.objects.filter(pk=r.run_id).values_list("last_checkpoint_id", flat=True).get()
     checkpoint = checkpoint_create(
         project=r.project_id, run_id=r.run_id, parent_id=parent, label=label[:120],
         cursor={"node": nxt[0] if nxt else "", "completed": list(task.completed_nodes) if task else []},
@@ -602,6 +658,8 @@ PRE_BIND_STEPS = (
     ("capability", step_capability),
     ("bind_result", step_bind_result),
 )
+# What the orchestrator runs in its pre-call transaction: bind_result up to the dispatch.
+PRE_CALL_STEPS = (*PRE_BIND_STEPS[:-1], ("bind_result", _bind_dispatch))
 BINDING_STEPS = (
     ("not_yet_consumed", step_not_yet_consumed),
     ("continue", step_continue),
@@ -611,22 +669,74 @@ STEP_NAMES = tuple(name for name, _ in PRE_BIND_STEPS + BINDING_STEPS)
 
 
 def _run_step(r: Resume, name: str, step: Any) -> None:
+    """Run one step and collect its trace; a step that returns None traces itself later."""
     try:
-        data = step(r) or {}
+        data = step(r)
     except StepFailed as exc:
         exc.step = name  # type: ignore[attr-defined]
         raise
+    if data is None:
+        return
     if r.run is not None:
         _trace(r, name, True, **data)
     r.steps_ok += 1
 
 
+def _steps_committed(r: Resume, steps: Any) -> None:
+    """Run steps in one transaction that commits their effects with their trace.
+
+    A failing step commits what the steps before it did, its failure traced and the run blocked (as
+    if each step had committed on its own); a Stop, Retry or lost guarded write commits the trace so
+    far. Any other error rolls it all back, its trace too.
+    """
+    ended: Exception | None = None
+    with _committing(r):
+        try:
+            for name, step in steps:
+                _run_step(r, name, step)
+        except StepFailed as exc:
+            _fail(r, exc)
+            ended = exc
+        except (Stop, Retry, ConflictError) as exc:
+            ended = exc
+    if ended is not None:
+        raise ended
+
+
+@contextmanager
+def _committing(r: Resume) -> Iterator[None]:
+    """A transaction that writes the trace collected in it before it commits; rolled back, that trace
+    is dropped with the effects it reports."""
+    mark = len(r.events)
+    try:
+        with transaction.atomic():
+            yield
+            _flush(r)
+    except BaseException:
+        del r.events[mark:]
+        raise
+
+
+def _fail(r: Resume, exc: StepFailed) -> None:
+    """Trace the failing step and block the run naming it (inside the caller's transaction)."""
+    exc.step = step = getattr(exc, "step", "continue")  # type: ignore[attr-defined]
+    if r.run is None:
+        return
+    _trace(r, step, False, exc.reason, **exc.detail)
+    _flush(r)
+    _block(r, step, exc.reason, exc.detail)
+    exc.handled = True  # type: ignore[attr-defined]
+
+
 def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: int | None = None) -> str:
     """Resume one run; returns the outcome: "done", "blocked", "stopped" or "retry".
 
-    1. The pre-bind steps, each traced; the tool is called at most in `bind_result`.
-    2. The binding steps in one transaction: consume the result, move the run on, checkpoint.
-    3. A worker-driven run: drive its remaining nodes to the end.
+    1. Count the start (committed before the load, so a start that dies loading still counts).
+    2. The pre-bind steps in one transaction, up to the effect's dispatch (committed before the call).
+    3. The call, with no transaction open; then its delivery and the `bind_result` trace, committed.
+    4. The binding steps in one transaction: consume the result, move the run on, checkpoint (and,
+       for a run handed back to its agent, the metrics).
+    5. A worker-driven run: drive its remaining nodes to the end.
     The first StepFailed blocks the run naming its step; metrics are recorded on every outcome.
     """
     r = Resume(run_id=run_id, owner=owner or worker_owner(),
@@ -634,11 +744,25 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
     started = time.monotonic()
     outcome, failure = "done", ""
     try:
-        for name, step in PRE_BIND_STEPS:
-            _run_step(r, name, step)
-        with transaction.atomic():
+        try:
+            _count_start(r)  # one statement, committed on its own before the load
+        except StepFailed as exc:
+            exc.step = "load"  # type: ignore[attr-defined]
+            raise
+        _steps_committed(r, PRE_CALL_STEPS)
+        if r.dispatched is not None:
+            try:
+                result = _bind_call(r)
+            except StepFailed as exc:
+                exc.step = "bind_result"  # type: ignore[attr-defined]
+                raise
+            _steps_committed(r, (("bind_result", lambda r: _bind_deliver(r, result)),))
+            crash_point("after_deliver")
+        with _committing(r):
             for name, step in BINDING_STEPS:
                 _run_step(r, name, step)
+            if not r.leased:  # handed back (to its agent): nothing follows, the metrics commit here
+                _metrics(r, started, "", run=r.run)
         crash_point("after_commit")
         if r.leased and r.mode == "approval" and not r.approved:
             _finish_rejected(r)
@@ -647,27 +771,31 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
     except StepFailed as exc:
         failed_step: str = getattr(exc, "step", "continue")
         outcome, failure = "blocked", failed_step
-        if r.run is not None:
-            _trace(r, failed_step, False, exc.reason, **exc.detail)
-            _block(r, failed_step, exc.reason, exc.detail)
+        if r.run is not None and not getattr(exc, "handled", False):
+            with transaction.atomic():
+                _fail(r, exc)
     except Stop as exc:
         outcome, failure = "stopped", ""
+        _flush(r)
         log.info("resume of run %s stopped: %s", run_id, exc)
     except Retry:
         outcome, failure = "retry", "tool_unreachable"
-        if r.leased:
-            run_release(project=r.project_id, run_id=run_id, owner=r.owner)
-            r.leased = False
+        with transaction.atomic():
+            _flush(r)
+            if r.leased:
+                run_release(project=r.project_id, run_id=run_id, owner=r.owner)
+                r.leased = False
     except ConflictError as exc:
         # A guarded write lost (the lease expired and someone else took over): let them continue.
         outcome, failure = "stopped", exc.code
+        _flush(r)
         log.warning("resume of run %s lost a guarded write: %s", run_id, exc.detail)
     except Exception:
         if r.leased:
             _metrics(r, started, "exception")
             run_release(project=r.project_id, run_id=run_id, owner=r.owner)
         raise
-    if r.run is not None and (r.claimed or outcome == "blocked"):
+    if r.run is not None and (r.claimed or outcome == "blocked") and not r.metrics_written:
         _metrics(r, started, failure)
     return outcome
 
@@ -696,12 +824,15 @@ def _block(r: Resume, step: str, reason: str, detail: dict) -> None:
         log.warning("run %s could not be blocked at %s: %s", r.run_id, step, exc.detail)
 
 
-def _metrics(r: Resume, started: float, failure: str) -> None:
-    run = Run.objects.filter(pk=r.run_id).values("tokens_used", "cost_used").first()
-    if run is None:
+def _metrics(r: Resume, started: float, failure: str, *, run: Run | None = None) -> None:
+    """Record the resume's figures in `Run.metrics`; `run` when the caller holds it current."""
+    usage = ({"tokens_used": run.tokens_used, "cost_used": run.cost_used} if run is not None else
+             Run.objects.filter(pk=r.run_id).values("tokens_used", "cost_used").first())
+    if usage is None:
         return
     steps = NodeExecution.objects.filter(run_id=r.run_id, status=NodeExecution.Status.SUCCEEDED).count()
     run_metrics_merge(project=r.project_id, run_id=r.run_id, metrics={
-        "steps": steps, "pipeline_steps": r.steps_ok, "tokens": run["tokens_used"], "cost": str(run["cost_used"]),
+        "steps": steps, "pipeline_steps": r.steps_ok, "tokens": usage["tokens_used"], "cost": str(usage["cost_used"]),
         "latency_ms": int((time.monotonic() - started) * 1000), "failure_type": failure,
     })
+    r.metrics_written = True

@@ -129,23 +129,33 @@ def run_transition(
     lease_guard = None
     if lease_owner is not None:
         lease_guard = Q(lease_owner=lease_owner, lease_expires_at__gt=timezone.now())
-    with transaction.atomic():
-        cas_transition(
-            _runs(project),
-            pk=run_id,
-            machine=RUN_MACHINE,
-            to=to,
-            expected_version=expected_version,
-            extra_filter=lease_guard,
-            updates=fields,
-        )
-        data: dict[str, Any] = {}
-        if error:
-            data["error"] = error
-        if to == RunStatus.BLOCKED:
-            data["step"] = fields["blocked_step"]
-        run_event_append(project=project, run_id=run_id, kind=f"status.{to}", data=data)
-        return Run.objects.get(pk=run_id)
+    # No savepoint: a refused compare-and-set wrote nothing, so its error leaves the block
+    # clean (raised after it) and a caller's transaction goes on; inside one, this saves two round trips.
+    refused: ConflictError | NotFoundError | None = None
+    with transaction.atomic(savepoint=False):
+        try:
+            cas_transition(
+                _runs(project),
+                pk=run_id,
+                machine=RUN_MACHINE,
+                to=to,
+                expected_version=expected_version,
+                extra_filter=lease_guard,
+                updates=fields,
+            )
+        except (ConflictError, NotFoundError) as exc:
+            refused = exc
+        else:
+            data: dict[str, Any] = {}
+            if error:
+                data["error"] = error
+            if to == RunStatus.BLOCKED:
+                data["step"] = fields["blocked_step"]
+            run_event_append(project=project, run_id=run_id, kind=f"status.{to}", data=data)
+            run = Run.objects.get(pk=run_id)
+    if refused is not None:
+        raise refused
+    return run
 
 
 def run_claim(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
@@ -154,6 +164,19 @@ def run_claim(*, project: Project | int, run_id: int, owner: str, lease_seconds:
     One conditional UPDATE decides; on PostgreSQL it returns the claimed row, so a claim is a single
     statement. Only a refused claim reads the row again, to say who holds it.
     """
+    return _run_claim(project, run_id, owner=owner, lease_seconds=lease_seconds, count_attempt=False)
+
+
+def run_claim_attempt(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
+    """`run_claim` for a resume attempt: the same claim, and `metrics.attempts` + 1 in the same write.
+
+    On PostgreSQL the claim and the count are one statement, so an attempt is counted exactly when the
+    lease is taken (a refused claim counts nothing).
+    """
+    return _run_claim(project, run_id, owner=owner, lease_seconds=lease_seconds, count_attempt=True)
+
+
+def _run_claim(project: Project | int, run_id: int, *, owner: str, lease_seconds: int, count_attempt: bool) -> Run:
     if not owner or len(owner) > 200:
         raise ValidationFailed("A lease needs an owner of 1 to 200 characters.", code="invalid")
     if not 1 <= lease_seconds <= 3600:
@@ -163,17 +186,20 @@ def run_claim(*, project: Project | int, run_id: int, owner: str, lease_seconds:
     expires = now + dt.timedelta(seconds=lease_seconds)
     claimed: Run | None = None
     if connection.vendor == "postgresql":
-        claimed = next(iter(Run.objects.raw(_CLAIM_SQL, {
+        claimed = next(iter(Run.objects.raw(_CLAIM_ATTEMPT_SQL if count_attempt else _CLAIM_SQL, {
             "owner": owner, "expires": expires, "now": now, "rid": run_id, "pid": project_id,
             "terminal": list(RUN_MACHINE.terminal),
         })), None)
     else:
         claimable = Q(lease_owner="") | Q(lease_expires_at__lte=now) | Q(lease_owner=owner)
-        if (
-            _runs(project_id).filter(Q(pk=run_id) & claimable).exclude(status__in=RUN_MACHINE.terminal)
-            .update(lease_owner=owner, lease_expires_at=expires, version=F("version") + 1, updated_at=now)
-        ):
-            claimed = _runs(project_id).get(pk=run_id)
+        with transaction.atomic():
+            if (
+                _runs(project_id).filter(Q(pk=run_id) & claimable).exclude(status__in=RUN_MACHINE.terminal)
+                .update(lease_owner=owner, lease_expires_at=expires, version=F("version") + 1, updated_at=now)
+            ):
+                if count_attempt:
+                    run_metrics_merge(project=project_id, run_id=run_id, metrics={}, increment={"attempts": 1})
+                claimed = _runs(project_id).get(pk=run_id)
     if claimed is not None:
         return claimed
     run = _runs(project_id).filter(pk=run_id).first()
@@ -200,14 +226,30 @@ UPDATE runs_app_run
    AND (lease_owner = '' OR lease_expires_at <= %(now)s OR lease_owner = %(owner)s)
 RETURNING *
 """
+_CLAIM_ATTEMPT_SQL = _CLAIM_SQL.replace(
+    "updated_at = %(now)s",
+    "updated_at = %(now)s,\n       metrics = jsonb_set(metrics, '{attempts}', "
+    "to_jsonb(COALESCE((metrics->>'attempts')::numeric::bigint, 0) + 1))",
+)
 
 
 def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
     """Extend a lease we still hold; once it is lost (expired or taken) this fails."""
     now = timezone.now()
-    updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=now).update(
-        lease_expires_at=now + dt.timedelta(seconds=lease_seconds), updated_at=now
-    )
+    expires = now + dt.timedelta(seconds=lease_seconds)
+    if connection.vendor == "postgresql":
+        # One statement: the renewed row comes back with the write; only a lost lease reads it again.
+        renewed = next(iter(Run.objects.raw(_HEARTBEAT_SQL, {
+            "expires": expires, "now": now, "rid": run_id, "owner": owner,
+            "pid": project if isinstance(project, int) else project.pk,
+        })), None)
+        if renewed is not None:
+            return renewed
+        updated = 0
+    else:
+        updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=now).update(
+            lease_expires_at=expires, updated_at=now
+        )
     run = _runs(project).filter(pk=run_id).first()
     if run is None:
         raise NotFoundError(f"Run {run_id} does not exist.")
@@ -216,6 +258,13 @@ def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seco
             "The lease is lost.", code="lease_lost", current_status=run.status, current_version=run.version
         )
     return run
+
+
+_HEARTBEAT_SQL = """
+UPDATE runs_app_run SET lease_expires_at = %(expires)s, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s AND lease_owner = %(owner)s AND lease_expires_at > %(now)s
+RETURNING *
+"""
 
 
 def run_release(*, project: Project | int, run_id: int, owner: str) -> None:
@@ -240,6 +289,15 @@ def run_metrics_merge(
     *, project: Project | int, run_id: int, metrics: dict, increment: dict | None = None
 ) -> dict:
     """Merge keys into `Run.metrics` (and add to counters); returns the merged metrics."""
+    if not increment and connection.vendor == "postgresql":
+        # A plain merge is one statement: jsonb `||` merges top-level keys as the dict merge below does.
+        with connection.cursor() as cursor:
+            cursor.execute(_METRICS_MERGE_SQL, {"metrics": json.dumps(metrics), "now": timezone.now(), "rid": run_id,
+                                                "pid": project if isinstance(project, int) else project.pk})
+            row = cursor.fetchone()
+        if row is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        return row[0] if isinstance(row[0], dict) else json.loads(row[0])
     with transaction.atomic():
         current = _runs(project).select_for_update().filter(pk=run_id).values_list("metrics", flat=True).first()
         if current is None:
@@ -249,6 +307,47 @@ def run_metrics_merge(
             merged[key] = int(merged.get(key) or 0) + amount
         _runs(project).filter(pk=run_id).update(metrics=merged, updated_at=timezone.now())
         return merged
+
+
+_METRICS_MERGE_SQL = """
+UPDATE runs_app_run SET metrics = metrics || %(metrics)s::jsonb, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s
+RETURNING metrics
+"""
+
+
+def run_count_start(*, run_id: int, owner: str, statuses: tuple[str, ...]) -> Run | None:
+    """Count one resume start (`metrics.starts` + 1) unless the run is not in `statuses` or another
+    owner's lease on it is live; return the run (project, status, version, lease, metrics) or None.
+
+    The resume worker knows only the run's id here: this runs before the run is loaded, so that a
+    start that dies while loading is still counted. On PostgreSQL it is one conditional UPDATE.
+    """
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        return next(iter(Run.objects.raw(_COUNT_START_SQL, {
+            "rid": run_id, "owner": owner, "now": now, "statuses": list(statuses),
+        })), None)
+    with transaction.atomic():
+        run = Run.objects.select_for_update().only(
+            "project_id", "status", "version", "lease_owner", "lease_expires_at", "metrics"
+        ).filter(pk=run_id, status__in=statuses).first()
+        if run is None or (run.lease_owner and run.lease_owner != owner and run.lease_expires_at is not None
+                           and run.lease_expires_at > now):
+            return None
+        run.metrics = run_metrics_merge(project=run.project_id, run_id=run_id, metrics={}, increment={"starts": 1})
+        return run
+
+
+_COUNT_START_SQL = """
+UPDATE runs_app_run
+   SET metrics = jsonb_set(metrics, '{starts}', to_jsonb(COALESCE((metrics->>'starts')::numeric::bigint, 0) + 1)),
+       updated_at = %(now)s
+ WHERE id = %(rid)s AND status = ANY(%(statuses)s)
+   AND NOT (lease_owner <> '' AND lease_owner <> %(owner)s AND lease_expires_at IS NOT NULL
+            AND lease_expires_at > %(now)s)
+RETURNING id, project_id, status, version, lease_owner, lease_expires_at, metrics
+"""
 
 
 def run_set_current_node(*, project: Project | int, run_id: int, owner: str, node: str) -> None:
@@ -286,22 +385,62 @@ def run_event_append(*, project: Project | int, run_id: int, kind: str, data: di
     payload = data or {}
     if not kind or len(kind) > 64:
         raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _EVENT_SQL, {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)}
-                )
-                row = cursor.fetchone()
-        else:
+    if connection.vendor == "postgresql":
+        # One statement is atomic by itself: no savepoint round trips when called inside a transaction.
+        with connection.cursor() as cursor:
+            cursor.execute(_EVENT_SQL, {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)})
+            row = cursor.fetchone()
+    else:
+        with transaction.atomic():
             row = None
             if Run.objects.filter(pk=run_id, project_id=project_id).update(last_event_seq=F("last_event_seq") + 1):
                 seq = Run.objects.values_list("last_event_seq", flat=True).get(pk=run_id)
                 event = RunEvent.objects.create(run_id=run_id, seq=seq, kind=kind, data=payload)
                 row = (event.pk, event.seq, event.created_at)
-        if row is None:
-            raise NotFoundError(f"Run {run_id} does not exist.")
+    if row is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
     return RunEvent(id=row[0], run_id=run_id, seq=row[1], kind=kind, data=payload, created_at=row[2])
+
+
+_EVENTS_SQL = """
+WITH bumped AS (
+    UPDATE runs_app_run SET last_event_seq = last_event_seq + %(n)s
+     WHERE id = %(rid)s AND project_id = %(pid)s
+ RETURNING last_event_seq - %(n)s AS base
+)
+INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
+SELECT %(rid)s, bumped.base + e.ord, e.kind, e.data::jsonb, now()
+  FROM bumped, unnest(%(kinds)s::text[], %(data)s::text[]) WITH ORDINALITY AS e(kind, data, ord)
+RETURNING id, seq, created_at
+"""
+
+
+def run_events_append(
+    *, project: Project | int, run_id: int, events: list[tuple[str, dict]]
+) -> list[RunEvent]:
+    """Append several events in order with the next gap-free seqs (one statement on PostgreSQL).
+
+    The run's `last_event_seq` moves by n once and the n rows take the seqs after it, so a batch
+    is one write where n `run_event_append` calls would be n.
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    if not events:
+        return []
+    if any(not kind or len(kind) > 64 for kind, _ in events):
+        raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            return [run_event_append(project=project_id, run_id=run_id, kind=kind, data=data) for kind, data in events]
+    with connection.cursor() as cursor:
+        cursor.execute(_EVENTS_SQL, {
+            "rid": run_id, "pid": project_id, "n": len(events), "kinds": [kind for kind, _ in events],
+            "data": [json.dumps(data or {}) for _, data in events],
+        })
+        rows = sorted(cursor.fetchall(), key=lambda row: row[1])
+    if not rows:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    return [RunEvent(id=pk, run_id=run_id, seq=seq, kind=kind, data=data or {}, created_at=created)
+            for (pk, seq, created), (kind, data) in zip(rows, events, strict=True)]
 
 
 # --- tasks ---------------------------------------------------------------------------------
@@ -741,11 +880,21 @@ def effect_intend(
     project_id = project if isinstance(project, int) else project.pk
     if not idempotency_key or len(idempotency_key) > 200:
         raise ValidationFailed("An idempotency key is 1 to 200 characters.", code="invalid")
+    arguments_digest = digest(arguments) if arguments is not None else ""
+    if connection.vendor == "postgresql":
+        # The first intent is one statement (the run and approval checked in this project inside it);
+        # a key seen before, or a missing run or approval, takes the path below to say which.
+        now = timezone.now()
+        created = next(iter(ExternalEffect.objects.raw(_INTEND_SQL, {
+            "pid": project_id, "key": idempotency_key, "tool": tool, "digest": arguments_digest, "run": run_id,
+            "approval": approval_id, "status": EffectStatus.INTENDED, "now": now,
+        })), None)
+        if created is not None:
+            return created, True
     if run_id is not None and not _runs(project_id).filter(pk=run_id).exists():
         raise NotFoundError(f"Run {run_id} does not exist.")
     if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
         raise NotFoundError(f"Approval {approval_id} does not exist.")
-    arguments_digest = digest(arguments) if arguments is not None else ""
     effects = ExternalEffect.objects.filter(project_id=project_id)
     try:
         with transaction.atomic():
@@ -764,15 +913,46 @@ def effect_intend(
         return effect, False
 
 
+_INTEND_SQL = """
+INSERT INTO runs_app_externaleffect (project_id, idempotency_key, tool, arguments_digest, run_id, approval_id, status,
+    version, attempts, result, result_hash, conflicting_hash, receipt, created_at, updated_at)
+SELECT %(pid)s, %(key)s, %(tool)s, %(digest)s, %(run)s, %(approval)s, %(status)s, 1, 0, NULL, '', '', '', %(now)s,
+       %(now)s
+ WHERE (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM runs_app_run WHERE id = %(run)s AND project_id = %(pid)s))
+   AND (%(approval)s::bigint IS NULL
+        OR EXISTS (SELECT 1 FROM runs_app_approvalrequest WHERE id = %(approval)s AND project_id = %(pid)s))
+ON CONFLICT (project_id, idempotency_key) DO NOTHING
+RETURNING *
+"""
+
+
 def effect_dispatch(*, project: Project | int, effect_id: int) -> ExternalEffect:
     """Mark the call as about to leave (attempts + 1) before it leaves: a crash after this is `unknown`."""
     effects = ExternalEffect.objects.filter(project=project)
     now = timezone.now()
+    if connection.vendor == "postgresql":
+        # One statement returns the dispatched row; a refused transition takes the path below to say why.
+        dispatched = next(iter(ExternalEffect.objects.raw(_DISPATCH_SQL, {
+            "status": EffectStatus.DISPATCHED, "now": now, "id": effect_id,
+            "pid": project if isinstance(project, int) else project.pk,
+            "sources": sorted(EFFECT_MACHINE.sources_of(EffectStatus.DISPATCHED)),
+        })), None)
+        if dispatched is not None:
+            return dispatched
     cas_transition(
         effects, pk=effect_id, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED, expected_version=None,
         updates={"attempts": F("attempts") + 1, "dispatched_at": now},
     )
     return effects.get(pk=effect_id)
+
+
+_DISPATCH_SQL = """
+UPDATE runs_app_externaleffect
+   SET status = %(status)s, version = version + 1, attempts = attempts + 1, dispatched_at = %(now)s,
+       updated_at = %(now)s
+ WHERE id = %(id)s AND project_id = %(pid)s AND status = ANY(%(sources)s)
+RETURNING *
+"""
 
 
 def effect_mark_unknown(*, project: Project | int, effect_id: int) -> ExternalEffect:
@@ -817,6 +997,10 @@ def effect_deliver(
             expected_hash=computed,
         )
     effects = ExternalEffect.objects.filter(project_id=project_id)
+    if connection.vendor == "postgresql":
+        fast = _effect_deliver_fast(project_id, idempotency_key, result, computed, consume=consume)
+        if fast is not None:
+            return fast
     with transaction.atomic():
         effect = effects.select_for_update().filter(idempotency_key=idempotency_key).first()
         if effect is None:
@@ -854,6 +1038,53 @@ def effect_deliver(
                 data={"key": idempotency_key, "result_hash": computed, "receipt": effect.receipt},
             )
         return Delivery("consumed" if consume else "delivered", effect)
+
+
+_DELIVER_SQL = """
+UPDATE runs_app_externaleffect
+   SET status = %(delivered)s, version = version + 1, result = %(result)s::jsonb, result_hash = %(hash)s,
+       delivered_at = %(now)s, updated_at = %(now)s
+ WHERE project_id = %(pid)s AND idempotency_key = %(key)s AND status = ANY(%(sources)s) AND result_hash = ''
+RETURNING *
+"""
+_CONSUME_SQL = """
+UPDATE runs_app_externaleffect
+   SET status = %(consumed)s, version = version + 1, receipt = %(receipt)s, consumed_at = %(now)s,
+       updated_at = %(now)s
+ WHERE project_id = %(pid)s AND idempotency_key = %(key)s AND status = %(delivered)s AND result_hash = %(hash)s
+RETURNING *
+"""
+
+
+def _effect_deliver_fast(
+    project_id: int, idempotency_key: str, result: Any, computed: str, *, consume: bool
+) -> Delivery | None:
+    """The two usual deliveries as one conditional UPDATE each (plus the event), or None for the rest.
+
+    A dispatched (or unknown) effect delivered without consuming, and a delivered effect consumed with
+    the result it holds: the row's status and hash are the guard, as `cas_transition`'s sources are.
+    Anything else (a first delivery that also consumes, a repeat, a different hash) returns None and
+    takes the locked path in `effect_deliver`, which says what it came to.
+    """
+    now = timezone.now()
+    params = {"pid": project_id, "key": idempotency_key, "hash": computed, "now": now,
+              "delivered": EffectStatus.DELIVERED, "consumed": EffectStatus.CONSUMED}
+    if consume:
+        sql, params["receipt"] = _CONSUME_SQL, uuid.uuid4().hex
+    else:
+        sql, params["result"] = _DELIVER_SQL, json.dumps(result)
+        params["sources"] = sorted(EFFECT_MACHINE.sources_of(EffectStatus.DELIVERED) - {EffectStatus.INTENDED})
+    # No savepoint: a conditional UPDATE that matches nothing changes nothing, and the fallback says why.
+    with transaction.atomic(savepoint=False):
+        effect = next(iter(ExternalEffect.objects.raw(sql, params)), None)
+        if effect is None:
+            return None
+        if effect.run_id:
+            run_event_append(
+                project=project_id, run_id=effect.run_id, kind=f"effect.{effect.status}",
+                data={"key": idempotency_key, "result_hash": computed, "receipt": effect.receipt},
+            )
+    return Delivery("consumed" if consume else "delivered", effect)
 
 
 def _effect_conflict(project_id: int, effect: ExternalEffect, computed: str) -> Delivery:
