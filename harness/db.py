@@ -8,11 +8,13 @@ prepares it once per connection; it is still a Django cursor, so query logging, 
 and the test suite's query counts see it.
 """
 
+import functools
 from typing import Any
 
 import psycopg
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
+from django.db.models import Model
 
 
 class _PreparingCursor(psycopg.Cursor):
@@ -33,4 +35,48 @@ def prepared_cursor() -> CursorWrapper:
         return connection.cursor()
     connection.ensure_connection()
     raw = _PreparingCursor(connection.connection)
-    return connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    # django-stubs type make_cursor's argument as a CursorWrapper; Django passes it the driver's cursor.
+    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
+    return wrap(raw)  # type: ignore[arg-type]
+
+
+@functools.cache
+def _fields_by_column(model: type[Model]) -> dict[str, tuple[str, list]]:
+    return {str(f.column): (f.attname, f.get_db_converters(connection)) for f in model._meta.concrete_fields}
+
+
+def columns(model: type[Model], alias: str = "") -> str:
+    """Every column of the model, by name (`alias.` before each when given): a prepared `*` would
+    fail once a migration adds a column while the connection lives ("cached plan must not change
+    result type")."""
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(prefix + connection.ops.quote_name(column) for column in _fields_by_column(model))
+
+
+def returning(model: type[Model]) -> str:
+    return "RETURNING " + columns(model)
+
+
+def fetch_instance(model: type[Model], sql: str, params: Any) -> Any:
+    """Run one prepared statement and build the model instance from its first row (None if none).
+
+    What `Model.objects.raw()` does for one row, minus its per-query column mapping: columns are
+    matched by name, fields the statement does not return are deferred (loaded on access).
+    """
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+        names = [column[0] for column in cursor.description] if row is not None else []
+    if row is None:
+        return None
+    by_name = dict(zip(names, row, strict=True))
+    attnames, values = [], []
+    # In the model's field order: from_db fills the fields it was not given (deferred) by position.
+    for column, (attname, converters) in _fields_by_column(model).items():
+        if column in by_name:
+            value = by_name[column]
+            for converter in converters:
+                value = converter(value, None, connection)
+            attnames.append(attname)
+            values.append(value)
+    return model.from_db(connection.alias, attnames, values)

@@ -75,8 +75,8 @@ def checkpoint_facts(project_id: int, run_id: int | None, parent_id: int | None)
     run = _runs.get((project_id, run_id)) if run_id is not None else (None,)
     parent = _checkpoints.get((project_id, parent_id)) if parent_id is not None else (None, None, None, None)
     if run is not None and parent is not None:
-        return Facts(run_id is not None, run[0], *parent, parent_id is not None), True
-    facts = Facts(*_read(project_id, run_id, parent_id))
+        return Facts._make((run_id is not None, run[0], *parent, parent_id is not None)), True
+    facts = Facts._make(_read(project_id, run_id, parent_id))
     if not connection.in_atomic_block:  # read in autocommit: committed, so it stays true
         if facts.run_found:
             _runs.put((project_id, run_id), (facts.run_task_id,))

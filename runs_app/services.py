@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from harness.audit import audit_record
 from harness.canonical import action_fingerprint, digest
-from harness.db import prepared_cursor
+from harness.db import fetch_instance, prepared_cursor, returning
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import ApiToken, Project
 from harness.tenancy import Role, user_has_role
@@ -186,10 +186,10 @@ def _run_claim(project: Project | int, run_id: int, *, owner: str, lease_seconds
     expires = now + dt.timedelta(seconds=lease_seconds)
     claimed: Run | None = None
     if connection.vendor == "postgresql":
-        claimed = next(iter(Run.objects.raw(_CLAIM_ATTEMPT_SQL if count_attempt else _CLAIM_SQL, {
+        claimed = fetch_instance(Run, _CLAIM_ATTEMPT_SQL if count_attempt else _CLAIM_SQL, {
             "owner": owner, "expires": expires, "now": now, "rid": run_id, "pid": project_id,
             "terminal": list(RUN_MACHINE.terminal),
-        })), None)
+        })
     else:
         claimable = Q(lease_owner="") | Q(lease_expires_at__lte=now) | Q(lease_owner=owner)
         with transaction.atomic():
@@ -224,7 +224,7 @@ UPDATE runs_app_run
    SET lease_owner = %(owner)s, lease_expires_at = %(expires)s, version = version + 1, updated_at = %(now)s
  WHERE id = %(rid)s AND project_id = %(pid)s AND status <> ALL(%(terminal)s)
    AND (lease_owner = '' OR lease_expires_at <= %(now)s OR lease_owner = %(owner)s)
-RETURNING *
+""" + returning(Run) + """
 """
 _CLAIM_ATTEMPT_SQL = _CLAIM_SQL.replace(
     "updated_at = %(now)s",
@@ -239,10 +239,10 @@ def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seco
     expires = now + dt.timedelta(seconds=lease_seconds)
     if connection.vendor == "postgresql":
         # One statement: the renewed row comes back with the write; only a lost lease reads it again.
-        renewed = next(iter(Run.objects.raw(_HEARTBEAT_SQL, {
+        renewed = fetch_instance(Run, _HEARTBEAT_SQL, {
             "expires": expires, "now": now, "rid": run_id, "owner": owner,
             "pid": project if isinstance(project, int) else project.pk,
-        })), None)
+        })
         if renewed is not None:
             return renewed
         updated = 0
@@ -263,14 +263,14 @@ def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seco
 _HEARTBEAT_SQL = """
 UPDATE runs_app_run SET lease_expires_at = %(expires)s, updated_at = %(now)s
  WHERE id = %(rid)s AND project_id = %(pid)s AND lease_owner = %(owner)s AND lease_expires_at > %(now)s
-RETURNING *
+""" + returning(Run) + """
 """
 
 
 def run_release(*, project: Project | int, run_id: int, owner: str) -> None:
     if connection.vendor == "postgresql":
         # Hand-written: compiling the ORM update was most of a release's CPU on the claim/release path.
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(_RELEASE_SQL, {"now": timezone.now(), "rid": run_id, "owner": owner,
                                           "pid": project if isinstance(project, int) else project.pk})
         return
@@ -291,7 +291,7 @@ def run_metrics_merge(
     """Merge keys into `Run.metrics` (and add to counters); returns the merged metrics."""
     if not increment and connection.vendor == "postgresql":
         # A plain merge is one statement: jsonb `||` merges top-level keys as the dict merge below does.
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(_METRICS_MERGE_SQL, {"metrics": json.dumps(metrics), "now": timezone.now(), "rid": run_id,
                                                 "pid": project if isinstance(project, int) else project.pk})
             row = cursor.fetchone()
@@ -325,9 +325,9 @@ def run_count_start(*, run_id: int, owner: str, statuses: tuple[str, ...]) -> Ru
     """
     now = timezone.now()
     if connection.vendor == "postgresql":
-        return next(iter(Run.objects.raw(_COUNT_START_SQL, {
+        return fetch_instance(Run, _COUNT_START_SQL, {
             "rid": run_id, "owner": owner, "now": now, "statuses": list(statuses),
-        })), None)
+        })
     with transaction.atomic():
         run = Run.objects.select_for_update().only(
             "project_id", "status", "version", "lease_owner", "lease_expires_at", "metrics"
@@ -387,7 +387,7 @@ def run_event_append(*, project: Project | int, run_id: int, kind: str, data: di
         raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
     if connection.vendor == "postgresql":
         # One statement is atomic by itself: no savepoint round trips when called inside a transaction.
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute(_EVENT_SQL, {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)})
             row = cursor.fetchone()
     else:
@@ -431,7 +431,7 @@ def run_events_append(
     if connection.vendor != "postgresql":
         with transaction.atomic():
             return [run_event_append(project=project_id, run_id=run_id, kind=kind, data=data) for kind, data in events]
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_EVENTS_SQL, {
             "rid": run_id, "pid": project_id, "n": len(events), "kinds": [kind for kind, _ in events],
             "data": [json.dumps(data or {}) for _, data in events],
@@ -885,10 +885,10 @@ def effect_intend(
         # The first intent is one statement (the run and approval checked in this project inside it);
         # a key seen before, or a missing run or approval, takes the path below to say which.
         now = timezone.now()
-        created = next(iter(ExternalEffect.objects.raw(_INTEND_SQL, {
+        created = fetch_instance(ExternalEffect, _INTEND_SQL, {
             "pid": project_id, "key": idempotency_key, "tool": tool, "digest": arguments_digest, "run": run_id,
             "approval": approval_id, "status": EffectStatus.INTENDED, "now": now,
-        })), None)
+        })
         if created is not None:
             return created, True
     if run_id is not None and not _runs(project_id).filter(pk=run_id).exists():
@@ -922,7 +922,7 @@ SELECT %(pid)s, %(key)s, %(tool)s, %(digest)s, %(run)s, %(approval)s, %(status)s
    AND (%(approval)s::bigint IS NULL
         OR EXISTS (SELECT 1 FROM runs_app_approvalrequest WHERE id = %(approval)s AND project_id = %(pid)s))
 ON CONFLICT (project_id, idempotency_key) DO NOTHING
-RETURNING *
+""" + returning(ExternalEffect) + """
 """
 
 
@@ -932,11 +932,11 @@ def effect_dispatch(*, project: Project | int, effect_id: int) -> ExternalEffect
     now = timezone.now()
     if connection.vendor == "postgresql":
         # One statement returns the dispatched row; a refused transition takes the path below to say why.
-        dispatched = next(iter(ExternalEffect.objects.raw(_DISPATCH_SQL, {
+        dispatched = fetch_instance(ExternalEffect, _DISPATCH_SQL, {
             "status": EffectStatus.DISPATCHED, "now": now, "id": effect_id,
             "pid": project if isinstance(project, int) else project.pk,
             "sources": sorted(EFFECT_MACHINE.sources_of(EffectStatus.DISPATCHED)),
-        })), None)
+        })
         if dispatched is not None:
             return dispatched
     cas_transition(
@@ -951,7 +951,7 @@ UPDATE runs_app_externaleffect
    SET status = %(status)s, version = version + 1, attempts = attempts + 1, dispatched_at = %(now)s,
        updated_at = %(now)s
  WHERE id = %(id)s AND project_id = %(pid)s AND status = ANY(%(sources)s)
-RETURNING *
+""" + returning(ExternalEffect) + """
 """
 
 
@@ -1045,14 +1045,14 @@ UPDATE runs_app_externaleffect
    SET status = %(delivered)s, version = version + 1, result = %(result)s::jsonb, result_hash = %(hash)s,
        delivered_at = %(now)s, updated_at = %(now)s
  WHERE project_id = %(pid)s AND idempotency_key = %(key)s AND status = ANY(%(sources)s) AND result_hash = ''
-RETURNING *
+""" + returning(ExternalEffect) + """
 """
 _CONSUME_SQL = """
 UPDATE runs_app_externaleffect
    SET status = %(consumed)s, version = version + 1, receipt = %(receipt)s, consumed_at = %(now)s,
        updated_at = %(now)s
  WHERE project_id = %(pid)s AND idempotency_key = %(key)s AND status = %(delivered)s AND result_hash = %(hash)s
-RETURNING *
+""" + returning(ExternalEffect) + """
 """
 
 
@@ -1076,7 +1076,7 @@ def _effect_deliver_fast(
         params["sources"] = sorted(EFFECT_MACHINE.sources_of(EffectStatus.DELIVERED) - {EffectStatus.INTENDED})
     # No savepoint: a conditional UPDATE that matches nothing changes nothing, and the fallback says why.
     with transaction.atomic(savepoint=False):
-        effect = next(iter(ExternalEffect.objects.raw(sql, params)), None)
+        effect = fetch_instance(ExternalEffect, sql, params)
         if effect is None:
             return None
         if effect.run_id:

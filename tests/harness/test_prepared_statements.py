@@ -43,3 +43,20 @@ def test_with_prepared_statements_off_nothing_is_prepared(project: Project, thre
     items = session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": 1}])
     assert items[0].seq == 1
     assert _prepared("INSERT INTO sessions_app_sessionitem") == []
+
+
+@pytest.mark.django_db
+def test_fetch_instance_maps_columns_by_name_and_defers_the_rest(project: Project) -> None:
+    from harness.db import fetch_instance, returning
+    from runs_app.models import Run
+
+    run = factories.make_run(project, cursor={"node": "draft"})
+    # Columns out of the model's order, and only some of them.
+    partial = fetch_instance(Run, "SELECT metrics, cursor, status, id FROM runs_app_run WHERE id = %s", [run.pk])
+    assert (partial.pk, partial.status, partial.cursor, partial.metrics) == (run.pk, run.status, {"node": "draft"},
+                                                                              run.metrics)
+    assert "session_id" in partial.get_deferred_fields()
+    assert partial.session_id == run.session_id  # loaded on access
+    whole = fetch_instance(Run, "UPDATE runs_app_run SET version = version WHERE id = %s " + returning(Run), [run.pk])
+    assert whole is not None and whole.get_deferred_fields() == set() and whole.cursor == {"node": "draft"}
+    assert fetch_instance(Run, "SELECT id FROM runs_app_run WHERE id = %s", [run.pk + 10**6]) is None

@@ -21,7 +21,8 @@ def _empty_memory() -> None:
 def _expected_hash(checkpoint: Checkpoint, parent: Checkpoint | None) -> str:
     return digest({
         "run": checkpoint.run_id, "task": checkpoint.task_id, "parent_hash": parent.content_hash if parent else None,
-        "cursor": checkpoint.cursor, "state": checkpoint.state, "artifact_fingerprints": checkpoint.artifact_fingerprints,
+        "cursor": checkpoint.cursor, "state": checkpoint.state,
+        "artifact_fingerprints": checkpoint.artifact_fingerprints,
         "authority_ref": checkpoint.authority_ref, "pending_gate": checkpoint.pending_gate,
         "approval": checkpoint.approval_id, "resume_policy": checkpoint.resume_policy,
         "schema_version": checkpoint.schema_version,
