@@ -261,7 +261,7 @@ def _chain_intact(run_id: int) -> bool:
 
 # --- 4. read a 1,000-deep lineage -------------------------------------------------------------------
 
-def lineage(checkpoint_id: int, projects: Any) -> list[Checkpoint]:
+def lineage(checkpoint_id: int, projects: Any) -> list[dict]:
     return checkpoint_lineage(projects=projects, checkpoint_id=checkpoint_id)
 
 
@@ -287,7 +287,7 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
                     settings=settings, setup=lambda i: last, op=lambda cid: lineage(cid, projects))
         chain = lineage(last, projects)
         m.extra["check"] = len(chain) == 1000 and all(
-            a.parent_id == b.pk for a, b in zip(chain, chain[1:], strict=False))
+            a["parent"] == b["id"] for a, b in zip(chain, chain[1:], strict=False))
         out.append(m)
 
         def lg_setup(i: int) -> dict:
