@@ -207,6 +207,10 @@ elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=10),
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Celery's Django fixup closes every database connection before and after each task unless this is
+# set; harness.celery applies Django's own rule instead (CONN_MAX_AGE, health checks). The fixup
+# still closes them once per this many tasks.
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
