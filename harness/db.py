@@ -12,7 +12,7 @@ import functools
 from typing import Any
 
 import psycopg
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
 
@@ -31,12 +31,17 @@ def prepared_cursor() -> CursorWrapper:
     On SQLite it is an ordinary cursor; with DATABASE_PREPARED_STATEMENTS=0 its parameters are still
     bound on the server but nothing is prepared.
     """
-    if connection.vendor != "postgresql":
-        return connection.cursor()
-    connection.ensure_connection()
-    raw = _PreparingCursor(connection.connection)
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.vendor != "postgresql":
+        return db.cursor()
+    # What BaseDatabaseWrapper.cursor() does first: this is often a request's first statement (the
+    # token lookup), so it must be the one that notices a persistent connection the server dropped.
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    raw = _PreparingCursor(db.connection)
     # django-stubs type make_cursor's argument as a CursorWrapper; Django passes it the driver's cursor.
-    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
+    wrap = db.make_debug_cursor if db.queries_logged else db.make_cursor
     return wrap(raw)  # type: ignore[arg-type]
 
 

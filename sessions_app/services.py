@@ -6,7 +6,6 @@ from typing import Any, TypedDict
 
 from django.db import connection, transaction
 from django.db.models import F
-from django.utils import timezone
 
 from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
@@ -22,6 +21,7 @@ class NewItem(TypedDict, total=False):
 
 
 MAX_ITEMS_PER_APPEND = 500
+_ROLES = frozenset(ItemRole.values)
 
 
 def session_create(
@@ -68,7 +68,7 @@ def session_items_append(
     if len(items) > MAX_ITEMS_PER_APPEND:
         raise ValidationFailed(f"At most {MAX_ITEMS_PER_APPEND} items per append.", code="batch_too_large")
     for item in items:
-        if item.get("role") not in ItemRole.values:
+        if item.get("role") not in _ROLES:
             raise ValidationFailed(f"Unknown item role {item.get('role')!r}.", code="invalid_role")
     run_ids = {int(run_id) for item in items if (run_id := item.get("run_id"))}
     if run_ids:
@@ -86,7 +86,6 @@ def session_items_append(
             rows = _append_portable(project.pk, session_id, items, expected_last_seq)
     if not rows:
         _explain_refused_append(project, session_id, expected_last_seq)
-    now = timezone.now()
     return [
         SessionItem(
             id=row[0],
@@ -95,7 +94,7 @@ def session_items_append(
             role=item["role"],
             content=item.get("content"),
             run_id=item.get("run_id"),
-            created_at=row[2] if len(row) > 2 else now,
+            created_at=row[2],
         )
         for row, item in zip(rows, items, strict=True)
     ]

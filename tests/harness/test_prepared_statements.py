@@ -60,3 +60,17 @@ def test_fetch_instance_maps_columns_by_name_and_defers_the_rest(project: Projec
     whole = fetch_instance(Run, "UPDATE runs_app_run SET version = version WHERE id = %s " + returning(Run), [run.pk])
     assert whole is not None and whole.get_deferred_fields() == set() and whole.cursor == {"node": "draft"}
     assert fetch_instance(Run, "SELECT id FROM runs_app_run WHERE id = %s", [run.pk + 10**6]) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_prepared_statement_first_in_a_request_survives_a_dropped_connection(project: Project) -> None:
+    from harness.auth import token_lookup
+    from harness.models import ApiToken
+
+    token, secret = factories.make_agent_token(project, name="survivor")
+    assert token_lookup(ApiToken.hash_secret(secret)) is not None
+    assert connection.health_check_enabled
+    connection.connection.close()  # the server dropped the persistent connection between requests
+    connection.health_check_done = False  # what the start of the next request resets
+    found = token_lookup(ApiToken.hash_secret(secret))
+    assert found is not None and found.pk == token.pk
