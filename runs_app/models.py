@@ -152,8 +152,12 @@ class Task(models.Model):
 class Run(models.Model):
     """One invocation inside a session: status, cursor, budget, version and lease."""
 
-    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="runs")
-    session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="runs")
+    # Every write of a run's pointers is a non-HOT update that touches each of its indexes, so no
+    # index is kept that another already covers: (project, status, -updated_at) leads with the
+    # project, (session, created_at) with the session.
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="runs", db_index=False)
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="runs",
+                                db_index=False)
     task = models.ForeignKey(Task, on_delete=models.PROTECT, null=True, blank=True, related_name="runs")
     ref = models.CharField(max_length=64, blank=True, default="", help_text="A human reference, e.g. R-101.")
     task_mode = models.CharField(max_length=64, blank=True, default="")
@@ -170,8 +174,9 @@ class Run(models.Model):
     pending_approval = models.ForeignKey(
         "ApprovalRequest", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # Not indexed: only deleting a checkpoint would look runs up by it, and history is append-only.
     last_checkpoint = models.ForeignKey(
-        "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
     )
     error = models.JSONField(null=True, blank=True, help_text="Why the run failed or is blocked.")
     blocked_step = models.CharField(max_length=64, blank=True, default="")
@@ -234,8 +239,11 @@ class Checkpoint(models.Model):
     """An immutable, validated resume point. `parent` gives the lineage; forks share a parent."""
 
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="checkpoints")
-    run = models.ForeignKey(Run, on_delete=models.PROTECT, null=True, blank=True, related_name="checkpoints")
-    task = models.ForeignKey(Task, on_delete=models.PROTECT, null=True, blank=True, related_name="checkpoints")
+    # (run, -id) and (task, -id) below lead with these: single-column indexes would only slow each write.
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, null=True, blank=True, related_name="checkpoints",
+                            db_index=False)
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, null=True, blank=True, related_name="checkpoints",
+                             db_index=False)
     parent = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="children")
     label = models.CharField(max_length=120, blank=True, default="")
     cursor = models.JSONField(default=dict, blank=True)
