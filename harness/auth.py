@@ -8,7 +8,7 @@ request (no cache: a revoked token fails on its next request, in every worker pr
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
@@ -87,6 +87,12 @@ SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_u
   LEFT JOIN {Project._meta.db_table} p ON p.id = t.project_id
  WHERE t.digest = %s AND t.revoked_at IS NULL
 """
+def _token_row(digest: str) -> tuple | None:
+    with prepared_cursor() as cursor:
+        cursor.execute(_TOKEN_SQL, [digest])
+        return cursor.fetchone()
+
+
 _TOKEN_FIELDS = ["id", "kind", "name", "role", "project_id", "user_id", "prefix", "last_used_at"]
 _PROJECT_FIELDS = ["id", "slug", "name", "created_at"]
 
@@ -97,9 +103,19 @@ def token_lookup(digest: str) -> ApiToken | None:
     The instances are built like the ORM's own (`from_db`), so a field not read here (the digest,
     created_at, revoked_at) loads on access instead of holding a wrong value.
     """
-    with prepared_cursor() as cursor:
-        cursor.execute(_TOKEN_SQL, [digest])
-        row = cursor.fetchone()
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.connection is None or getattr(db, "health_check_done", True) or db.in_atomic_block:
+        row = _token_row(digest)
+    else:
+        # A request's first statement: it stands in for Django's health check (a `SELECT 1` round
+        # trip before the first query of every request). A persistent connection the server dropped
+        # fails it; then the lookup runs once more on a new connection. It only reads.
+        db.health_check_done = True  # type: ignore[attr-defined]  # django-stubs lack it
+        try:
+            row = _token_row(digest)
+        except (OperationalError, InterfaceError):
+            db.close()
+            row = _token_row(digest)
     if row is None:
         return None
     token = ApiToken.from_db(DEFAULT_DB_ALIAS, _TOKEN_FIELDS, row[:8])

@@ -9,7 +9,7 @@ and the test suite's query counts see it.
 """
 
 import functools
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
@@ -21,8 +21,20 @@ class _PreparingCursor(psycopg.Cursor):
     """Server-side binding; every statement is prepared on first use (when the connection allows it)."""
 
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
-                ) -> "_PreparingCursor":
+                ) -> Self:
         return super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
+
+
+class _LoggedPreparingCursor(_PreparingCursor):
+    """With query logging on (DEBUG, the test suite's query counts): psycopg keeps the statement's
+    text only when it sends it, not for a prepared one, and Django logs that text."""
+
+    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
+                ) -> Self:
+        super().execute(query, params, prepare=prepare, binary=binary)
+        if self._query is None:
+            self._query = self._convert_query(query, params)
+        return self
 
 
 def prepared_cursor() -> CursorWrapper:
@@ -39,7 +51,7 @@ def prepared_cursor() -> CursorWrapper:
     db.close_if_health_check_failed()
     db.ensure_connection()
     db.validate_thread_sharing()
-    raw = _PreparingCursor(db.connection)
+    raw = (_LoggedPreparingCursor if db.queries_logged else _PreparingCursor)(db.connection)
     # django-stubs type make_cursor's argument as a CursorWrapper; Django passes it the driver's cursor.
     wrap = db.make_debug_cursor if db.queries_logged else db.make_cursor
     return wrap(raw)  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from harness.models import Project
 from sessions_app.services import session_items_append
@@ -72,5 +73,28 @@ def test_a_prepared_statement_first_in_a_request_survives_a_dropped_connection(p
     assert connection.health_check_enabled
     connection.connection.close()  # the server dropped the persistent connection between requests
     connection.health_check_done = False  # what the start of the next request resets
-    found = token_lookup(ApiToken.hash_secret(secret))
+    with CaptureQueriesContext(connection) as queries:
+        found = token_lookup(ApiToken.hash_secret(secret))
     assert found is not None and found.pk == token.pk
+    assert connection.health_check_done  # the lookup stood in for the check
+    assert len(queries) == 2  # the failed try, then the lookup on a new connection
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_on_a_healthy_connection_costs_no_health_check_round_trip(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.auth import token_lookup
+    from harness.models import ApiToken
+
+    _, secret = factories.make_agent_token(project, name="healthy")
+    token_lookup(ApiToken.hash_secret(secret))
+    checks: list[bool] = []
+    usable = connection.is_usable
+    monkeypatch.setattr(connection, "is_usable", lambda: checks.append(True) or usable())
+    connection.health_check_done = False  # a new request
+    with CaptureQueriesContext(connection) as queries:
+        assert token_lookup(ApiToken.hash_secret(secret)) is not None
+        session = factories.make_session(project)
+    assert len([q for q in queries if "harness_apitoken" in (q["sql"] or "")]) == 1
+    assert session.pk and checks == []  # Django's SELECT 1 never ran: the lookup was the check
