@@ -25,6 +25,7 @@ import django  # noqa: E402
 django.setup()
 
 from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
 
 from bench.core import Measure, Settings  # noqa: E402
 
@@ -119,6 +120,16 @@ def _render(results: list[Measure], settings: Settings, args: argparse.Namespace
     return "\n".join(lines) + "\n"
 
 
+def _vacuum() -> None:
+    """Clean the dead rows earlier scenarios (and earlier runs) left, ours and the peers' alike.
+
+    Autovacuum does this on a stock PostgreSQL; this machine's runs with `autovacuum = off`, so
+    update-heavy tables (runs, sessions) otherwise carry every dead version from run to run.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM (ANALYZE)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="2 s per measurement, 0.5 s warm-up")
@@ -140,6 +151,7 @@ def main() -> None:
     results: list[Measure] = []
     for key in chosen:
         print(f"scenario {key} ...", flush=True)
+        _vacuum()
         for m in scenarios[key](settings):
             print(f"  {m.subject:45s} c={m.clients} {m.ops_per_s:10,.0f} ops/s p50 {m.p50_ms:.2f} ms "
                   f"p99 {m.p99_ms:.2f} ms rss {m.peak_rss_mb:.0f} MB {m.extra.get('check', '')}", flush=True)
