@@ -39,3 +39,19 @@ def test_latest_items_of_an_empty_session_is_empty_and_another_tenants_is_not_fo
         session_items_latest(project=project, session_id=session.pk + 10_000)
     with pytest.raises(ValidationFailed):
         session_items_latest(project=project, session_id=session.pk, limit=0)
+
+
+@pytest.mark.django_db
+def test_latest_items_are_the_api_items_whatever_the_content(project):
+    from sessions_app.api import ItemOutSerializer
+
+    session = factories.make_session(project)
+    contents = ['a "quoted" back\\slash\ttab\nnewline', 0, -1.5, True, [], {}, {"b": 1, "a": [None]},
+                "\u2028 ünïcode — ✓", 2**62]
+    session_items_append(project=project, session_id=session.pk,
+                         items=[{"role": "assistant", "content": c} for c in contents])
+    latest = session_items_latest(project=project, session_id=session.pk)
+    expected = [ItemOutSerializer(i).data for i in SessionItem.objects.filter(session=session).order_by("seq")]
+    rendered = [{**item, "created_at": ItemOutSerializer().fields["created_at"].to_representation(item["created_at"])}
+                for item in latest]
+    assert rendered == expected
