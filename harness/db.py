@@ -8,7 +8,9 @@ prepares it once per connection; it is still a Django cursor, so query logging, 
 and the test suite's query counts see it.
 """
 
+import datetime as dt
 import functools
+import json
 from typing import Any, Self
 
 import psycopg
@@ -97,3 +99,20 @@ def fetch_instance(model: type[Model], sql: str, params: Any) -> Any:
             attnames.append(attname)
             values.append(value)
     return model.from_db(connection.alias, attnames, values)
+
+
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def json_rows(rows: list[tuple]) -> list[dict[str, Any]]:
+    """Rows of (a JSON object's text, epoch microseconds) as the objects, each with its `created_at`.
+
+    For reads that write each row as the API's JSON in SQL: one json.loads for all of them costs a
+    fraction of decoding each row's JSON columns, and the time as epoch microseconds a fraction of
+    parsing timestamps in Python.
+    """
+    objects: list[dict[str, Any]] = json.loads("[" + ",".join(row[0] for row in rows) + "]")
+    micros = dt.timedelta
+    for obj, row in zip(objects, rows, strict=True):
+        obj["created_at"] = EPOCH + micros(microseconds=row[1])
+    return objects

@@ -16,6 +16,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from harness.db import EPOCH
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -123,12 +124,11 @@ def approval_inbox(
 
 INBOX_PAGE_SIZE = 50
 MAX_SEEK_BRANCHES = 50  # beyond this many projects one sorted statement is cheaper than the UNION
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def seek_cursor(created_at: dt.datetime, pk: int) -> str:
     """A (created_at, id) position as URL text: epoch microseconds and the id."""
-    delta = created_at - _EPOCH
+    delta = created_at - EPOCH
     return f"{(delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds}.{pk}"
 
 
@@ -136,7 +136,7 @@ def parse_seek_cursor(text: str | None) -> tuple[dt.datetime, int] | None:
     match = re.fullmatch(r"(-?\d{1,20})\.(\d{1,20})", text or "")
     if match is None:
         return None
-    return _EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
+    return EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
 
 
 @dataclass(frozen=True)

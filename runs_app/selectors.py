@@ -1,13 +1,12 @@
 """Read queries on runs and what they own, always scoped to the caller's projects."""
 
 import datetime as dt
-import json
 from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
 
-from harness.db import columns, fetch_instance
+from harness.db import columns, fetch_instance, json_rows
 from harness.errors import NotFoundError
 from harness.models import Project
 from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, RunEvent, Task
@@ -152,14 +151,7 @@ def checkpoint_lineage(*, projects: QuerySet[Project], checkpoint_id: int) -> li
         rows = cursor.fetchall()
     if not rows:
         raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
-    chain: list[dict[str, Any]] = json.loads("[" + ",".join(row[0] for row in rows) + "]")
-    micros = dt.timedelta
-    for item, row in zip(chain, rows, strict=True):
-        item["created_at"] = _EPOCH + micros(microseconds=row[1])
-    return chain
-
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    return json_rows(rows)
 
 
 def approval_list(

@@ -521,46 +521,34 @@ def checkpoint_create(
     project_id = project if isinstance(project, int) else project.pk
     if run_id is None and task_id is None:
         raise ValidationFailed("A checkpoint belongs to a run, a task, or both.", code="checkpoint_owner_required")
+    fields: dict[str, Any] = {
+        "label": label, "cursor": cursor, "state": state, "artifact_fingerprints": artifact_fingerprints,
+        "authority_ref": authority_ref, "pending_gate": pending_gate, "approval_id": approval_id,
+        "resume_policy": resume_policy, "schema_version": schema_version, "lease_owner": lease_owner,
+    }
     if connection.vendor != "postgresql":
         with transaction.atomic():
-            return _checkpoint_create(project_id, run_id, task_id, parent_id, label=label, cursor=cursor,
-                                      state=state, artifact_fingerprints=artifact_fingerprints,
-                                      authority_ref=authority_ref, pending_gate=pending_gate,
-                                      approval_id=approval_id, resume_policy=resume_policy,
-                                      schema_version=schema_version, lease_owner=lease_owner)
+            return _checkpoint_create(project_id, run_id, task_id, parent_id, fields)
     # On PostgreSQL the write is one statement (atomic by itself, fenced on the lease inside it), and
     # the reads before it see only facts that never change (a run's project and task, an append-only
     # parent checkpoint): no BEGIN/COMMIT round trips around them on the hot path.
-    return _checkpoint_create(project_id, run_id, task_id, parent_id, label=label, cursor=cursor, state=state,
-                              artifact_fingerprints=artifact_fingerprints, authority_ref=authority_ref,
-                              pending_gate=pending_gate, approval_id=approval_id, resume_policy=resume_policy,
-                              schema_version=schema_version, lease_owner=lease_owner)
+    return _checkpoint_create(project_id, run_id, task_id, parent_id, fields)
 
 
 def _checkpoint_create(
-    project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
-    cursor: dict | None, state: dict | None, artifact_fingerprints: dict | None, authority_ref: str,
-    pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int, lease_owner: str | None,
+    project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, fields: dict[str, Any]
 ) -> Checkpoint:
+    """Write with the facts this process remembers (runs_app.checkpoint_facts), or reads them first."""
     facts, remembered = checkpoint_facts(project_id, run_id, parent_id)
+    if remembered:
+        try:
+            return _checkpoint_write(facts, project_id, run_id, task_id, parent_id, **fields)
+        except _FactsChanged:
+            # What this process remembered no longer holds (e.g. the database was flushed): read, then write.
+            forget(project_id, run_id, parent_id)
+            facts, _ = checkpoint_facts(project_id, run_id, parent_id)
     try:
-        return _checkpoint_write(facts, project_id, run_id, task_id, parent_id, label=label, cursor=cursor,
-                                 state=state, artifact_fingerprints=artifact_fingerprints,
-                                 authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
-                                 resume_policy=resume_policy, schema_version=schema_version,
-                                 lease_owner=lease_owner)
-    except _FactsChanged:
-        if not remembered:
-            raise NotFoundError("The run or the parent checkpoint does not exist.") from None
-    # What this process remembered no longer holds (e.g. the database was flushed): read, then write.
-    forget(project_id, run_id, parent_id)
-    facts, _ = checkpoint_facts(project_id, run_id, parent_id)
-    try:
-        return _checkpoint_write(facts, project_id, run_id, task_id, parent_id, label=label, cursor=cursor,
-                                 state=state, artifact_fingerprints=artifact_fingerprints,
-                                 authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
-                                 resume_policy=resume_policy, schema_version=schema_version,
-                                 lease_owner=lease_owner)
+        return _checkpoint_write(facts, project_id, run_id, task_id, parent_id, **fields)
     except _FactsChanged:
         raise NotFoundError("The run or the parent checkpoint does not exist.") from None
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import CharField, Count, QuerySet, Value
 from django.http import Http404
 
+from harness.db import EPOCH
 from runs_app.models import Run
 from sessions_app.models import Session, SessionItem
 
@@ -46,12 +47,11 @@ class TimelinePage:
     later: str | None
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def timeline_cursor(created_at: dt.datetime, pk: int) -> str:
     """A position in the timeline as text for a URL: epoch microseconds and the id."""
-    delta = created_at - _EPOCH
+    delta = created_at - EPOCH
     return f"{(delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds}.{pk}"
 
 
@@ -59,7 +59,7 @@ def parse_timeline_cursor(text: str | None) -> tuple[dt.datetime, int] | None:
     match = re.fullmatch(r"(-?\d{1,20})\.(\d{1,20})", text or "")
     if match is None:
         return None
-    return _EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
+    return EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
 
 
 def _seek(qs: QuerySet, cursor: tuple[dt.datetime, int] | None, *, backwards: bool) -> QuerySet:

@@ -1,13 +1,12 @@
 """Read queries on sessions and items, always scoped to the caller's projects."""
 
 import datetime as dt
-import json
 from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
 
-from harness.db import prepared_cursor
+from harness.db import json_rows, prepared_cursor
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from sessions_app.models import Session, SessionItem
@@ -76,14 +75,7 @@ def session_items_latest(*, project: Project | int, session_id: int, limit: int 
     if not rows and not Session.objects.filter(project_id=project_id, pk=session_id).exists():
         raise NotFoundError(f"Session {session_id} does not exist.")
     rows.reverse()
-    items: list[dict[str, Any]] = json.loads("[" + ",".join(row[0] for row in rows) + "]")
-    micros = dt.timedelta
-    for item, row in zip(items, rows, strict=True):
-        item["created_at"] = _EPOCH + micros(microseconds=row[1])
-    return items
-
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    return json_rows(rows)
 
 
 def _latest_portable(project_id: int, session_id: int, limit: int) -> list[dict[str, Any]]:
