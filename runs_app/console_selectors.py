@@ -365,10 +365,11 @@ WITH RECURSIVE up(id, parent_id, n) AS (
     SELECT id FROM top
     UNION ALL
     -- LATERAL with a LIMIT is not flattened into a join: each step probes the parent index for
-    -- one node's children instead of hashing all of the owner's checkpoints on every step.
+    -- one node's children instead of hashing all of the owner's checkpoints on every step. The
+    -- children in id order: without it, which siblings fill the window depended on the plan.
     SELECT k.id FROM down, LATERAL (
         SELECT c.id FROM runs_app_checkpoint c WHERE c.parent_id = down.id AND c.{owner} = %(owner)s
-         LIMIT %(size)s) AS k
+         ORDER BY c.id LIMIT %(size)s) AS k
 )
 SELECT c.id, c.run_id, c.task_id, c.parent_id, c.label, c.depth, c.created_at,
        (SELECT CASE WHEN top.n >= %(size)s THEN top.parent_id END FROM top) AS older

@@ -79,6 +79,10 @@ def test_the_lineage_page_draws_a_window_at_the_head_and_links_to_older(project,
     # At the root: its ancestors end, and the walk down from the root fills the window.
     assert [c.pk for c in rows] == chain[:5] and older is None
     assert sel.lineage_window([project.pk + 1000], run=run, size=5) == ([], None)  # another project's: nothing
+    # Anchored at the branch, the walk down from its topmost ancestor takes siblings in id order:
+    # c8 before the later branch, whatever plan PostgreSQL picks.
+    rows, _ = sel.lineage_window([project.pk], run=run, size=5, before=branch)
+    assert [c.pk for c in rows] == chain[-8:-3] + [branch]
 
     monkeypatch.setattr(sel, "LINEAGE_WINDOW", 5)
     url = reverse("runs:run_lineage", args=[run.pk])
