@@ -48,6 +48,7 @@ class Settings:
     clients: tuple[int, ...] = (1, 8)
     soak_seconds: float = 600.0  # scenario 9's soak
     resumes: int = 10_000  # scenario 9: runs the resume worker resumes during the soak
+    rounds: int = 3  # compared subjects take turns this many times (measure_turns)
 
 
 def _percentile(sorted_values: array, q: float) -> float:
@@ -121,33 +122,84 @@ def _client(index: int, setup: Setup, op: Op, teardown: Callable[[Any], Any] | N
         os._exit(0)
 
 
-def measure(scenario: str, subject: str, *, setup: Setup, op: Op, clients: int, settings: Settings,
-            teardown: Callable[[Any], Any] | None = None) -> Measure:
-    """Run `op` in `clients` processes for settings.duration seconds after a warm-up."""
+@dataclass
+class Subject:
+    """One thing a scenario measures: each client process runs `setup(index)` once, then `op(state)`."""
+
+    name: str
+    setup: Setup
+    op: Op
+    teardown: Callable[[Any], Any] | None = None
+
+
+@dataclass
+class _Run:
+    ops: int
+    latencies: array
+    peak_rss_mb: float
+    acknowledged: int
+
+
+def _run_clients(subject: Subject, *, clients: int, duration: float, warmup: float) -> _Run:
+    """`clients` processes run the subject's op for `duration` seconds after `warmup`; their results merged."""
     connections.close_all()  # never share a parent connection with forked children
     ctx = mp.get_context("fork")
     barrier = ctx.Barrier(clients)
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=_client, args=(i, setup, op, teardown, barrier, settings.duration, settings.warmup, out))
+        ctx.Process(target=_client, args=(i, subject.setup, subject.op, subject.teardown, barrier, duration, warmup,
+                                          out))
         for i in range(clients)
     ]
     for proc in procs:
         proc.start()
-    results = [out.get(timeout=settings.duration + settings.warmup + 300) for _ in procs]
+    results = [out.get(timeout=duration + warmup + 300) for _ in procs]
     for proc in procs:
         proc.join(30)
     errors = [r[4] for r in results if r[4]]
     if errors:
-        raise RuntimeError(f"{scenario} / {subject}: a client failed: {errors[0]}")
+        raise RuntimeError(f"{subject.name}: a client failed: {errors[0]}")
     merged = array("d")
     for _, _, raw, _, _, _ in results:
         part = array("d")
         part.frombytes(raw)
         merged.extend(part)
-    merged = array("d", sorted(merged))
+    return _Run(ops=sum(r[1] for r in results), latencies=merged, peak_rss_mb=max(r[3] for r in results),
+                acknowledged=sum(r[5] for r in results))
+
+
+def _merge(scenario: str, subject: str, clients: int, seconds: float, runs: list[_Run]) -> Measure:
+    merged = array("d", sorted(x for run in runs for x in run.latencies))
     return Measure(
-        scenario=scenario, subject=subject, clients=clients, ops=sum(r[1] for r in results),
-        seconds=settings.duration, p50_ms=_percentile(merged, 0.50), p99_ms=_percentile(merged, 0.99),
-        peak_rss_mb=max(r[3] for r in results), extra={"acknowledged": sum(r[5] for r in results)},
+        scenario=scenario, subject=subject, clients=clients, ops=sum(run.ops for run in runs), seconds=seconds,
+        p50_ms=_percentile(merged, 0.50), p99_ms=_percentile(merged, 0.99),
+        peak_rss_mb=max(run.peak_rss_mb for run in runs),
+        extra={"acknowledged": sum(run.acknowledged for run in runs)},
     )
+
+
+def measure(scenario: str, subject: str, *, setup: Setup, op: Op, clients: int, settings: Settings,
+            teardown: Callable[[Any], Any] | None = None) -> Measure:
+    """Run `op` in `clients` processes for settings.duration seconds after a warm-up."""
+    run = _run_clients(Subject(subject, setup, op, teardown), clients=clients, duration=settings.duration,
+                       warmup=settings.warmup)
+    return _merge(scenario, subject, clients, settings.duration, [run])
+
+
+def measure_turns(scenario: str, subjects: list[Subject], *, clients: int, settings: Settings) -> list[Measure]:
+    """Measure subjects that are compared with each other by taking turns: `settings.rounds` rounds, in
+    each of which every subject runs for duration / rounds seconds (after its warm-up, in fresh client
+    processes); each subject's rounds are merged into one Measure of `settings.duration` seconds.
+
+    This VM's speed drifts by tens of percent within minutes (a peer measured 772/s in one run and
+    1,769/s in the next). Measured one after the other in one block each, two subjects can land in
+    different weather; taking turns gives each the same, so the ratio of one run means more.
+    A subject's setup runs again in every round: state it keeps must be read back, not counted from 0.
+    """
+    per_round = settings.duration / settings.rounds
+    runs: dict[str, list[_Run]] = {s.name: [] for s in subjects}
+    for _ in range(settings.rounds):
+        for subject in subjects:
+            runs[subject.name].append(_run_clients(subject, clients=clients, duration=per_round,
+                                                   warmup=settings.warmup))
+    return [_merge(scenario, s.name, clients, settings.duration, runs[s.name]) for s in subjects]

@@ -10,13 +10,14 @@ import http.client
 import io
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.core.management import call_command
 
 from bench import procs
-from bench.core import Measure, Settings, measure
-from bench.scenarios_store import ITEM, _gap_free, _new_session, _project, scenario_append_sdk
+from bench.core import Measure, Settings, Subject, measure, measure_turns
+from bench.scenarios_store import ITEM, _gap_free, _new_session, _project, sdk_append_subject
 from sessions_app.models import SessionItem
 
 # The server configuration the scenario's main row uses, and the others compared with it at 8 clients.
@@ -63,36 +64,46 @@ def _http_append(s: dict) -> None:
         raise RuntimeError(f"append answered {response.status}: {payload[:300]!r}")
 
 
-def measure_http_append(settings: Settings, *, config: dict, clients: int, subject: str, token: str) -> Measure:
+def http_append_subject(settings: Settings, *, config: dict, clients: int, subject: str, token: str,
+                        run: Callable[[Subject], list[Measure]]) -> list[Measure]:
+    """Serve the append from gunicorn in `config` while `run` measures the HTTP subject (with whatever
+    it takes turns with); checks that every acknowledged append is stored, gap-free."""
     project = _project()
     sessions = [_new_session(project) for _ in range(clients)]
     server = procs.start_gunicorn(workers=config["workers"], threads=config["threads"], pool=config["pool"],
                                   name="bench-gunicorn")
     try:
-        m = measure("5 append item over HTTP", subject, clients=clients, settings=settings,
-                    setup=_http_setup(server.port, token, sessions), op=_http_append)
+        measures = run(Subject(subject, _http_setup(server.port, token, sessions), _http_append))
+        m = next(m for m in measures if m.subject == subject)
         m.extra["server_rss_mb"] = round(max(procs.rss_mb(pid) for pid in server.worker_pids()))
     finally:
         server.stop()
     stored = SessionItem.objects.filter(session_id__in=sessions).count()
     m.extra["check"] = stored == m.extra["acknowledged"] and _gap_free(sessions)
-    return m
+    return measures
 
 
 def scenario_http_append(settings: Settings) -> list[Measure]:
     project = _project()
     token = agent_token(project.slug)
     out: list[Measure] = []
+    scenario = "5 append item over HTTP"
     for clients in settings.clients:
-        out.append(measure_http_append(settings, config=BEST, clients=clients, subject="harness API (gunicorn)",
-                                       token=token))
-        out[-1].extra["server"] = label(BEST)
-        out.append(scenario_append_sdk(settings, clients=clients, scenario="5 append item over HTTP"))
+        sdk, sdk_check = sdk_append_subject()
+        ours, sdk_m = http_append_subject(
+            settings, config=BEST, clients=clients, subject="harness API (gunicorn)", token=token,
+            run=lambda http, sdk=sdk, clients=clients: measure_turns(scenario, [http, sdk], clients=clients,
+                                                                     settings=settings))
+        ours.extra["server"] = label(BEST)
+        sdk_m.extra["check"] = sdk_check(sdk_m)
+        out += [ours, sdk_m]
     # The server configurations compared, at 8 clients (the issue's load).
+    clients = max(settings.clients)
     for config in ALTERNATIVES:
-        m = measure_http_append(settings, config=config, clients=max(settings.clients), token=token,
-                                subject=f"harness API ({label(config)})")
-        out.append(m)
+        out += http_append_subject(
+            settings, config=config, clients=clients, subject=f"harness API ({label(config)})", token=token,
+            run=lambda http: [measure(scenario, http.name, setup=http.setup, op=http.op, clients=clients,
+                                      settings=settings)])
     return out
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 from django.db import connection, connections
 
-from bench.core import Measure, Settings, measure
+from bench.core import Measure, Settings, Subject, measure_turns
 from harness.models import Project
-from runs_app.models import Checkpoint
+from runs_app.models import Checkpoint, Run
 from runs_app.selectors import checkpoint_latest, checkpoint_lineage
 from runs_app.services import checkpoint_create, run_claim, run_create, run_release
 from sessions_app.models import Session, SessionItem
@@ -57,20 +58,18 @@ def scenario_append(settings: Settings) -> list[Measure]:
     project = _project()
     for clients in settings.clients:
         sessions = [_new_session(project) for _ in range(clients)]
+        raw_sessions = [_new_session(project) for _ in range(clients)]
 
         def ours(i: int, sessions: list[int] = sessions) -> dict:
             return {"project": project, "sid": sessions[i]}
 
-        m = measure("1 append item", "harness service", clients=clients, settings=settings, setup=ours,
-                    op=lambda s: session_items_append(project=s["project"], session_id=s["sid"], items=[ITEM]))
-        stored = SessionItem.objects.filter(session_id__in=sessions).count()
-        m.extra["check"] = stored == m.extra["acknowledged"] and _gap_free(sessions)
-        out.append(m)
-
-        raw_sessions = [_new_session(project) for _ in range(clients)]
-
         def raw_setup(i: int, raw_sessions: list[int] = raw_sessions) -> dict:
-            return {"conn": psycopg.connect(pg_url()), "sid": raw_sessions[i], "seq": 0}
+            conn = psycopg.connect(pg_url())
+            sid = raw_sessions[i]
+            seq = conn.execute("SELECT coalesce(max(seq), 0) FROM sessions_app_sessionitem WHERE session_id = %s",
+                               (sid,)).fetchone()[0]
+            conn.commit()
+            return {"conn": conn, "sid": sid, "seq": seq}
 
         def raw_op(s: dict) -> None:
             s["seq"] += 1
@@ -80,17 +79,25 @@ def scenario_append(settings: Settings) -> list[Measure]:
                 (s["sid"], s["seq"], "user", psycopg.types.json.Jsonb(ITEM["content"])))
             s["conn"].commit()
 
-        m = measure("1 append item", "raw psycopg INSERT+COMMIT", clients=clients, settings=settings,
-                    setup=raw_setup, op=raw_op)
-        m.extra["check"] = SessionItem.objects.filter(session_id__in=raw_sessions).count() == m.extra["acknowledged"]
-        out.append(m)
-
-        out.append(scenario_append_sdk(settings, clients=clients))
+        sdk, sdk_check = sdk_append_subject()
+        m, raw, sdk_m = measure_turns("1 append item", [
+            Subject("harness service", ours,
+                    lambda s: session_items_append(project=s["project"], session_id=s["sid"], items=[ITEM])),
+            Subject("raw psycopg INSERT+COMMIT", raw_setup, raw_op),
+            sdk,
+        ], clients=clients, settings=settings)
+        stored = SessionItem.objects.filter(session_id__in=sessions).count()
+        m.extra["check"] = stored == m.extra["acknowledged"] and _gap_free(sessions)
+        raw.extra["check"] = (SessionItem.objects.filter(session_id__in=raw_sessions).count()
+                              == raw.extra["acknowledged"])
+        sdk_m.extra["check"] = sdk_check(sdk_m)
+        out += [m, raw, sdk_m]
     return out
 
 
-def scenario_append_sdk(settings: Settings, *, clients: int, scenario: str = "1 append item") -> Measure:
-    """The Agents SDK's SQLAlchemySession.add_items, one item per call, each client its own session."""
+def sdk_append_subject() -> tuple[Subject, Callable[[Measure], bool]]:
+    """The Agents SDK's SQLAlchemySession.add_items, one item per call, each client its own session;
+    and the check that the SDK stored what it acknowledged."""
     tag = uuid.uuid4().hex[:8]
 
     def sdk_setup(i: int) -> dict:
@@ -103,10 +110,10 @@ def scenario_append_sdk(settings: Settings, *, clients: int, scenario: str = "1 
     async def sdk_op(s: dict) -> None:
         await s["session"].add_items([SDK_ITEM])
 
-    m = measure(scenario, "Agents SDK SQLAlchemySession.add_items", clients=clients, settings=settings,
-                setup=sdk_setup, op=sdk_op)
-    m.extra["check"] = _sdk_count(f"bench-{tag}-%") == m.extra["acknowledged"]
-    return m
+    def check(m: Measure) -> bool:
+        return _sdk_count(f"bench-{tag}-%") == m.extra["acknowledged"]
+
+    return Subject("Agents SDK SQLAlchemySession.add_items", sdk_setup, sdk_op), check
 
 
 def _sdk_url() -> str:
@@ -160,23 +167,23 @@ def scenario_read_latest_items(settings: Settings) -> list[Measure]:
     project = _project()
     sid, tag = _read_fixture(project)
     out = []
+
+    def sdk_setup(i: int) -> dict:
+        from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+        return {"loop": asyncio.new_event_loop(), "session": SQLAlchemySession.from_url(tag, url=_sdk_url())}
+
+    async def sdk_op(s: dict) -> None:
+        items = await s["session"].get_items(limit=50)
+        assert len(items) == 50
+
     for clients in settings.clients:
-        m = measure("2 read last 50 of 10k", "harness selector", clients=clients, settings=settings,
-                    setup=lambda i: sid, op=lambda s: latest_items(s, project.pk))
+        m, sdk = measure_turns("2 read last 50 of 10k", [
+            Subject("harness selector", lambda i: sid, lambda s: latest_items(s, project.pk)),
+            Subject("Agents SDK get_items(limit=50)", sdk_setup, sdk_op),
+        ], clients=clients, settings=settings)
         m.extra["check"] = [i["seq"] for i in latest_items(sid, project.pk)] == list(range(9951, 10001))
-        out.append(m)
-
-        def sdk_setup(i: int) -> dict:
-            from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
-
-            return {"loop": asyncio.new_event_loop(), "session": SQLAlchemySession.from_url(tag, url=_sdk_url())}
-
-        async def sdk_op(s: dict) -> None:
-            items = await s["session"].get_items(limit=50)
-            assert len(items) == 50
-
-        out.append(measure("2 read last 50 of 10k", "Agents SDK get_items(limit=50)", clients=clients,
-                           settings=settings, setup=sdk_setup, op=sdk_op))
+        out += [m, sdk]
     return out
 
 
@@ -192,23 +199,18 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
     out = []
     for clients in settings.clients:
         runs = [_new_run(project) for _ in range(clients)]
+        threads = [f"bench-{uuid.uuid4().hex[:8]}-{i}" for i in range(clients)]
+
+        def ours_setup(i: int, runs: list[int] = runs) -> dict:
+            # Every round continues its run's chain from the checkpoint the last round left.
+            last = Run.objects.values_list("last_checkpoint_id", flat=True).get(pk=runs[i])
+            return {"pid": project.pk, "rid": runs[i], "last": last,
+                    "n": Checkpoint.objects.filter(run_id=runs[i]).count()}
 
         def ours_write(s: dict) -> None:
             cp = checkpoint_create(project=s["pid"], run_id=s["rid"], parent_id=s["last"], state=STATE,
                                    cursor={"node": "draft", "step": s["n"]})
             s["last"], s["n"] = cp.pk, s["n"] + 1
-
-        m = measure("3 checkpoint write", "harness checkpoint_create", clients=clients, settings=settings,
-                    setup=lambda i, runs=runs: {"pid": project.pk, "rid": runs[i], "last": None, "n": 0},
-                    op=ours_write)
-        m.extra["check"] = all(_chain_intact(rid) for rid in runs) and \
-            Checkpoint.objects.filter(run_id__in=runs).count() == m.extra["acknowledged"]
-        out.append(m)
-        out.append(measure("3 checkpoint read latest", "harness latest checkpoint", clients=clients,
-                           settings=settings, setup=lambda i, runs=runs: runs[i],
-                           op=lambda rid: latest_checkpoint(rid, project.pk)))
-
-        threads = [f"bench-{uuid.uuid4().hex[:8]}-{i}" for i in range(clients)]
 
         def lg_setup(i: int, threads: list[str] = threads) -> dict:
             from langgraph.checkpoint.postgres import PostgresSaver
@@ -216,23 +218,32 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
             conn = psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0,
                                    row_factory=psycopg.rows.dict_row)
             saver = PostgresSaver(conn)
-            return {"saver": saver, "config": {"configurable": {"thread_id": threads[i], "checkpoint_ns": ""}},
-                    "n": 0}
+            config = {"configurable": {"thread_id": threads[i], "checkpoint_ns": ""}}
+            latest = saver.get_tuple(config)  # continue the thread the last round left
+            return {"saver": saver, "config": latest.config if latest else config,
+                    "n": latest.metadata.get("step", 0) if latest else 0}
 
         def lg_write(s: dict) -> None:
             s["n"] += 1
             s["config"] = s["saver"].put(s["config"], _lg_checkpoint(s["n"]), {"source": "loop", "step": s["n"]},
                                          {"state": s["n"]})
 
-        out.append(measure("3 checkpoint write", "LangGraph PostgresSaver.put", clients=clients, settings=settings,
-                           setup=lg_setup, op=lg_write))
-
         def lg_read(s: dict) -> None:
             assert s["saver"].get_tuple({"configurable": {"thread_id": s["config"]["configurable"]["thread_id"],
                                                           "checkpoint_ns": ""}}) is not None
 
-        out.append(measure("3 checkpoint read latest", "LangGraph PostgresSaver.get_tuple", clients=clients,
-                           settings=settings, setup=lg_setup, op=lg_read))
+        write, lg_put = measure_turns("3 checkpoint write", [
+            Subject("harness checkpoint_create", ours_setup, ours_write),
+            Subject("LangGraph PostgresSaver.put", lg_setup, lg_write),
+        ], clients=clients, settings=settings)
+        write.extra["check"] = all(_chain_intact(rid) for rid in runs) and \
+            Checkpoint.objects.filter(run_id__in=runs).count() == write.extra["acknowledged"]
+        read, lg_get = measure_turns("3 checkpoint read latest", [
+            Subject("harness latest checkpoint", lambda i, runs=runs: runs[i],
+                    lambda rid: latest_checkpoint(rid, project.pk)),
+            Subject("LangGraph PostgresSaver.get_tuple", lg_setup, lg_read),
+        ], clients=clients, settings=settings)
+        out += [write, read, lg_put, lg_get]
     return out
 
 
@@ -282,26 +293,26 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
             config = saver.put(config, _lg_checkpoint(n), {"step": n}, {"state": n})
     out = []
     projects = Project.objects.filter(pk=project.pk)
+
+    def lg_setup(i: int) -> dict:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        conn = psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row)
+        return {"saver": PostgresSaver(conn)}
+
+    def lg_list(s: dict) -> None:
+        count = sum(1 for _ in s["saver"].list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}))
+        assert count == 1000, count
+
     for clients in settings.clients:
-        m = measure("4 read 1,000-deep lineage", "harness lineage (recursive CTE)", clients=clients,
-                    settings=settings, setup=lambda i: last, op=lambda cid: lineage(cid, projects))
+        m, lg = measure_turns("4 read 1,000-deep lineage", [
+            Subject("harness lineage (recursive CTE)", lambda i: last, lambda cid: lineage(cid, projects)),
+            Subject("LangGraph PostgresSaver.list", lg_setup, lg_list),
+        ], clients=clients, settings=settings)
         chain = lineage(last, projects)
         m.extra["check"] = len(chain) == 1000 and all(
             a["parent"] == b["id"] for a, b in zip(chain, chain[1:], strict=False))
-        out.append(m)
-
-        def lg_setup(i: int) -> dict:
-            from langgraph.checkpoint.postgres import PostgresSaver
-
-            conn = psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row)
-            return {"saver": PostgresSaver(conn)}
-
-        def lg_list(s: dict) -> None:
-            count = sum(1 for _ in s["saver"].list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}))
-            assert count == 1000, count
-
-        out.append(measure("4 read 1,000-deep lineage", "LangGraph PostgresSaver.list", clients=clients,
-                           settings=settings, setup=lg_setup, op=lg_list))
+        out += [m, lg]
     return out
 
 
@@ -312,17 +323,17 @@ def scenario_claim(settings: Settings) -> list[Measure]:
     out = []
     for clients in settings.clients:
         runs = [_new_run(project) for _ in range(clients)]
-        # Two owners alternate on each client's own run: claim, release, the other owner claims.
-        m = measure("6 claim run", "harness run_claim", clients=clients, settings=settings,
-                    setup=lambda i, runs=runs: {"pid": project.pk, "rid": runs[i], "n": 0},
-                    op=_ours_claim)
-        out.append(m)
+        # Two owners alternate on each client's own run: claim, release, the other owner claims. Every
+        # op releases what it claimed, so a round starts from free runs whoever ran before.
 
         def raw_setup(i: int, runs: list[int] = runs) -> dict:
             return {"conn": psycopg.connect(pg_url()), "rid": runs[i], "n": 0}
 
-        out.append(measure("6 claim run", "raw conditional UPDATE", clients=clients, settings=settings,
-                           setup=raw_setup, op=_raw_claim))
+        out += measure_turns("6 claim run", [
+            Subject("harness run_claim", lambda i, runs=runs: {"pid": project.pk, "rid": runs[i], "n": 0},
+                    _ours_claim),
+            Subject("raw conditional UPDATE", raw_setup, _raw_claim),
+        ], clients=clients, settings=settings)
     out.append(_contention_rounds(project, rounds=50))
     return out
 
