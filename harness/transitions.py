@@ -9,10 +9,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import models
+from django.core.exceptions import EmptyResultSet
+from django.db import connections, models, transaction
 from django.db.models import F, Q
+from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
+from harness.db import fetch_instance, returning
 from harness.errors import ConflictError, NotFoundError
 
 
@@ -79,13 +82,32 @@ def cas_transition(
     extra_filter: Q | None = None,
     updates: Mapping[str, Any] | None = None,
 ) -> int:
-    """Move one row to `to` if it is in a legal source state and at `expected_version`.
+    """Move one row to `to` if it is in a legal source state and at `expected_version`; its new version.
+
+    See `cas_transition_row`, which this is.
+    """
+    row = cas_transition_row(queryset, pk=pk, machine=machine, to=to, expected_version=expected_version,
+                             extra_filter=extra_filter, updates=updates)
+    return row.version
+
+
+def cas_transition_row(
+    queryset: models.QuerySet,
+    *,
+    pk: Any,
+    machine: StateMachine,
+    to: str,
+    expected_version: int | None,
+    extra_filter: Q | None = None,
+    updates: Mapping[str, Any] | None = None,
+) -> Any:
+    """Move one row to `to` if it is in a legal source state and at `expected_version`; the row as written.
 
     1. One UPDATE filtered on id, the legal source states and the expected version (when given),
-       bumping version by one and applying `updates` in the same statement.
-    2. If it touched one row, return the new version.
-    3. Otherwise read the row once to say why: missing (404), illegal from its current state, or
-       a stale version (both 409 ConflictError carrying the current status and version).
+       bumping version by one and applying `updates` in the same statement. On PostgreSQL it returns
+       the written row (RETURNING), so a transition is one round trip and the caller needs no re-read.
+    2. If it touched no row, read the row once to say why: missing (404), illegal from its current
+       state, or a stale version (both 409 ConflictError carrying the current status and version).
 
     `queryset` is the tenant-scoped manager or queryset, so a row of another project is "missing".
     `extra_filter` adds a guard (a lease owner, say) that must also hold for the write to happen.
@@ -99,10 +121,9 @@ def cas_transition(
     values: dict[str, Any] = {"status": to, "version": F("version") + 1, **(updates or {})}
     if _has_field(queryset.model, "updated_at") and "updated_at" not in values:
         values["updated_at"] = timezone.now()
-    if queryset.filter(filters).update(**values) == 1:
-        if expected_version is not None:
-            return expected_version + 1
-        return queryset.filter(pk=pk).values_list("version", flat=True).get()
+    row = _update_returning(queryset, pk, filters, values)
+    if row is not None:
+        return row
     current = queryset.filter(pk=pk).values("status", "version").first()
     if current is None:
         raise NotFoundError(f"{machine.name} {pk} does not exist.")
@@ -121,6 +142,29 @@ def cas_transition(
         current_status=current["status"],
         current_version=current["version"],
     )
+
+
+def _update_returning(queryset: models.QuerySet, pk: Any, filters: Q, values: dict[str, Any]) -> Any:
+    """Apply `values` to the one row `filters` selects; that row as written, or None if none matched.
+
+    On PostgreSQL: the statement `QuerySet.update()` would run, compiled by Django, with a RETURNING
+    clause for every column. Elsewhere (the SQLite local start): the update, then a read of the row.
+    """
+    db = connections[queryset.db]
+    if db.vendor != "postgresql":
+        with transaction.atomic(using=queryset.db, savepoint=False):
+            if queryset.filter(filters).update(**values) != 1:
+                return None
+            return queryset.get(pk=pk)
+    query = queryset.filter(filters).query.chain(UpdateQuery)
+    assert isinstance(query, UpdateQuery)  # chain(klass) returns that class; the stubs say Query
+    query.add_update_values(values)
+    query.annotations = {}
+    try:
+        sql, params = query.get_compiler(queryset.db).as_sql()
+    except EmptyResultSet:  # a filter no row can match (no legal source state, say): what update() returns 0 for
+        return None
+    return fetch_instance(queryset.model, f"{sql} {returning(queryset.model)}", params)
 
 
 def _has_field(model: type[models.Model], name: str) -> bool:

@@ -19,7 +19,7 @@ from harness.canonical import canonical_json
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import Role, user_can_see_project, user_has_role
-from harness.transitions import cas_transition
+from harness.transitions import cas_transition, cas_transition_row
 from memory_app import policy as write_policy
 from memory_app.models import (
     MEMORY_MACHINE,
@@ -367,11 +367,10 @@ def memory_review(
     decision = PolicyDecision.ACCEPT if approve else PolicyDecision.REJECT
     reason = f"{'Approved' if approve else 'Rejected'} by {actor.label} on review."
     with transaction.atomic():
-        cas_transition(
+        record = cas_transition_row(
             memory_records(project=project_id), pk=record_id, machine=MEMORY_MACHINE, to=to,
             expected_version=expected_version, updates={"policy_decision": decision, "policy_reason": reason[:300]},
         )
-        record = _get(project_id, record_id)
         _audit(project_id, actor, f"memory.review_{'approved' if approve else 'rejected'}", record)
         return record
 
@@ -410,11 +409,10 @@ def memory_delete(
     project_id = _project_id(project)
     _require_operator(actor, project_id)
     with transaction.atomic():
-        cas_transition(
+        record = cas_transition_row(
             memory_records(project=project_id), pk=record_id, machine=MEMORY_MACHINE, to=MemoryStatus.DELETED,
             expected_version=expected_version, updates={"deleted_by": actor.label, "deleted_at": timezone.now()},
         )
-        record = _get(project_id, record_id)
         _audit(project_id, actor, "memory.deleted", record)
         return record
 

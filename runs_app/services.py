@@ -23,7 +23,7 @@ from harness.db import fetch_instance, prepared_cursor, returning
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import ApiToken, Project
 from harness.tenancy import Role, user_has_role
-from harness.transitions import cas_transition
+from harness.transitions import cas_transition, cas_transition_row
 from runs_app.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
 from runs_app.models import (
     APPROVAL_MACHINE,
@@ -134,7 +134,7 @@ def run_transition(
     refused: ConflictError | NotFoundError | None = None
     with transaction.atomic(savepoint=False):
         try:
-            cas_transition(
+            run = cas_transition_row(
                 _runs(project),
                 pk=run_id,
                 machine=RUN_MACHINE,
@@ -151,8 +151,8 @@ def run_transition(
                 data["error"] = error
             if to == RunStatus.BLOCKED:
                 data["step"] = fields["blocked_step"]
-            run_event_append(project=project, run_id=run_id, kind=f"status.{to}", data=data)
-            run = Run.objects.get(pk=run_id)
+            event = run_event_append(project=project, run_id=run_id, kind=f"status.{to}", data=data)
+            run.last_event_seq = event.seq  # the event bumped it after the transition's RETURNING
     if refused is not None:
         raise refused
     return run
@@ -483,9 +483,8 @@ def task_save(*, project: Project | int, task_id: int, expected_version: int, **
 
 
 def task_transition(*, project: Project | int, task_id: int, to: str, expected_version: int | None) -> Task:
-    tasks = Task.objects.filter(project=project)
-    cas_transition(tasks, pk=task_id, machine=TASK_MACHINE, to=to, expected_version=expected_version)
-    return tasks.get(pk=task_id)
+    return cas_transition_row(Task.objects.filter(project=project), pk=task_id, machine=TASK_MACHINE, to=to,
+                              expected_version=expected_version)
 
 
 # --- checkpoints ---------------------------------------------------------------------------
@@ -794,7 +793,7 @@ def approval_decide(
         raise ConflictError("This approval has expired.", code="approval_expired", current_status="pending")
     with transaction.atomic():
         try:
-            cas_transition(
+            approval = cas_transition_row(
                 approvals, pk=approval_id, machine=APPROVAL_MACHINE, to=to,
                 expected_version=expected_version, updates=updates,
             )
@@ -806,7 +805,6 @@ def approval_decide(
                 exc.detail = f"Already {current.status} by {current.decided_by.get_username()}."
                 exc.code = "already_decided"
             raise
-        approval.refresh_from_db()
         audit_record(
             project=project_id, actor=f"user:{user.get_username()}", action=f"approval.{to}", target=approval,
             data={
@@ -927,11 +925,10 @@ def effect_dispatch(*, project: Project | int, effect_id: int) -> ExternalEffect
         })
         if dispatched is not None:
             return dispatched
-    cas_transition(
+    return cas_transition_row(
         effects, pk=effect_id, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED, expected_version=None,
         updates={"attempts": F("attempts") + 1, "dispatched_at": now},
     )
-    return effects.get(pk=effect_id)
 
 
 _DISPATCH_SQL = """
@@ -944,9 +941,8 @@ UPDATE runs_app_externaleffect
 
 
 def effect_mark_unknown(*, project: Project | int, effect_id: int) -> ExternalEffect:
-    effects = ExternalEffect.objects.filter(project=project)
-    cas_transition(effects, pk=effect_id, machine=EFFECT_MACHINE, to=EffectStatus.UNKNOWN, expected_version=None)
-    return effects.get(pk=effect_id)
+    return cas_transition_row(ExternalEffect.objects.filter(project=project), pk=effect_id, machine=EFFECT_MACHINE,
+                              to=EffectStatus.UNKNOWN, expected_version=None)
 
 
 @dataclass(frozen=True)
@@ -1003,23 +999,20 @@ def effect_deliver(
         now = timezone.now()
         if effect.status != EffectStatus.DELIVERED:
             if effect.status == EffectStatus.INTENDED:
-                cas_transition(
+                effect = cas_transition_row(
                     effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED,
                     expected_version=effect.version, updates={"dispatched_at": now, "attempts": F("attempts") + 1},
                 )
-                effect.version += 1
-            cas_transition(
+            effect = cas_transition_row(
                 effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DELIVERED,
                 expected_version=effect.version,
                 updates={"result": result, "result_hash": computed, "delivered_at": now},
             )
-            effect.version += 1
         if consume:
-            cas_transition(
+            effect = cas_transition_row(
                 effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.CONSUMED,
                 expected_version=effect.version, updates={"receipt": uuid.uuid4().hex, "consumed_at": now},
             )
-        effect = effects.get(pk=effect.pk)
         if effect.run_id:
             run_event_append(
                 project=project_id, run_id=effect.run_id, kind=f"effect.{effect.status}",

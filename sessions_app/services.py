@@ -10,7 +10,7 @@ from django.db.models import F
 from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
-from harness.transitions import cas_transition
+from harness.transitions import cas_transition_row
 from sessions_app.models import SESSION_MACHINE, ItemRole, Session, SessionItem, SessionStatus
 
 
@@ -39,14 +39,13 @@ def session_create(
 
 def session_transition(*, project: Project, session_id: int, to: str, expected_version: int | None) -> Session:
     with transaction.atomic():
-        cas_transition(
+        return cas_transition_row(
             Session.objects.filter(project=project),
             pk=session_id,
             machine=SESSION_MACHINE,
             to=to,
             expected_version=expected_version,
         )
-        return Session.objects.get(pk=session_id)
 
 
 def session_items_append(

@@ -161,3 +161,27 @@ def test_another_projects_row_is_missing_not_movable(project, other_project):
         cas_transition(Run.objects.filter(project=other_project), pk=run.pk, machine=RUN_MACHINE,
                        to="running", expected_version=None)
     assert Run.objects.get(pk=run.pk).status == "created"
+
+
+@pytest.mark.django_db
+def test_a_transition_is_one_statement_and_returns_the_row_as_stored(project):
+    """cas_transition_row: the UPDATE returns the written row (RETURNING), so nobody reads it back."""
+    from django.db import connection
+    from django.db.models import F
+    from django.test.utils import CaptureQueriesContext
+
+    from harness.transitions import cas_transition_row
+
+    run = Run.objects.get(pk=factories.make_run(project).pk)
+    with CaptureQueriesContext(connection) as queries:
+        moved = cas_transition_row(Run.objects.filter(project=project), pk=run.pk, machine=RUN_MACHINE, to="running",
+                                   expected_version=None, updates={"cursor": {"node": "draft"},
+                                                                   "last_event_seq": F("last_event_seq") + 5})
+    assert len(queries.captured_queries) == 1
+    assert "RETURNING" in queries.captured_queries[0]["sql"]
+    stored = Run.objects.get(pk=run.pk)
+    every_field = [f.attname for f in Run._meta.concrete_fields]
+    assert [getattr(moved, name) for name in every_field] == [getattr(stored, name) for name in every_field]
+    assert (moved.status, moved.version, moved.cursor, moved.last_event_seq) == (
+        "running", run.version + 1, {"node": "draft"}, run.last_event_seq + 5)
+    assert moved._state.adding is False
