@@ -31,7 +31,7 @@ from memory_app.models import (
     ProvenanceKind,
 )
 from memory_app.policy import Outcome
-from memory_app.selectors import memory_chain, memory_conflicts_of, memory_records, memory_retrieve
+from memory_app.selectors import memory_chain, memory_conflicts_of, memory_records, memory_retrieve_scopes
 
 MAX_BULK = 500
 MAX_BUDGET_CHARS = 200_000
@@ -576,11 +576,8 @@ def context_project(
     scopes = [(MemoryScope.PROJECT, ""), (MemoryScope.SESSION, str(run.session_id))]
     if run.active_agent:
         scopes.append((MemoryScope.AGENT, run.active_agent))
-    candidates: list[MemoryRecord] = []
-    for scope, key in scopes:
-        candidates += memory_retrieve(
-            project=project_id, scope=scope, scope_key=key, query=query, k=MEMORY_PER_SCOPE, any_term=True
-        )
+    candidates = memory_retrieve_scopes(project=project_id, scopes=scopes, query=query, k=MEMORY_PER_SCOPE,
+                                        any_term=True)
     if query:
         candidates.sort(key=lambda r: -float(getattr(r, "rank", 0.0)))
     memory: list[dict[str, Any]] = []

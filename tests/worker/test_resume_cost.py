@@ -19,7 +19,7 @@ from runs_app.services import approval_request_create, checkpoint_create, run_tr
 from tests import factories
 from tests.worker.support import approve, reviewer
 
-MAX_STATEMENTS = 26
+MAX_STATEMENTS = 25
 MAX_COMMITS = 4
 
 
