@@ -11,7 +11,7 @@ from harness.errors import Forbidden
 from harness.models import AuditEntry
 from memory_app.models import ContextSnapshot, MemoryRecord
 from memory_app.policy import content_hash
-from memory_app.selectors import memory_list, memory_retrieve
+from memory_app.selectors import memory_list, memory_retrieve, memory_retrieve_scopes
 from memory_app.services import (
     Actor,
     context_project,
@@ -59,6 +59,25 @@ def test_a_thousand_retrievals_in_one_users_scope_return_nothing_of_another_user
         seen |= ids
 
     assert seen == alice  # the loop really retrieved things, not 1,000 empty answers
+
+
+@pytest.mark.parametrize("query", [None, "storm keeper", "lamp"])
+def test_retrieving_several_scopes_at_once_is_each_scopes_retrieval_in_the_order_asked(project, other_project, query):
+    from django.test.utils import CaptureQueriesContext
+
+    words = ["storm", "keeper", "lamp", "rope"]
+    rows = [_fact(project, scope, key, f"{scope} {key} fact {i}: {words[i % 4]} {words[(i * 3) % 4]}")
+            for scope, key in (("project", ""), ("session", "7"), ("agent", "writer"), ("agent", "reader"))
+            for i in range(9)]
+    rows += [_fact(other_project, "project", "", f"globex fact {i}: storm keeper lamp") for i in range(9)]
+    MemoryRecord.objects.bulk_create(rows)
+    scopes = [("agent", "writer"), ("project", ""), ("session", "7")]
+    one_by_one = [r.pk for scope, key in scopes
+                  for r in memory_retrieve(project=project, scope=scope, scope_key=key, query=query, k=4, any_term=True)]
+    with CaptureQueriesContext(connection) as queries:
+        together = memory_retrieve_scopes(project=project, scopes=scopes, query=query, k=4, any_term=True)
+    assert [r.pk for r in together] == one_by_one and len(one_by_one) >= 6
+    assert len(queries.captured_queries) == 1
 
 
 def test_full_text_search_ranks_matches_and_the_gin_index_can_serve_it(project):
