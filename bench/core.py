@@ -47,7 +47,7 @@ class Settings:
     warmup: float = 2.0
     clients: tuple[int, ...] = (1, 8)
     soak_seconds: float = 600.0  # scenario 9's soak
-    resumes: int = 10_000  # scenario 9: runs the resume worker resumes during the soak
+    resumes: int = 10_000  # scenario 9: runs the resume worker resumes before the soak (phase 1)
     rounds: int = 3  # compared subjects take turns this many times (measure_turns)
 
 

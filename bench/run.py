@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--soak", type=float, default=None,
                         help="scenario 9's soak in seconds (default 600, 30 with --quick)")
     parser.add_argument("--resumes", type=int, default=None,
-                        help="scenario 9: runs to resume during the soak (default 10000, 300 with --quick)")
+                        help="scenario 9: runs resumed back to back before the soak (default 10000, 300 with --quick)")
     parser.add_argument("--output", default=str(ROOT / "bench" / "RESULTS.md"))
     args = parser.parse_args()
     settings = Settings(duration=2.0, warmup=0.5, soak_seconds=30.0, resumes=300) if args.quick else Settings()

@@ -14,6 +14,7 @@ can meet the target on this machine. The three take turns, so drift within the m
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from array import array
@@ -84,10 +85,33 @@ def waiting_run(project: Project, n: int) -> tuple[int, int]:
     return run.pk, approval.pk
 
 
+_RESUMED_SQL = ("SELECT status = %s AND bound_result IS NOT NULL AND last_checkpoint_id IS DISTINCT FROM %s "
+                "FROM runs_app_run WHERE id = %s")
+_poll: psycopg.Connection | None = None
+
+
 def resumed(run_id: int, before_checkpoint: int) -> bool:
-    row = Run.objects.filter(pk=run_id).values("status", "bound_result", "last_checkpoint_id").first()
-    return (row is not None and row["status"] == RunStatus.RUNNING and row["bound_result"] is not None
-            and row["last_checkpoint_id"] != before_checkpoint)
+    """Running again, with a bound result and a new checkpoint.
+
+    Asked every millisecond while the worker works, on the same two cores: one prepared statement on
+    a connection of its own costs the worker a fraction of what an ORM query each time did.
+    """
+    global _poll
+    if _poll is None or _poll.closed:
+        _poll = psycopg.connect(pg_url(), autocommit=True)
+    row = _poll.execute(_RESUMED_SQL, (RunStatus.RUNNING, before_checkpoint, run_id), prepare=True).fetchone()
+    return bool(row and row[0])
+
+
+def _close_poll() -> None:
+    """Before a fork: a child must not inherit the socket (its exit would end the parent's session)."""
+    global _poll
+    if _poll is not None:
+        _poll.close()
+        _poll = None
+
+
+os.register_at_fork(before=_close_poll)
 
 
 def resume_check(run_id: int) -> bool:
