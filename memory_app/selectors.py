@@ -6,6 +6,7 @@ API list, filter and navigate records through these functions.
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import connection
@@ -113,7 +114,7 @@ def memory_retrieve(
 def memory_retrieve_scopes(
     *,
     project: Project | int,
-    scopes: list[tuple[str, str]],
+    scopes: Sequence[tuple[str, str]],
     query: str | None = None,
     k: int = 10,
     any_term: bool = False,

@@ -72,8 +72,8 @@ def test_retrieving_several_scopes_at_once_is_each_scopes_retrieval_in_the_order
     rows += [_fact(other_project, "project", "", f"globex fact {i}: storm keeper lamp") for i in range(9)]
     MemoryRecord.objects.bulk_create(rows)
     scopes = [("agent", "writer"), ("project", ""), ("session", "7")]
-    one_by_one = [r.pk for scope, key in scopes
-                  for r in memory_retrieve(project=project, scope=scope, scope_key=key, query=query, k=4, any_term=True)]
+    one_by_one = [r.pk for scope, key in scopes for r in memory_retrieve(
+        project=project, scope=scope, scope_key=key, query=query, k=4, any_term=True)]
     with CaptureQueriesContext(connection) as queries:
         together = memory_retrieve_scopes(project=project, scopes=scopes, query=query, k=4, any_term=True)
     assert [r.pk for r in together] == one_by_one and len(one_by_one) >= 6
