@@ -95,9 +95,11 @@ def _wait(predicate: Any, proc: subprocess.Popen, what: str, log_path: Path, tim
         time.sleep(0.1)
 
 
-def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, env: dict | None = None,
+def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, gthread: bool = False,
+                   env: dict | None = None,
                    name: str = "gunicorn") -> Server:
-    """gunicorn on 127.0.0.1, `workers` processes; threads > 1 uses the gthread worker class.
+    """gunicorn on 127.0.0.1, `workers` processes; threads > 1 (or `gthread`) uses the gthread worker class,
+    which keeps connections alive (the sync worker closes each after its response).
 
     With `pool` each worker gets a psycopg pool sized to its threads (opened lazily, after the fork);
     without, each thread keeps one persistent connection (CONN_MAX_AGE).
@@ -111,7 +113,7 @@ def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, en
     argv = [str(Path(sys.executable).parent / "gunicorn"), "harness.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--workers", str(workers), "--keep-alive", "30", "--backlog", "256",
             "--error-logfile", "-", "--log-level", "warning", "--graceful-timeout", "5"]
-    if threads > 1:
+    if threads > 1 or gthread:
         argv += ["--worker-class", "gthread", "--threads", str(threads)]
     proc, log_path = _spawn(name, argv, server_env)
 

@@ -25,6 +25,7 @@ from sessions_app.models import SessionItem
 # at 8 clients (Python-bound requests on 2 cores gain nothing from threads, and lose to their switching).
 BEST = {"workers": 2, "threads": 1, "pool": False}
 ALTERNATIVES = [
+    {"workers": 2, "threads": 1, "pool": False, "gthread": True},
     {"workers": 4, "threads": 1, "pool": False},
     {"workers": 2, "threads": 4, "pool": False},
     {"workers": 2, "threads": 4, "pool": True},
@@ -39,7 +40,8 @@ def agent_token(project_slug: str) -> str:
 
 
 def label(config: dict) -> str:
-    kind = f"gthread {config['threads']} threads" if config["threads"] > 1 else "sync"
+    threads = f"{config['threads']} thread{'s' if config['threads'] > 1 else ''}"
+    kind = f"gthread {threads}" if config["threads"] > 1 or config.get("gthread") else "sync"
     conns = "psycopg pool" if config["pool"] else "persistent connections"
     return f"{config['workers']} workers, {kind}, {conns}"
 
@@ -71,6 +73,7 @@ def http_append_subject(settings: Settings, *, config: dict, clients: int, subje
     project = _project()
     sessions = [_new_session(project) for _ in range(clients)]
     server = procs.start_gunicorn(workers=config["workers"], threads=config["threads"], pool=config["pool"],
+                                  gthread=config.get("gthread", False),
                                   name="bench-gunicorn")
     try:
         measures = run(Subject(subject, _http_setup(server.port, token, sessions), _http_append))
