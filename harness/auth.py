@@ -87,6 +87,8 @@ SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_u
   LEFT JOIN {Project._meta.db_table} p ON p.id = t.project_id
  WHERE t.digest = %s AND t.revoked_at IS NULL
 """
+
+
 def _token_row(digest: str) -> tuple | None:
     with prepared_cursor() as cursor:
         cursor.execute(_TOKEN_SQL, [digest])

@@ -913,31 +913,15 @@ ON CONFLICT (project_id, idempotency_key) DO NOTHING
 
 
 def effect_dispatch(*, project: Project | int, effect_id: int) -> ExternalEffect:
-    """Mark the call as about to leave (attempts + 1) before it leaves: a crash after this is `unknown`."""
-    effects = ExternalEffect.objects.filter(project=project)
-    now = timezone.now()
-    if connection.vendor == "postgresql":
-        # One statement returns the dispatched row; a refused transition takes the path below to say why.
-        dispatched = fetch_instance(ExternalEffect, _DISPATCH_SQL, {
-            "status": EffectStatus.DISPATCHED, "now": now, "id": effect_id,
-            "pid": project if isinstance(project, int) else project.pk,
-            "sources": sorted(EFFECT_MACHINE.sources_of(EffectStatus.DISPATCHED)),
-        })
-        if dispatched is not None:
-            return dispatched
+    """Mark the call as about to leave (attempts + 1) before it leaves: a crash after this is `unknown`.
+
+    One statement on PostgreSQL: the transition's UPDATE returns the dispatched row.
+    """
     return cas_transition_row(
-        effects, pk=effect_id, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED, expected_version=None,
-        updates={"attempts": F("attempts") + 1, "dispatched_at": now},
+        ExternalEffect.objects.filter(project=project), pk=effect_id, machine=EFFECT_MACHINE,
+        to=EffectStatus.DISPATCHED, expected_version=None,
+        updates={"attempts": F("attempts") + 1, "dispatched_at": timezone.now()},
     )
-
-
-_DISPATCH_SQL = """
-UPDATE runs_app_externaleffect
-   SET status = %(status)s, version = version + 1, attempts = attempts + 1, dispatched_at = %(now)s,
-       updated_at = %(now)s
- WHERE id = %(id)s AND project_id = %(pid)s AND status = ANY(%(sources)s)
-""" + returning(ExternalEffect) + """
-"""
 
 
 def effect_mark_unknown(*, project: Project | int, effect_id: int) -> ExternalEffect:

@@ -47,8 +47,6 @@ class TimelinePage:
     later: str | None
 
 
-
-
 def timeline_cursor(created_at: dt.datetime, pk: int) -> str:
     """A position in the timeline as text for a URL: epoch microseconds and the id."""
     delta = created_at - EPOCH

@@ -44,12 +44,10 @@ def session_item_list(*, projects: QuerySet[Project], session_id: int) -> QueryS
 MAX_LATEST_ITEMS = 500
 
 # The hot read an agent makes before every model call: its session's newest items. One statement on
-# the (session, seq) unique index, rows not model instances; the project check is inside it. The time
-# comes as integer microseconds since the epoch: parsing 50 timestamptz values in Python was half of
-# this read's CPU.
-# Each row comes written as the API's item (the jsonb content as its text), so one json.loads decodes
-# the page instead of one per row; the time apart, as epoch microseconds (parsing timestamps in
-# Python cost as much again).
+# the (session, seq) unique index; the project check is inside it. Each row comes written as the
+# API's item (the jsonb content as its text), so `json_rows` decodes the page at once instead of one
+# value per row; the time comes apart, as epoch microseconds (parsing 50 timestamptz values in
+# Python was half of this read's CPU).
 _LATEST_SQL = """
 SELECT '{"id":' || i.id || ',"session":' || i.session_id || ',"seq":' || i.seq
        || ',"role":' || to_json(i.role)::text || ',"content":' || i.content::text

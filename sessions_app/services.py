@@ -38,14 +38,14 @@ def session_create(
 
 
 def session_transition(*, project: Project, session_id: int, to: str, expected_version: int | None) -> Session:
-    with transaction.atomic():
-        return cas_transition_row(
-            Session.objects.filter(project=project),
-            pk=session_id,
-            machine=SESSION_MACHINE,
-            to=to,
-            expected_version=expected_version,
-        )
+    # One statement (atomic by itself): the transition's UPDATE returns the row.
+    return cas_transition_row(
+        Session.objects.filter(project=project),
+        pk=session_id,
+        machine=SESSION_MACHINE,
+        to=to,
+        expected_version=expected_version,
+    )
 
 
 def session_items_append(
