@@ -35,7 +35,7 @@ from bench import bulk, procs
 from bench.core import Measure, Settings, _percentile
 from bench.scenarios_http import BEST, agent_token
 from bench.scenarios_store import ITEM, STATE, latest_checkpoint
-from bench.scenarios_worker import REVIEWER_PASSWORD, reviewer, waiting_run
+from bench.scenarios_worker import REVIEWER_PASSWORD, resumed_of, reviewer, waiting_run
 from harness.models import Project
 from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_retrieve
@@ -383,18 +383,10 @@ class RssSampler:
 def _collect(pending: list[tuple[int, int]], done: list[int]) -> list[tuple[int, int]]:
     """Move the resumed runs of `pending` (run id, checkpoint before) to `done`; returns the rest.
 
-    One statement for all of them (the test of `resumed`): the poll shares the cores with the worker."""
-    if not pending:
-        return []
-    now = dict(Run.objects.filter(pk__in=[rid for rid, _ in pending], status=RunStatus.RUNNING,
-                                  bound_result__isnull=False).values_list("id", "last_checkpoint_id"))
-    still = []
-    for run_id, before in pending:
-        if run_id in now and now[run_id] != before:
-            done.append(run_id)
-        else:
-            still.append((run_id, before))
-    return still
+    One statement for all of them: the poll shares the cores with the worker."""
+    now = resumed_of(pending)
+    done += [run_id for run_id, _ in pending if run_id in now]
+    return [(run_id, before) for run_id, before in pending if run_id not in now]
 
 
 class Feeder:

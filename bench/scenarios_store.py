@@ -215,9 +215,7 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
         def lg_setup(i: int, threads: list[str] = threads) -> dict:
             from langgraph.checkpoint.postgres import PostgresSaver
 
-            conn = psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0,
-                                   row_factory=psycopg.rows.dict_row)
-            saver = PostgresSaver(conn)
+            saver = PostgresSaver(lg_connection())
             config = {"configurable": {"thread_id": threads[i], "checkpoint_ns": ""}}
             latest = saver.get_tuple(config)  # continue the thread the last round left
             return {"saver": saver, "config": latest.config if latest else config,
@@ -247,10 +245,15 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
     return out
 
 
+def lg_connection() -> psycopg.Connection:
+    """A connection as LangGraph's documentation sets one up for `PostgresSaver`."""
+    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row)
+
+
 def _lg_tables() -> None:
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    with psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row) as conn:
+    with lg_connection() as conn:
         PostgresSaver(conn).setup()
 
 
@@ -286,7 +289,7 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
     thread = f"bench-lineage-{uuid.uuid4().hex[:8]}"
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    with psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row) as conn:
+    with lg_connection() as conn:
         saver = PostgresSaver(conn)
         config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
         for n in range(1, 1001):
@@ -301,8 +304,7 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
     def lg_setup(i: int) -> dict:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        conn = psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row)
-        return {"saver": PostgresSaver(conn)}
+        return {"saver": PostgresSaver(lg_connection())}
 
     def lg_list(s: dict) -> None:
         count = sum(1 for _ in s["saver"].list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}))
