@@ -42,12 +42,10 @@ class _LoggedPreparingCursor(_PreparingCursor):
 def prepared_cursor() -> CursorWrapper:
     """A cursor (use it as a context manager) whose statements are prepared once per connection.
 
-    On SQLite it is an ordinary cursor; with DATABASE_PREPARED_STATEMENTS=0 its parameters are still
+    With DATABASE_PREPARED_STATEMENTS=0 its parameters are still
     bound on the server but nothing is prepared.
     """
     db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "postgresql":
-        return db.cursor()
     # What BaseDatabaseWrapper.cursor() does first: this is often a request's first statement (the
     # token lookup), so it must be the one that notices a persistent connection the server dropped.
     db.close_if_health_check_failed()

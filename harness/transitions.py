@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet
-from django.db import connections, models, transaction
+from django.db import models
 from django.db.models import F, Q
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
@@ -147,15 +147,9 @@ def cas_transition_row(
 def _update_returning(queryset: models.QuerySet, pk: Any, filters: Q, values: dict[str, Any]) -> Any:
     """Apply `values` to the one row `filters` selects; that row as written, or None if none matched.
 
-    On PostgreSQL: the statement `QuerySet.update()` would run, compiled by Django, with a RETURNING
-    clause for every column. Elsewhere (the SQLite local start): the update, then a read of the row.
+    The statement `QuerySet.update()` would run, compiled by Django, with a RETURNING clause for
+    every column.
     """
-    db = connections[queryset.db]
-    if db.vendor != "postgresql":
-        with transaction.atomic(using=queryset.db, savepoint=False):
-            if queryset.filter(filters).update(**values) != 1:
-                return None
-            return queryset.get(pk=pk)
     query = queryset.filter(filters).query.chain(UpdateQuery)
     assert isinstance(query, UpdateQuery)  # chain(klass) returns that class; the stubs say Query
     query.add_update_values(values)

@@ -158,12 +158,6 @@ def _text_match(
     records: QuerySet[MemoryRecord], query: str, *, any_term: bool = False, scope_first: bool = False
 ) -> QuerySet[MemoryRecord]:
     terms = re.findall(r"\w+", query)[:50]
-    if connection.vendor != "postgresql":
-        # The SQLite local start has no full-text search: substring matches of the words.
-        match = Q()
-        for term in terms:
-            match = (match | Q(content__icontains=term)) if any_term else (match & Q(content__icontains=term))
-        return records.filter(match).order_by("-created_at", "-id")
     if any_term:
         query = " OR ".join(terms)
     from django.contrib.postgres.search import SearchConfig, SearchQuery, SearchRank, SearchVector, SearchVectorField

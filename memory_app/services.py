@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from harness.audit import audit_record
@@ -456,14 +456,10 @@ def memory_erase(*, project: Project | int, actor: Actor, record_id: int, includ
 
 
 def _scrub_snapshots(project_id: int, ids: set[int]) -> list[int]:
-    snapshots = ContextSnapshot.objects.filter(project_id=project_id)
-    if connection.vendor == "postgresql":
-        from django.db.models import Q
-
-        match = Q()
-        for pk in ids:
-            match |= Q(memory_ids__contains=[pk])
-        snapshots = snapshots.filter(match)
+    match = Q()
+    for pk in ids:
+        match |= Q(memory_ids__contains=[pk])
+    snapshots = ContextSnapshot.objects.filter(project_id=project_id).filter(match)
     scrubbed: list[int] = []
     for snapshot in snapshots.select_for_update().only("id", "memory_ids", "content"):
         if not ids.intersection(snapshot.memory_ids):
@@ -489,20 +485,17 @@ def _wipe_entry(entry: Any, ids: set[int]) -> bool:
 
 def _scrub_idempotent_replies(ids: set[int]) -> int:
     """Wipe erased content from replayable replies, keeping their shape (a retry still gets a valid reply)."""
-    from django.db.models import Q
-
     from harness.models import IdempotentRequest
 
-    replies = IdempotentRequest.objects.filter(path__startswith="/api/v1/memory/", response_body__isnull=False)
-    if connection.vendor == "postgresql":
-        match = Q()
-        for pk in ids:
-            match |= (
-                Q(response_body__contains={"id": pk})
-                | Q(response_body__contains={"record": {"id": pk}})
-                | Q(response_body__contains={"memory_ids": [pk]})
-            )
-        replies = replies.filter(match)
+    match = Q()
+    for pk in ids:
+        match |= (
+            Q(response_body__contains={"id": pk})
+            | Q(response_body__contains={"record": {"id": pk}})
+            | Q(response_body__contains={"memory_ids": [pk]})
+        )
+    replies = IdempotentRequest.objects.filter(
+        path__startswith="/api/v1/memory/", response_body__isnull=False).filter(match)
     scrubbed = 0
     for reply in replies.select_for_update().only("id", "response_body"):
         body = reply.response_body

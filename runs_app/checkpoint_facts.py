@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from django.db import connection
 
 from harness.db import prepared_cursor
-from runs_app.models import Checkpoint, Run
+from runs_app.models import Checkpoint
 
 CACHE_SIZE = 4096
 
@@ -104,12 +104,6 @@ def forget_all() -> None:
 
 
 def _read(project_id: int, run_id: int | None, parent_id: int | None) -> tuple:
-    if connection.vendor != "postgresql":
-        run = list(Run.objects.filter(project_id=project_id, pk=run_id).values_list(
-            "task_id", flat=True)) if run_id is not None else []
-        parent = Checkpoint.objects.filter(project_id=project_id, pk=parent_id).values_list(
-            "content_hash", "depth", "run_id", "task_id").first() if parent_id is not None else None
-        return (bool(run), run[0] if run else None, *(parent or (None, None, None, None)), parent is not None)
     with prepared_cursor() as cursor:
         cursor.execute(_FACTS_SQL, {"run": run_id, "project": project_id, "parent": parent_id})
         return cursor.fetchone()

@@ -123,28 +123,9 @@ SELECT '{{{{' || {members} || '}}}}', (extract(epoch FROM c.created_at) * 100000
 """.format(members=" || ',' || ".join(
     _json_member(name, column, _LINEAGE_KINDS.get(name, "int")) for name, column in LINEAGE_FIELDS))
 
-_LINEAGE_PORTABLE_SQL = """
-WITH RECURSIVE chain(id, parent_id, hops) AS (
-    SELECT id, parent_id, 0 FROM runs_app_checkpoint WHERE id = %(start)s
-    UNION ALL
-    SELECT c.id, c.parent_id, chain.hops + 1
-      FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id
-     WHERE chain.hops < %(limit)s
-)
-SELECT c.* FROM chain JOIN runs_app_checkpoint c ON c.id = chain.id
- WHERE c.project_id = %(project)s
- ORDER BY c.depth DESC, c.id DESC
-"""
-
-
 def checkpoint_lineage(*, projects: QuerySet[Project], checkpoint_id: int) -> list[dict[str, Any]]:
     """The checkpoint and its ancestors, newest first (capped at MAX_LINEAGE), as dicts shaped like the
     API's checkpoints (`created_at` a datetime)."""
-    if connection.vendor != "postgresql":
-        checkpoint = checkpoint_get(projects=projects, checkpoint_id=checkpoint_id)
-        params = {"start": checkpoint.pk, "limit": MAX_LINEAGE - 1, "project": checkpoint.project_id}
-        return [{**{name: getattr(c, column) for name, column in LINEAGE_FIELDS}, "created_at": c.created_at}
-                for c in Checkpoint.objects.raw(_LINEAGE_PORTABLE_SQL, params)]
     scope_sql, scope_params = projects.values("pk").query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(_LINEAGE_SQL.format(scope=scope_sql), [checkpoint_id, *scope_params, MAX_LINEAGE - 1])

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -184,22 +184,10 @@ def _run_claim(project: Project | int, run_id: int, *, owner: str, lease_seconds
     project_id = project if isinstance(project, int) else project.pk
     now = timezone.now()
     expires = now + dt.timedelta(seconds=lease_seconds)
-    claimed: Run | None = None
-    if connection.vendor == "postgresql":
-        claimed = fetch_instance(Run, _CLAIM_ATTEMPT_SQL if count_attempt else _CLAIM_SQL, {
-            "owner": owner, "expires": expires, "now": now, "rid": run_id, "pid": project_id,
-            "terminal": list(RUN_MACHINE.terminal),
-        })
-    else:
-        claimable = Q(lease_owner="") | Q(lease_expires_at__lte=now) | Q(lease_owner=owner)
-        with transaction.atomic():
-            if (
-                _runs(project_id).filter(Q(pk=run_id) & claimable).exclude(status__in=RUN_MACHINE.terminal)
-                .update(lease_owner=owner, lease_expires_at=expires, version=F("version") + 1, updated_at=now)
-            ):
-                if count_attempt:
-                    run_metrics_merge(project=project_id, run_id=run_id, metrics={}, increment={"attempts": 1})
-                claimed = _runs(project_id).get(pk=run_id)
+    claimed = fetch_instance(Run, _CLAIM_ATTEMPT_SQL if count_attempt else _CLAIM_SQL, {
+        "owner": owner, "expires": expires, "now": now, "rid": run_id, "pid": project_id,
+        "terminal": list(RUN_MACHINE.terminal),
+    })
     if claimed is not None:
         return claimed
     run = _runs(project_id).filter(pk=run_id).first()
@@ -237,27 +225,19 @@ def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seco
     """Extend a lease we still hold; once it is lost (expired or taken) this fails."""
     now = timezone.now()
     expires = now + dt.timedelta(seconds=lease_seconds)
-    if connection.vendor == "postgresql":
-        # One statement: the renewed row comes back with the write; only a lost lease reads it again.
-        renewed = fetch_instance(Run, _HEARTBEAT_SQL, {
-            "expires": expires, "now": now, "rid": run_id, "owner": owner,
-            "pid": project if isinstance(project, int) else project.pk,
-        })
-        if renewed is not None:
-            return renewed
-        updated = 0
-    else:
-        updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=now).update(
-            lease_expires_at=expires, updated_at=now
-        )
+    # One statement: the renewed row comes back with the write; only a lost lease reads it again.
+    renewed = fetch_instance(Run, _HEARTBEAT_SQL, {
+        "expires": expires, "now": now, "rid": run_id, "owner": owner,
+        "pid": project if isinstance(project, int) else project.pk,
+    })
+    if renewed is not None:
+        return renewed
     run = _runs(project).filter(pk=run_id).first()
     if run is None:
         raise NotFoundError(f"Run {run_id} does not exist.")
-    if not updated:
-        raise ConflictError(
-            "The lease is lost.", code="lease_lost", current_status=run.status, current_version=run.version
-        )
-    return run
+    raise ConflictError(
+        "The lease is lost.", code="lease_lost", current_status=run.status, current_version=run.version
+    )
 
 
 _HEARTBEAT_SQL = """
@@ -268,15 +248,10 @@ UPDATE runs_app_run SET lease_expires_at = %(expires)s, updated_at = %(now)s
 
 
 def run_release(*, project: Project | int, run_id: int, owner: str) -> None:
-    if connection.vendor == "postgresql":
-        # Hand-written: compiling the ORM update was most of a release's CPU on the claim/release path.
-        with prepared_cursor() as cursor:
-            cursor.execute(_RELEASE_SQL, {"now": timezone.now(), "rid": run_id, "owner": owner,
-                                          "pid": project if isinstance(project, int) else project.pk})
-        return
-    _runs(project).filter(pk=run_id, lease_owner=owner).update(
-        lease_owner="", lease_expires_at=None, version=F("version") + 1, updated_at=timezone.now()
-    )
+    # Hand-written: compiling the ORM update was most of a release's CPU on the claim/release path.
+    with prepared_cursor() as cursor:
+        cursor.execute(_RELEASE_SQL, {"now": timezone.now(), "rid": run_id, "owner": owner,
+                                      "pid": project if isinstance(project, int) else project.pk})
 
 
 _RELEASE_SQL = """
@@ -289,7 +264,7 @@ def run_metrics_merge(
     *, project: Project | int, run_id: int, metrics: dict, increment: dict | None = None
 ) -> dict:
     """Merge keys into `Run.metrics` (and add to counters); returns the merged metrics."""
-    if not increment and connection.vendor == "postgresql":
+    if not increment:
         # A plain merge is one statement: jsonb `||` merges top-level keys as the dict merge below does.
         with prepared_cursor() as cursor:
             cursor.execute(_METRICS_MERGE_SQL, {"metrics": json.dumps(metrics), "now": timezone.now(), "rid": run_id,
@@ -321,22 +296,12 @@ def run_count_start(*, run_id: int, owner: str, statuses: tuple[str, ...]) -> Ru
     owner's lease on it is live; return the run (project, status, version, lease, metrics) or None.
 
     The resume worker knows only the run's id here: this runs before the run is loaded, so that a
-    start that dies while loading is still counted. On PostgreSQL it is one conditional UPDATE.
+    start that dies while loading is still counted. It is one conditional UPDATE.
     """
     now = timezone.now()
-    if connection.vendor == "postgresql":
-        return fetch_instance(Run, _COUNT_START_SQL, {
-            "rid": run_id, "owner": owner, "now": now, "statuses": list(statuses),
-        })
-    with transaction.atomic():
-        run = Run.objects.select_for_update().only(
-            "project_id", "status", "version", "lease_owner", "lease_expires_at", "metrics"
-        ).filter(pk=run_id, status__in=statuses).first()
-        if run is None or (run.lease_owner and run.lease_owner != owner and run.lease_expires_at is not None
-                           and run.lease_expires_at > now):
-            return None
-        run.metrics = run_metrics_merge(project=run.project_id, run_id=run_id, metrics={}, increment={"starts": 1})
-        return run
+    return fetch_instance(Run, _COUNT_START_SQL, {
+        "rid": run_id, "owner": owner, "now": now, "statuses": list(statuses),
+    })
 
 
 _COUNT_START_SQL = """
@@ -380,23 +345,15 @@ RETURNING id, seq, created_at
 
 
 def run_event_append(*, project: Project | int, run_id: int, kind: str, data: dict | None = None) -> RunEvent:
-    """Append one event with the next gap-free seq (one statement on PostgreSQL)."""
+    """Append one event with the next gap-free seq (one statement)."""
     project_id = project if isinstance(project, int) else project.pk
     payload = data or {}
     if not kind or len(kind) > 64:
         raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
-    if connection.vendor == "postgresql":
-        # One statement is atomic by itself: no savepoint round trips when called inside a transaction.
-        with prepared_cursor() as cursor:
-            cursor.execute(_EVENT_SQL, {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)})
-            row = cursor.fetchone()
-    else:
-        with transaction.atomic():
-            row = None
-            if Run.objects.filter(pk=run_id, project_id=project_id).update(last_event_seq=F("last_event_seq") + 1):
-                seq = Run.objects.values_list("last_event_seq", flat=True).get(pk=run_id)
-                event = RunEvent.objects.create(run_id=run_id, seq=seq, kind=kind, data=payload)
-                row = (event.pk, event.seq, event.created_at)
+    # One statement is atomic by itself: no savepoint round trips when called inside a transaction.
+    with prepared_cursor() as cursor:
+        cursor.execute(_EVENT_SQL, {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)})
+        row = cursor.fetchone()
     if row is None:
         raise NotFoundError(f"Run {run_id} does not exist.")
     return RunEvent(id=row[0], run_id=run_id, seq=row[1], kind=kind, data=payload, created_at=row[2])
@@ -418,7 +375,7 @@ RETURNING id, seq, created_at
 def run_events_append(
     *, project: Project | int, run_id: int, events: list[tuple[str, dict]]
 ) -> list[RunEvent]:
-    """Append several events in order with the next gap-free seqs (one statement on PostgreSQL).
+    """Append several events in order with the next gap-free seqs (one statement).
 
     The run's `last_event_seq` moves by n once and the n rows take the seqs after it, so a batch
     is one write where n `run_event_append` calls would be n.
@@ -428,9 +385,6 @@ def run_events_append(
         return []
     if any(not kind or len(kind) > 64 for kind, _ in events):
         raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
-    if connection.vendor != "postgresql":
-        with transaction.atomic():
-            return [run_event_append(project=project_id, run_id=run_id, kind=kind, data=data) for kind, data in events]
     with prepared_cursor() as cursor:
         cursor.execute(_EVENTS_SQL, {
             "rid": run_id, "pid": project_id, "n": len(events), "kinds": [kind for kind, _ in events],
@@ -513,7 +467,7 @@ def checkpoint_create(
     2. The parent must belong to the same run or the same task lineage.
     3. Hash the canonical content, including the parent's hash, so a chain is tamper-evident.
     4. Insert it and point the run's `last_checkpoint` and the task's `latest_checkpoint` at it, in
-       one statement on PostgreSQL. When a lease owner is named, that statement writes only while
+       one statement. When a lease owner is named, that statement writes only while
        the lease is held (checked on the locked run row); if it is not, nothing is written (a stale
        worker is fenced off and cannot fork the chain).
     """
@@ -525,10 +479,7 @@ def checkpoint_create(
         "authority_ref": authority_ref, "pending_gate": pending_gate, "approval_id": approval_id,
         "resume_policy": resume_policy, "schema_version": schema_version, "lease_owner": lease_owner,
     }
-    if connection.vendor != "postgresql":
-        with transaction.atomic():
-            return _checkpoint_create(project_id, run_id, task_id, parent_id, fields)
-    # On PostgreSQL the write is one statement (atomic by itself, fenced on the lease inside it), and
+    # The write is one statement (atomic by itself, fenced on the lease inside it), and
     # the reads before it see only facts that never change (a run's project and task, an append-only
     # parent checkpoint): no BEGIN/COMMIT round trips around them on the hot path.
     return _checkpoint_create(project_id, run_id, task_id, parent_id, fields)
@@ -598,10 +549,7 @@ def _checkpoint_write(
         authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
         resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
     )
-    if connection.vendor == "postgresql":
-        run_updated = _checkpoint_insert_postgresql(checkpoint, lease_owner, parent_hash, run_task_id)
-    else:
-        run_updated = _checkpoint_insert_portable(checkpoint, lease_owner)
+    run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id)
     if run_id is not None and not run_updated:
         current = Run.objects.filter(pk=run_id).values("status", "version").get()
         raise ConflictError(
@@ -654,7 +602,7 @@ SELECT facts.ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated) FROM
 """
 
 
-def _checkpoint_insert_postgresql(
+def _checkpoint_insert(
     cp: Checkpoint, lease_owner: str | None, parent_hash: str | None, run_task_id: int | None
 ) -> bool:
     params = {
@@ -676,20 +624,6 @@ def _checkpoint_insert_postgresql(
     cp._state.adding = False
     cp._state.db = "default"
     return run_rows == 1 or cp.run_id is None
-
-
-def _checkpoint_insert_portable(cp: Checkpoint, lease_owner: str | None) -> bool:
-    cp.save(force_insert=True)
-    now = timezone.now()
-    run_updated = False
-    if cp.run_id is not None:
-        runs = Run.objects.filter(pk=cp.run_id)
-        if lease_owner is not None:
-            runs = runs.filter(lease_owner=lease_owner, lease_expires_at__gt=now)
-        run_updated = bool(runs.update(last_checkpoint=cp, cursor=cp.cursor, version=F("version") + 1, updated_at=now))
-    if cp.task_id is not None:
-        Task.objects.filter(pk=cp.task_id).update(latest_checkpoint=cp, version=F("version") + 1, updated_at=now)
-    return run_updated
 
 
 # --- approvals -----------------------------------------------------------------------------
@@ -867,16 +801,14 @@ def effect_intend(
     if not idempotency_key or len(idempotency_key) > 200:
         raise ValidationFailed("An idempotency key is 1 to 200 characters.", code="invalid")
     arguments_digest = digest(arguments) if arguments is not None else ""
-    if connection.vendor == "postgresql":
-        # The first intent is one statement (the run and approval checked in this project inside it);
-        # a key seen before, or a missing run or approval, takes the path below to say which.
-        now = timezone.now()
-        created = fetch_instance(ExternalEffect, _INTEND_SQL, {
-            "pid": project_id, "key": idempotency_key, "tool": tool, "digest": arguments_digest, "run": run_id,
-            "approval": approval_id, "status": EffectStatus.INTENDED, "now": now,
-        })
-        if created is not None:
-            return created, True
+    # The first intent is one statement (the run and approval checked in this project inside it);
+    # a key seen before, or a missing run or approval, takes the path below to say which.
+    created = fetch_instance(ExternalEffect, _INTEND_SQL, {
+        "pid": project_id, "key": idempotency_key, "tool": tool, "digest": arguments_digest, "run": run_id,
+        "approval": approval_id, "status": EffectStatus.INTENDED, "now": timezone.now(),
+    })
+    if created is not None:
+        return created, True
     if run_id is not None and not _runs(project_id).filter(pk=run_id).exists():
         raise NotFoundError(f"Run {run_id} does not exist.")
     if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
@@ -965,10 +897,9 @@ def effect_deliver(
             expected_hash=computed,
         )
     effects = ExternalEffect.objects.filter(project_id=project_id)
-    if connection.vendor == "postgresql":
-        fast = _effect_deliver_fast(project_id, idempotency_key, result, computed, consume=consume)
-        if fast is not None:
-            return fast
+    fast = _effect_deliver_fast(project_id, idempotency_key, result, computed, consume=consume)
+    if fast is not None:
+        return fast
     with transaction.atomic():
         effect = effects.select_for_update().filter(idempotency_key=idempotency_key).first()
         if effect is None:

@@ -3,7 +3,6 @@
 import datetime as dt
 from typing import Any
 
-from django.db import connection
 from django.db.models import QuerySet
 
 from harness.db import json_rows, prepared_cursor
@@ -65,8 +64,6 @@ def session_items_latest(*, project: Project | int, session_id: int, limit: int 
     if not 1 <= limit <= MAX_LATEST_ITEMS:
         raise ValidationFailed(f"limit is between 1 and {MAX_LATEST_ITEMS}.", code="invalid_limit")
     project_id = project if isinstance(project, int) else project.pk
-    if connection.vendor != "postgresql":
-        return _latest_portable(project_id, session_id, limit)
     with prepared_cursor() as cursor:
         cursor.execute(_LATEST_SQL, {"sid": session_id, "pid": project_id, "limit": limit})
         rows = cursor.fetchall()
@@ -74,12 +71,3 @@ def session_items_latest(*, project: Project | int, session_id: int, limit: int 
         raise NotFoundError(f"Session {session_id} does not exist.")
     rows.reverse()
     return json_rows(rows)
-
-
-def _latest_portable(project_id: int, session_id: int, limit: int) -> list[dict[str, Any]]:
-    if not Session.objects.filter(project_id=project_id, pk=session_id).exists():
-        raise NotFoundError(f"Session {session_id} does not exist.")
-    rows = SessionItem.objects.filter(session_id=session_id).order_by("-seq").values(
-        "id", "seq", "role", "content", "run_id", "created_at")[:limit]
-    return [{"id": r["id"], "session": session_id, "seq": r["seq"], "role": r["role"], "content": r["content"],
-             "run": r["run_id"], "created_at": r["created_at"]} for r in reversed(list(rows))]

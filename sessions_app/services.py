@@ -4,8 +4,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
-from django.db import connection, transaction
-from django.db.models import F
+from django.db import transaction
 
 from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
@@ -77,12 +76,8 @@ def session_items_append(
         if found != len(run_ids):
             raise ValidationFailed("A referenced run is not in this session.", code="run_not_in_session")
 
-    if connection.vendor == "postgresql":
-        # One statement, atomic by itself: no BEGIN/COMMIT round trips around it on the hot path.
-        rows = _append_postgresql(project.pk, session_id, items, expected_last_seq)
-    else:
-        with transaction.atomic():
-            rows = _append_portable(project.pk, session_id, items, expected_last_seq)
+    # One statement, atomic by itself: no BEGIN/COMMIT round trips around it on the hot path.
+    rows = _append(project.pk, session_id, items, expected_last_seq)
     if not rows:
         _explain_refused_append(project, session_id, expected_last_seq)
     return [
@@ -117,7 +112,7 @@ RETURNING id, seq, created_at
 """
 
 
-def _append_postgresql(
+def _append(
     project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None
 ) -> list[tuple]:
     params = {
@@ -132,23 +127,6 @@ def _append_postgresql(
     with prepared_cursor() as cursor:
         cursor.execute(_APPEND_SQL, params)
         return sorted(cursor.fetchall(), key=lambda row: row[1])
-
-
-def _append_portable(project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None) -> list[tuple]:
-    # SQLite (local start) cannot UPDATE inside a CTE; its IMMEDIATE transactions serialise writers.
-    sessions = Session.objects.filter(pk=session_id, project_id=project_id).exclude(status=SessionStatus.TERMINATED)
-    if expected is not None:
-        sessions = sessions.filter(last_seq=expected)
-    if not sessions.update(last_seq=F("last_seq") + len(items)):
-        return []
-    last = Session.objects.values_list("last_seq", flat=True).get(pk=session_id)
-    first = last - len(items) + 1
-    created = SessionItem.objects.bulk_create(
-        SessionItem(session_id=session_id, seq=first + i, role=item["role"], content=item.get("content"),
-                    run_id=item.get("run_id"))
-        for i, item in enumerate(items)
-    )
-    return [(obj.pk, obj.seq, obj.created_at) for obj in created]
 
 
 def _explain_refused_append(project: Project, session_id: int, expected: int | None) -> None:

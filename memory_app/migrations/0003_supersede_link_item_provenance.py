@@ -9,7 +9,7 @@ FTS_INDEX = "memory_content_fts"
 
 def _fts_index():  # type: ignore[no-untyped-def]
     # Built by Django from the same expression selectors.memory_retrieve filters on, so the
-    # planner can match them; PostgreSQL only (SQLite serves the local start, without an index).
+    # planner can match them.
     from django.contrib.postgres.indexes import GinIndex
     from django.contrib.postgres.search import SearchVector
 
@@ -17,13 +17,11 @@ def _fts_index():  # type: ignore[no-untyped-def]
 
 
 def create_fts_index(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.add_index(apps.get_model("memory_app", "MemoryRecord"), _fts_index())
+    schema_editor.add_index(apps.get_model("memory_app", "MemoryRecord"), _fts_index())
 
 
 def drop_fts_index(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f'DROP INDEX IF EXISTS "{FTS_INDEX}"')
+    schema_editor.execute(f'DROP INDEX IF EXISTS "{FTS_INDEX}"')
 
 
 class Migration(migrations.Migration):

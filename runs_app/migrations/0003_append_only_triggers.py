@@ -1,8 +1,7 @@
 """Let PostgreSQL refuse rewrites of append-only history, whatever code path tries.
 
 Session items, run events and checkpoints may not be updated (items may still be trimmed by
-DELETE); audit entries may be neither updated nor deleted. SQLite (local start only) relies on
-the service layer and the admin instead.
+DELETE); audit entries may be neither updated nor deleted.
 """
 
 from django.db import migrations
@@ -25,8 +24,6 @@ $$ LANGUAGE plpgsql;
 
 
 def forwards(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
     with schema_editor.connection.cursor() as cursor:  # raw: the body's '%' is not a placeholder
         cursor.execute(FUNCTION)
     for table, ops in TABLES.items():
@@ -37,8 +34,6 @@ def forwards(apps, schema_editor):
 
 
 def backwards(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
     for table in TABLES:
         schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_append_only ON {table};")
     schema_editor.execute("DROP FUNCTION IF EXISTS harness_refuse_rewrite();")

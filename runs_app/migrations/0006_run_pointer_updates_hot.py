@@ -3,19 +3,16 @@
 from django.db import migrations, models
 
 # A run's row is rewritten often (checkpoint pointer, event seq, metrics): with room on its page the
-# new version stays there as a HOT update and no index is touched. Only PostgreSQL has fillfactor;
-# existing pages get the room as rows are rewritten.
+# new version stays there as a HOT update and no index is touched. Existing pages get the room as rows are rewritten.
 FILLFACTOR = 85
 
 
 def set_fillfactor(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"ALTER TABLE runs_app_run SET (fillfactor = {FILLFACTOR})")
+    schema_editor.execute(f"ALTER TABLE runs_app_run SET (fillfactor = {FILLFACTOR})")
 
 
 def reset_fillfactor(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("ALTER TABLE runs_app_run RESET (fillfactor)")
+    schema_editor.execute("ALTER TABLE runs_app_run RESET (fillfactor)")
 
 
 class Migration(migrations.Migration):
