@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "sessions_app",
     "runs_app",
     "memory_app",
+    "console",
 ]
 
 MIDDLEWARE = [
@@ -74,6 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "console.context_processors.console_counts",
             ],
         },
     }

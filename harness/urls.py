@@ -4,7 +4,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("harness.api_urls")),
-    path("", include("harness.console_urls")),
+    path("", include("console.urls")),
 ]
 
 # /api/ answers an unknown URL in the API's error shape; elsewhere Django's page stands.

@@ -1,4 +1,6 @@
-"""The console's shell: login, logout, the dashboard, and the helpers every console page uses.
+"""The helpers every console page uses: who may see what, the page decorators, and rendering.
+
+The console's own pages (login, logout, the overview) and its counts are the `console` app's.
 
 Console pages authenticate with Django's session only; an API bearer token (agent or personal) is
 never looked at here, so an agent cannot reach a page however it presents itself.
@@ -10,12 +12,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
@@ -116,45 +116,9 @@ def render_page(
     from the page that embeds it. An htmx request names one of `partials` by `?part=` or by its
     target's id (HX-Target); a POST handler names the partial it answers with in `part`.
     """
-    from runs_app.console_selectors import pending_approval_count
-
     htmx = getattr(request, "htmx", None)
     part = part or asked_part(request, partials)
     full = {**context, "roles": console_roles(request), "nav_projects": visible_projects(request)}
     if htmx and part:
         return render(request, f"{template}#{part}", full, status=status)
-    full["nav_pending_count"] = pending_approval_count(project_ids(request))
     return render(request, template, full, status=status)
-
-
-class ConsoleLoginView(auth_views.LoginView):
-    template_name = "login.html"
-    redirect_authenticated_user = True
-
-
-class ConsoleLogoutView(auth_views.LogoutView):
-    pass
-
-
-@require_GET
-@console_page
-def dashboard(request: HttpRequest) -> HttpResponse:
-    from memory_app.console_selectors import held_count
-    from runs_app.console_selectors import blocked_run_count, blocked_runs
-
-    ids = project_ids(request)
-    return render_page(
-        request,
-        "dashboard.html",
-        {"blocked_count": blocked_run_count(ids), "blocked_runs": blocked_runs(ids), "held_memory": held_count(ids)},
-    )
-
-
-@require_GET
-@console_page
-def pending_count(request: HttpRequest) -> HttpResponse:
-    """The navigation's pending-approval badge, polled by htmx."""
-    from runs_app.console_selectors import pending_approval_count
-
-    count = pending_approval_count(project_ids(request))
-    return render(request, "base.html#pending-count", {"nav_pending_count": count})

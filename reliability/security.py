@@ -1139,10 +1139,10 @@ def xss_payloads(count: int) -> list[str]:
 
 
 def console_routes() -> list[tuple[str, list[str]]]:
-    """(route pattern, its parameter names) for every URL pattern under harness.console_urls."""
+    """(route pattern, its parameter names) for every URL pattern under console.urls."""
     from django.urls import URLPattern, URLResolver
 
-    from harness import console_urls
+    from console import urls as console_urls
 
     found: list[tuple[str, list[str]]] = []
 

@@ -1,8 +1,8 @@
-"""The console's HTML pages (HTMX), at the site root."""
+"""The console's HTML pages (HTMX), at the site root: its own pages, then each app's."""
 
 from django.urls import include, path
 
-from harness import views
+from console import views
 
 urlpatterns = [
     path("login/", views.ConsoleLoginView.as_view(), name="login"),

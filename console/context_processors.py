@@ -1,0 +1,48 @@
+"""The console's counts (navigation badge, overview tiles), each one owned by the app it counts.
+
+Templates read `counts.<name>`. A count is computed the first time a template of the request reads
+it and kept for the rest of the request, so a page or an htmx fragment that shows no count costs no
+query, and the navigation's badge costs one however often the page shows it. To add a count, write a
+function `(project_ids) -> int` in the app that owns the rows and name it in COUNTS.
+"""
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+from django.http import HttpRequest
+
+from harness.views import project_ids
+from memory_app import console_counts as memory_counts
+from runs_app import console_counts as runs_counts
+
+COUNTS: dict[str, Callable[[Sequence[int]], int]] = {
+    "pending_approvals": runs_counts.pending_approvals,
+    "blocked_runs": runs_counts.blocked_runs,
+    "held_memory": memory_counts.held_records,
+}
+
+
+class Counts(Mapping[str, int]):
+    """COUNTS over the projects the request's user may see, each computed on first read."""
+
+    def __init__(self, request: HttpRequest) -> None:
+        self._request = request
+        self._values: dict[str, int] = {}
+
+    def __getitem__(self, name: str) -> int:
+        if name not in self._values:
+            self._values[name] = COUNTS[name](project_ids(self._request))
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COUNTS)
+
+    def __len__(self) -> int:
+        return len(COUNTS)
+
+
+def console_counts(request: HttpRequest) -> dict[str, Counts]:
+    counts = getattr(request, "_console_counts", None)
+    if counts is None:
+        counts = Counts(request)
+        request._console_counts = counts  # type: ignore[attr-defined]
+    return {"counts": counts}

@@ -1,0 +1,10 @@
+"""The memory app's count for the console's overview (read by console.context_processors)."""
+
+from collections.abc import Sequence
+
+from memory_app.console_selectors import held_count
+
+
+def held_records(project_ids: Sequence[int]) -> int:
+    """Memory records a write policy held for an operator's review."""
+    return held_count(project_ids)

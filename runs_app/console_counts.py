@@ -1,0 +1,18 @@
+"""The runs app's counts for the console's navigation and overview (read by console.context_processors).
+
+Each takes the ids of the projects the viewer may see and answers one number.
+"""
+
+from collections.abc import Sequence
+
+from runs_app.console_selectors import blocked_run_count, pending_approval_count
+
+
+def pending_approvals(project_ids: Sequence[int]) -> int:
+    """Approvals waiting for a reviewer, counted up to 1,001 (shown as "1000+" above 1,000)."""
+    return pending_approval_count(project_ids)
+
+
+def blocked_runs(project_ids: Sequence[int]) -> int:
+    """Runs a failed resume check left blocked, waiting for a person."""
+    return blocked_run_count(project_ids)
