@@ -41,7 +41,7 @@ from sessions_app.services import session_create
 
 POLL_SECONDS = 0.001
 TARGET_RATIO = 3.0  # approval -> resumed p50, at most this multiple of the no-op round trip's
-DURABLE_COMMITS = 5  # the decision's transaction and the resume's four (runs_app/resume.py)
+DURABLE_COMMITS = 5  # the decision's transaction and the resume's four (worker/pipeline.py)
 FLOOR_SUBJECT = f"floor: no-op round trip + {DURABLE_COMMITS} one-row commits"
 
 

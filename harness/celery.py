@@ -20,7 +20,7 @@ app.autodiscover_tasks()
 
 @worker_ready.connect
 def _recover_at_start(sender: Any = None, **kwargs: Any) -> None:
-    app.send_task("runs_app.recovery_pass")
+    app.send_task("worker.recovery_pass")
 
 
 @task_prerun.connect

@@ -60,7 +60,8 @@ from tests.worker.support import FakeService, WorkerProcess, Workers, demo_run, 
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG_DIR = ROOT / "test-artifacts" / "reliability"
-CHILD_BOOT = "import sys, django; django.setup(); from reliability.faults import child_main; child_main(sys.argv[1:])"
+CHILD_BOOT = ("import sys, django; django.setup(); import tests.worker.crash_app; "
+              "from reliability.faults import child_main; child_main(sys.argv[1:])")
 
 
 # --- processes ---------------------------------------------------------------------------------
@@ -203,14 +204,14 @@ def broker_client() -> redis.Redis:
 
 
 def queued_resumes(client: redis.Redis) -> list[int]:
-    """Run ids of every `runs_app.resume_run` message waiting in the broker's queues."""
+    """Run ids of every `worker.resume_run` message waiting in the broker's queues."""
     ids: list[int] = []
     for key in client.scan_iter("celery*"):
         if client.type(key) != b"list":
             continue
         for raw in client.lrange(key, 0, -1):
             message = json.loads(raw)
-            if message.get("headers", {}).get("task") != "runs_app.resume_run":
+            if message.get("headers", {}).get("task") != "worker.resume_run":
                 continue
             body = message["body"]
             if message.get("properties", {}).get("body_encoding") == "base64":
@@ -641,7 +642,7 @@ def kill_around_side_effects(quick: bool) -> Result:
 
 
 def _child_resume(args: dict) -> None:
-    from runs_app.resume import resume_run_by_id
+    from worker.pipeline import resume_run_by_id
 
     run = Run.objects.get(pk=args["run"])
     run_claim(project=run.project_id, run_id=run.pk, owner=args["owner"], lease_seconds=args["lease"])
@@ -671,7 +672,7 @@ def _start_prefork(pool: Workers, name: str, *, lease: int, extra_env: dict | No
     log_path = LOG_DIR / f"{os.getpid()}-{index}-{name}.log"
     log = log_path.open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "harness", "worker", "--beat", "--pool", "prefork",
+        [sys.executable, "-m", "celery", "-A", "tests.worker.crash_app", "worker", "--beat", "--pool", "prefork",
          "--concurrency", "1", "-n", f"{name}-{index}@%h", "--without-gossip", "--without-mingle",
          "--loglevel", "INFO", "--schedule", str(pool.tmp_path / f"beat-{index}")],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -797,7 +798,7 @@ def worker_loss(quick: bool) -> Result:
               and early["claims"] == 0 and early["starts"] == max_attempts + 1
               and early["starts_after_blocked"] == 0 and early["executions"] == 0)
     return _result(6, TITLE_6, quick, passed, figures, notes=(
-        "A start that dies before the claim is counted by `metrics.starts` (runs_app/resume.py _count_start): "
+        "A start that dies before the claim is counted by `metrics.starts` (worker/steps/load.py count_start): "
         "without it such a run was redelivered (reject_on_worker_lost) and re-enqueued by the recovery pass forever."))
 
 

@@ -3,7 +3,7 @@
 Each experiment builds its own project (a fresh slug), so the quick form runs inside pytest-django
 (transactional database: threads and subprocesses see committed rows) and the full form runs
 against bin/reliability's own database without colliding with earlier runs. Nothing here sends a
-resume message to Celery: approvals are resumed in-process with `runs_app.resume.resume_run_by_id`
+resume message to Celery: approvals are resumed in-process with `worker.pipeline.resume_run_by_id`
 and the approved tool is a Python adapter that counts its calls (`sec_tool`).
 """
 
@@ -34,13 +34,13 @@ from harness.canonical import action_fingerprint, digest
 from harness.errors import ConflictError
 from harness.models import AuditEntry, Project
 from reliability.core import Result, command_for, experiment
+from runs_app.artifacts import artifact_fingerprints
 from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunStatus
-from runs_app.nodes import artifact_fingerprints
-from runs_app.resume import resume_run_by_id
 from runs_app.services import approval_decide, approval_request_create, checkpoint_create, run_transition
 from sessions_app.models import Session
 from tests import factories
 from tests.threads import run_concurrently
+from worker.pipeline import resume_run_by_id
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts" / "reliability"
@@ -77,7 +77,7 @@ def sandbox() -> Iterator[None]:
     hosts = [*settings.ALLOWED_HOSTS, "testserver", "127.0.0.1", "localhost"]
     with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"], ALLOWED_HOSTS=hosts,
                            HARNESS_TOOL_ADAPTERS={**getattr(settings, "HARNESS_TOOL_ADAPTERS", {}), **ADAPTERS}), \
-            mock.patch("runs_app.tasks.enqueue_resume", lambda run_id: None):
+            mock.patch("worker.tasks.enqueue_resume", lambda run_id: None):
         yield
 
 
@@ -136,7 +136,7 @@ FINDINGS: dict[int, list[str]] = {
     10: ["FIXED: an approval row rewritten by a direct UPDATE so that it agrees with itself (approved_arguments "
          "with a matching approved_fingerprint, or a rejection turned into an approval) was executed by the "
          "resume. The resume now checks the row against the decision's append-only audit entry "
-         "(runs_app/resume.py _check_against_audit; test_resume_checks_the_approval_row_against_the_audited_"
+         "(worker/steps/approval_preconditions.py _check_against_audit; test_resume_checks_the_approval_row_against_the_audited_"
          "decision)."],
     13: ["FIXED: a chunked request body (Transfer-Encoding: chunked, no Content-Length) reached the views as an "
          "empty body under WSGI, so a POST ran as if it carried nothing (a session was created with defaults); "

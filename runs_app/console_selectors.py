@@ -29,22 +29,11 @@ from runs_app.models import (
     Task,
 )
 from sessions_app.models import SessionItem
+from worker.registry import STEPS
 
-# What the resume worker re-checks before it continues (DESIGN.md "Resume"), shown to a reviewer.
-# The keys are runs_app.resume.STEP_NAMES (a test holds them equal); each step writes `resume.<key>`.
-RESUME_CHECKS = (
-    ("load", "Load the durable run and its latest checkpoint"),
-    ("compatibility", "Check the schema and version are compatible"),
-    ("authority_lease", "Check authority and take the lease (one owner)"),
-    ("sparse_context", "Rebuild a sparse context snapshot (recorded)"),
-    ("artifact_fingerprints", "Verify the artifact fingerprints"),
-    ("approval_preconditions", "Verify the approved fingerprint is the pending action's"),
-    ("capability", "Re-resolve the tool adapter for the pending work"),
-    ("bind_result", "Execute the approved action once, or bind its returned result"),
-    ("not_yet_consumed", "Verify the effect was not consumed already"),
-    ("continue", "Continue from the saved cursor"),
-    ("checkpoint", "Checkpoint again"),
-)
+# What the resume worker re-checks before it continues (DESIGN.md "Resume"), shown to a reviewer:
+# the worker's own registry, so the checklist cannot drift from the steps; each writes `resume.<key>`.
+RESUME_CHECKS = tuple((step.name, step.label) for step in STEPS)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from typing import Any
 
 from harness.canonical import digest
 from harness.models import Project
+from runs_app.artifacts import artifact_fingerprints
 from runs_app.models import Run, RunStatus, Task, TaskStatus
-from runs_app.nodes import artifact_fingerprints
 from runs_app.services import (
     approval_request_create,
     checkpoint_create,

@@ -30,7 +30,7 @@ RUN_MACHINE = StateMachine.declare(
     {
         R.CREATED: {R.RUNNING, R.CANCELLED},
         R.RUNNING: {R.WAITING_APPROVAL, R.WAITING_EXTERNAL, R.SUCCEEDED, R.FAILED, R.CANCELLED, R.BLOCKED},
-        # waiting_approval -> running happens only through the resume worker (runs_app.resume).
+        # waiting_approval -> running happens only through the resume worker (worker.pipeline).
         R.WAITING_APPROVAL: {R.RUNNING, R.FAILED, R.CANCELLED, R.BLOCKED},
         R.WAITING_EXTERNAL: {R.RUNNING, R.FAILED, R.CANCELLED, R.BLOCKED},
         R.BLOCKED: {R.RUNNING, R.FAILED, R.CANCELLED},

@@ -56,11 +56,15 @@ def test_anonymous_users_are_sent_to_login(scene: Scene, client) -> None:  # typ
         assert response.status_code == 302 and response["Location"].startswith("/login/"), url
 
 
-def test_the_resume_checks_shown_are_the_workers_steps() -> None:
-    from runs_app.console_selectors import RESUME_CHECKS
-    from runs_app.resume import STEP_NAMES
+def test_the_approval_page_lists_the_workers_resume_steps_in_order(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from django.utils.html import escape
 
-    assert tuple(key for key, _ in RESUME_CHECKS) == STEP_NAMES
+    from worker.registry import STEPS
+
+    body = reviewer_client.get(reverse("runs:approval_detail", args=[scene.approval.pk])).content.decode()
+    positions = [body.find(escape(step.label)) for step in STEPS]
+    assert -1 not in positions, [step.label for step, at in zip(STEPS, positions, strict=True) if at == -1]
+    assert positions == sorted(positions)
 
 
 def test_lineage_draws_forks_side_by_side(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]

@@ -7,10 +7,11 @@ import pytest
 from django.conf import LazySettings
 
 from reliability import faults
-from runs_app import resume
 from runs_app.models import Run, RunStatus
-from runs_app.recovery import recovery_candidates
 from runs_app.services import run_claim, run_metrics_merge
+from worker import faults as fault_points
+from worker import pipeline
+from worker.recovery import recovery_candidates
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -114,7 +115,7 @@ def test_a_duplicate_resume_at_the_attempt_limit_leaves_the_last_live_attempt_al
     run_claim(project=run.project_id, run_id=run.pk, owner="worker:live:1:a", lease_seconds=60)
     run_metrics_merge(project=run.project_id, run_id=run.pk, metrics={}, increment={"attempts": 2})
 
-    assert resume.resume_run_by_id(run.pk, owner="worker:duplicate:2:b", lease_seconds=5) == "stopped"
+    assert pipeline.resume_run_by_id(run.pk, owner="worker:duplicate:2:b", lease_seconds=5) == "stopped"
 
     run.refresh_from_db()
     assert (run.status, run.lease_owner) == (RunStatus.WAITING_APPROVAL, "worker:live:1:a")
@@ -134,12 +135,12 @@ def test_a_run_whose_every_start_dies_before_the_claim_is_blocked_not_restarted_
         if name == "load":
             raise _WorkerDied
 
-    monkeypatch.setattr(resume, "crash_point", die_in_load)
+    monkeypatch.setattr(fault_points, "_hook", die_in_load)
     for attempt in range(2):
         with pytest.raises(_WorkerDied):
-            resume.resume_run_by_id(run.pk, owner=f"worker:w:{attempt}:x", lease_seconds=5)
+            pipeline.resume_run_by_id(run.pk, owner=f"worker:w:{attempt}:x", lease_seconds=5)
 
-    assert resume.resume_run_by_id(run.pk, owner="worker:w:2:x", lease_seconds=5) == "blocked"
+    assert pipeline.resume_run_by_id(run.pk, owner="worker:w:2:x", lease_seconds=5) == "blocked"
     run.refresh_from_db()
     assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "load")
     assert "without reaching its claim" in (run.error or {})["reason"]

@@ -106,7 +106,7 @@ def test_decisions_need_a_reviewer_who_is_not_the_requester(project, django_capt
 
 @pytest.mark.django_db
 def test_edit_and_approve_records_the_new_fingerprint_and_audits(project, monkeypatch):
-    from runs_app import tasks
+    from worker import tasks
 
     queued = []
     monkeypatch.setattr(tasks, "enqueue_resume", queued.append)
@@ -127,7 +127,7 @@ def test_edit_and_approve_records_the_new_fingerprint_and_audits(project, monkey
 
 @pytest.mark.django_db
 def test_rejection_needs_a_reason_and_a_second_decision_names_the_first(project, monkeypatch):
-    from runs_app import tasks
+    from worker import tasks
 
     monkeypatch.setattr(tasks, "enqueue_resume", lambda run_id: None)
     run = _running_run(project)

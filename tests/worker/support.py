@@ -133,7 +133,7 @@ class WorkerProcess:
 
 
 class Workers:
-    """Starts `celery -A harness worker --beat` processes on the test database and Redis db."""
+    """Starts `celery -A tests.worker.crash_app worker --beat` processes on the test database and Redis db."""
 
     def __init__(self, *, database_url: str, tmp_path: Path, adapters: dict) -> None:
         self.database_url = database_url
@@ -161,7 +161,7 @@ class Workers:
         log_path = LOG_DIR / f"{os.getpid()}-{index}-{name}.log"
         log = log_path.open("w")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "harness", "worker", "--beat", "--pool", "solo",
+            [sys.executable, "-m", "celery", "-A", "tests.worker.crash_app", "worker", "--beat", "--pool", "solo",
              "-n", f"{name}-{index}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO",
              "--schedule", str(self.tmp_path / f"beat-{index}")],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

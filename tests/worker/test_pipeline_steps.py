@@ -7,7 +7,6 @@ from django.test import override_settings
 from django.utils import timezone
 
 from memory_app.models import ContextSnapshot
-from runs_app import resume
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -18,7 +17,6 @@ from runs_app.models import (
     RunStatus,
     Task,
 )
-from runs_app.resume import STEP_NAMES, Resume, StepFailed, resume_run_by_id
 from runs_app.services import (
     approval_decide,
     approval_request_create,
@@ -28,6 +26,10 @@ from runs_app.services import (
 )
 from tests import factories
 from tests.worker.support import approve, demo_run, events, reviewer
+from worker.pipeline import resume_run_by_id
+from worker.registry import STEP_NAMES
+from worker.state import Resume, StepFailed
+from worker.steps import approval_preconditions, artifact_fingerprints, capability, compatibility, load, sparse_context
 
 OWNER = "worker:test:1"
 
@@ -40,7 +42,7 @@ def r101(db):  # type: ignore[no-untyped-def]
 
 def _state(run: Run) -> Resume:
     r = Resume(run_id=run.pk, owner=OWNER, lease_seconds=30)
-    resume.step_load(r)
+    load.run(r)
     return r
 
 
@@ -160,11 +162,11 @@ def test_each_step_is_callable_on_its_own(r101) -> None:
     approve(run, rita)
     r = _state(run)
     assert r.mode == "approval" and r.checkpoint is not None
-    assert resume.step_compatibility(r)["checkpoint_schema"] == 1
-    assert resume.step_artifact_fingerprints(r) == {"verified": 2}
-    assert resume.step_approval_preconditions(r)["decision"] == "approved"
-    assert resume.step_capability(r)["adapter"] == "PythonAdapter"
-    recorded = resume.step_sparse_context(r)
+    assert compatibility.run(r)["checkpoint_schema"] == 1
+    assert artifact_fingerprints.run(r) == {"verified": 2}
+    assert approval_preconditions.run(r)["decision"] == "approved"
+    assert capability.run(r)["adapter"] == "PythonAdapter"
+    recorded = sparse_context.run(r)
     assert ContextSnapshot.objects.filter(pk=recorded["snapshot"], run=run).exists()
     assert r.context["state"]["pending_action"]["tool"] == "publish_chapter"
 
@@ -175,7 +177,7 @@ def test_artifact_fingerprint_step_names_the_changed_artifact(r101) -> None:
     task = Task.objects.get(pk=run.task_id)
     Task.objects.filter(pk=task.pk).update(artifact_refs={**task.artifact_refs, "draft": {"sha256": "0" * 64}})
     with pytest.raises(StepFailed, match="draft"):
-        resume.step_artifact_fingerprints(_state(run))
+        artifact_fingerprints.run(_state(run))
 
 
 def test_compatibility_step_refuses_an_unknown_checkpoint_schema(r101) -> None:
@@ -183,7 +185,7 @@ def test_compatibility_step_refuses_an_unknown_checkpoint_schema(r101) -> None:
     approve(run, rita)
     checkpoint_create(project=run.project_id, run_id=run.pk, schema_version=99)
     with pytest.raises(StepFailed, match="schema_version 99"):
-        resume.step_compatibility(_state(run))
+        compatibility.run(_state(run))
 
 
 def test_compatibility_step_refuses_a_checkpoint_of_an_older_plan(r101) -> None:
@@ -191,7 +193,7 @@ def test_compatibility_step_refuses_a_checkpoint_of_an_older_plan(r101) -> None:
     approve(run, rita)
     Task.objects.filter(pk=run.task_id).update(plan_version=2)
     with pytest.raises(StepFailed, match="plan_version"):
-        resume.step_compatibility(_state(run))
+        compatibility.run(_state(run))
 
 
 def test_approval_step_refuses_a_tampered_approved_action(r101) -> None:
@@ -199,7 +201,7 @@ def test_approval_step_refuses_a_tampered_approved_action(r101) -> None:
     approve(run, rita)
     ApprovalRequest.objects.filter(pk=run.pending_approval_id).update(approved_arguments={"chapter": 4})
     with pytest.raises(StepFailed, match="fingerprint"):
-        resume.step_approval_preconditions(_state(run))
+        approval_preconditions.run(_state(run))
 
 
 def test_approval_step_refuses_an_expired_approval(r101) -> None:
@@ -208,7 +210,7 @@ def test_approval_step_refuses_an_expired_approval(r101) -> None:
         expires_at=timezone.now() - dt.timedelta(seconds=1)
     )
     with pytest.raises(StepFailed, match="expired"):
-        resume.step_approval_preconditions(_state(run))
+        approval_preconditions.run(_state(run))
 
 
 @override_settings(HARNESS_TOOL_ADAPTERS={})
@@ -216,7 +218,7 @@ def test_capability_step_refuses_a_tool_without_adapter(r101) -> None:
     run, rita = r101
     approve(run, rita)
     with pytest.raises(StepFailed, match="no adapter"):
-        resume.step_capability(_state(run))
+        capability.run(_state(run))
 
 
 @override_settings(HARNESS_TOOL_ADAPTERS={"publish_chapter": {"kind": "http", "url": "http://127.0.0.1:9/x",

@@ -14,10 +14,11 @@ import pytest
 from django.db import connection
 
 from runs_app.models import Checkpoint, EffectStatus, ExternalEffect, Run, RunEvent, RunStatus
-from runs_app.resume import STEP_NAMES, resume_run_by_id
 from runs_app.services import approval_request_create, checkpoint_create, run_transition
 from tests import factories
 from tests.worker.support import approve, reviewer
+from worker.pipeline import resume_run_by_id
+from worker.registry import STEP_NAMES
 
 MAX_STATEMENTS = 25
 MAX_COMMITS = 4
@@ -68,7 +69,7 @@ def test_an_approval_resume_of_an_agent_run_takes_four_transactions_and_about_th
 ) -> None:  # type: ignore[no-untyped-def]
     # Real commits are what is counted, so no test transaction wraps this; the resume message the
     # decision queues on commit is not sent (the resume is called here, in this process).
-    monkeypatch.setattr("runs_app.tasks.enqueue_resume", lambda run_id: None)
+    monkeypatch.setattr("worker.tasks.enqueue_resume", lambda run_id: None)
     project = factories.make_project("cost")
     run = _agent_run_waiting_for_approval(project)
     before = Run.objects.values_list("last_checkpoint_id", "last_event_seq").get(pk=run.pk)

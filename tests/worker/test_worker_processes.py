@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, NodeExecution, Run, RunStatus
 from runs_app.services import checkpoint_create
-from runs_app.tasks import enqueue_resume
 from tests.worker.support import approve, demo_run, events, reviewer, wait_for, wait_status
+from worker.tasks import enqueue_resume
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

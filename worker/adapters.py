@@ -4,7 +4,7 @@ Adapters are registered by name in `settings.HARNESS_TOOL_ADAPTERS` and resolved
 never cached at import, so a configuration change (or a removed adapter) is seen by the next resume:
 
     HARNESS_TOOL_ADAPTERS = {
-        "publish_chapter": {"kind": "python", "callable": "runs_app.demo.publish_chapter"},
+        "publish_chapter": {"kind": "python", "callable": "myproject.tools.publish_chapter"},
         "send_invoice": {"kind": "http", "url": "https://billing.internal/invoices",
                          "timeout": 10, "connect_timeout": 3, "headers": {"X-Env": "prod"},
                          "required_arguments": ["customer", "amount"]},

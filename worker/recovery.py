@@ -6,13 +6,15 @@ delays a resume until the next pass. Enqueueing a run twice is harmless: the res
 """
 
 import logging
+from collections.abc import Callable
 
 from django.db.models import Q
 from django.utils import timezone
 
 from runs_app.models import ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
-from runs_app.resume import WORKER_OWNER_PREFIX, is_worker_plan
 from runs_app.services import approval_expire_due, effect_mark_unknown
+from worker.handlers import is_worker_plan
+from worker.lease import WORKER_OWNER_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -63,15 +65,13 @@ def effects_reconcile() -> list[int]:
     return marked
 
 
-def recovery_pass() -> dict:
-    """Expire due approvals, mark orphaned effects unknown, and enqueue every run that needs a resume."""
-    from runs_app.tasks import enqueue_resume
-
+def recovery_pass(*, enqueue: Callable[[int], None]) -> dict:
+    """Expire due approvals, mark orphaned effects unknown, and `enqueue` every run that needs a resume."""
     expired = approval_expire_due()
     unknown = effects_reconcile()
     runs = recovery_candidates()
     for run_id in runs:
-        enqueue_resume(run_id)
+        enqueue(run_id)
     if expired or unknown or runs:
         log.info("recovery: expired approvals %s, unknown effects %s, enqueued runs %s", expired, unknown, runs)
     return {"expired_approvals": expired, "unknown_effects": unknown, "enqueued_runs": runs}

@@ -1,0 +1,11 @@
+"""What runs_app tells the rest of the house, without importing it.
+
+`resume_requested` is sent (after the transaction commits) when a run has something to resume: its
+approval was decided or expired. The resume worker (worker.tasks) listens and queues the resume;
+runs_app never imports the worker. The recovery pass finds the run anyway if nobody listens or the
+message is lost: the database, not the broker, is the source of truth.
+"""
+
+from django.dispatch import Signal
+
+resume_requested = Signal()  # sent with run_id=<int>

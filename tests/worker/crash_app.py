@@ -1,0 +1,20 @@
+"""The production Celery app with a fault hook installed: at the resume's named point given by
+HARNESS_CRASH_AT, the process kills itself with SIGKILL (like `kill -9`). Tests and the reliability
+experiments start workers with `celery -A tests.worker.crash_app`; production never imports this.
+"""
+
+import os
+import signal
+
+from harness.celery import app
+from worker import faults
+
+__all__ = ["app"]
+
+
+def _kill_at(name: str) -> None:
+    if os.environ.get("HARNESS_CRASH_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+faults.install(_kill_at)

@@ -1,0 +1,224 @@
+"""The resume pipeline (DESIGN.md "Resume"): a re-validation, never "continue from chat memory".
+
+`resume_run_by_id` runs the steps of worker.registry in order and each leaves a `resume.<step>` trace
+event on the run. The first failing step (StepFailed) moves the run to `blocked` naming that step,
+and nothing is executed after it. `Stop` ends a resume quietly without blocking: there is nothing
+to do, or another worker owns the run.
+
+The trace is collected in memory and written in batches (one statement each), always in the
+transaction that commits the steps' effects, so an event is never later than what it reports. A
+resume of an approval is four transactions: the start count; load to dispatch (committed before the
+call); the delivery; the binding (consume, continue, checkpoint, metrics).
+
+Exactly-once of the approved action rests on the ExternalEffect record and the idempotency key:
+intend -> dispatch (committed before the call) -> call -> deliver (committed) -> consume, where the
+consumption commits in the same transaction that binds the result to the run. A crash at any point
+leaves a state the next resume reads: delivered or consumed effects are never called again; an
+effect left `dispatched` becomes `unknown` and is retried under the same key (the service dedups).
+"""
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from harness.errors import ConflictError
+from runs_app.models import (
+    NodeExecution,
+    Run,
+    RunStatus,
+)
+from runs_app.services import (
+    run_metrics_merge,
+    run_release,
+    run_transition,
+)
+from worker import faults
+from worker.drive import drive_nodes
+from worker.lease import worker_owner
+from worker.registry import BINDING, CALL, PRE_CALL, STEPS
+from worker.state import Resume, Retry, StepFailed, Stop, flush, trace
+from worker.steps.load import count_start
+
+log = logging.getLogger(__name__)
+
+_bind = next(step for step in STEPS if step.phase == CALL)
+_bind_module = _bind.load()
+# The pre-call transaction ends with the approved action's dispatch, committed before the call.
+PRE_CALL_STEPS = (*((step.name, step.load().run) for step in STEPS if step.phase == PRE_CALL),
+                  (_bind.name, _bind_module.dispatch))
+BINDING_STEPS = tuple((step.name, step.load().run) for step in STEPS if step.phase == BINDING)
+
+
+def _run_step(r: Resume, name: str, step: Any) -> None:
+    """Run one step and collect its trace; a step that returns None traces itself later."""
+    try:
+        data = step(r)
+    except StepFailed as exc:
+        exc.step = name  # type: ignore[attr-defined]
+        raise
+    if data is None:
+        return
+    if r.run is not None:
+        trace(r, name, True, **data)
+    r.steps_ok += 1
+
+
+def _steps_committed(r: Resume, steps: Any) -> None:
+    """Run steps in one transaction that commits their effects with their trace.
+
+    A failing step commits what the steps before it did, its failure traced and the run blocked (as
+    if each step had committed on its own); a Stop, Retry or lost guarded write commits the trace so
+    far. Any other error rolls it all back, its trace too.
+    """
+    ended: Exception | None = None
+    with _committing(r):
+        try:
+            for name, step in steps:
+                _run_step(r, name, step)
+        except StepFailed as exc:
+            _fail(r, exc)
+            ended = exc
+        except (Stop, Retry, ConflictError) as exc:
+            ended = exc
+    if ended is not None:
+        raise ended
+
+
+@contextmanager
+def _committing(r: Resume) -> Iterator[None]:
+    """A transaction that writes the trace collected in it before it commits; rolled back, that trace
+    is dropped with the effects it reports."""
+    mark = len(r.events)
+    try:
+        with transaction.atomic():
+            yield
+            flush(r)
+    except BaseException:
+        del r.events[mark:]
+        raise
+
+
+def _fail(r: Resume, exc: StepFailed) -> None:
+    """Trace the failing step and block the run naming it (inside the caller's transaction)."""
+    exc.step = step = getattr(exc, "step", "continue")  # type: ignore[attr-defined]
+    if r.run is None:
+        return
+    trace(r, step, False, exc.reason, **exc.detail)
+    flush(r)
+    _block(r, step, exc.reason, exc.detail)
+    exc.handled = True  # type: ignore[attr-defined]
+
+
+def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: int | None = None) -> str:
+    """Resume one run; returns the outcome: "done", "blocked", "stopped" or "retry".
+
+    1. Count the start (committed before the load, so a start that dies loading still counts).
+    2. The pre-bind steps in one transaction, up to the effect's dispatch (committed before the call).
+    3. The call, with no transaction open; then its delivery and the `bind_result` trace, committed.
+    4. The binding steps in one transaction: consume the result, move the run on, checkpoint (and,
+       for a run handed back to its agent, the metrics).
+    5. A worker-driven run: drive its remaining nodes to the end.
+    The first StepFailed blocks the run naming its step; metrics are recorded on every outcome.
+    """
+    r = Resume(run_id=run_id, owner=owner or worker_owner(),
+               lease_seconds=lease_seconds or settings.HARNESS_WORKER_LEASE_SECONDS)
+    started = time.monotonic()
+    outcome, failure = "done", ""
+    try:
+        try:
+            count_start(r)  # one statement, committed on its own before the load
+        except StepFailed as exc:
+            exc.step = "load"  # type: ignore[attr-defined]
+            raise
+        _steps_committed(r, PRE_CALL_STEPS)
+        if r.dispatched is not None:
+            try:
+                result = _bind_module.call(r)
+            except StepFailed as exc:
+                exc.step = _bind.name  # type: ignore[attr-defined]
+                raise
+            _steps_committed(r, ((_bind.name, lambda r: _bind_module.deliver(r, result)),))
+            faults.point("after_deliver")
+        with _committing(r):
+            for name, step in BINDING_STEPS:
+                _run_step(r, name, step)
+            if not r.leased:  # handed back (to its agent): nothing follows, the metrics commit here
+                _metrics(r, started, "", run=r.run)
+        faults.point("after_commit")
+        if r.leased and r.mode == "approval" and not r.approved:
+            _finish_rejected(r)
+        elif r.leased and r.run.status == RunStatus.RUNNING:
+            r.steps_ok += drive_nodes(r)
+    except StepFailed as exc:
+        failed_step: str = getattr(exc, "step", "continue")
+        outcome, failure = "blocked", failed_step
+        if r.run is not None and not getattr(exc, "handled", False):
+            with transaction.atomic():
+                _fail(r, exc)
+    except Stop as exc:
+        outcome, failure = "stopped", ""
+        flush(r)
+        log.info("resume of run %s stopped: %s", run_id, exc)
+    except Retry:
+        outcome, failure = "retry", "tool_unreachable"
+        with transaction.atomic():
+            flush(r)
+            if r.leased:
+                run_release(project=r.project_id, run_id=run_id, owner=r.owner)
+                r.leased = False
+    except ConflictError as exc:
+        # A guarded write lost (the lease expired and someone else took over): let them continue.
+        outcome, failure = "stopped", exc.code
+        flush(r)
+        log.warning("resume of run %s lost a guarded write: %s", run_id, exc.detail)
+    except Exception:
+        if r.leased:
+            _metrics(r, started, "exception")
+            run_release(project=r.project_id, run_id=run_id, owner=r.owner)
+        raise
+    if r.run is not None and (r.claimed or outcome == "blocked") and not r.metrics_written:
+        _metrics(r, started, failure)
+    return outcome
+
+
+def _finish_rejected(r: Resume) -> None:
+    """A worker-driven plan cannot continue past a rejected gate: the run fails, the reason bound."""
+    assert r.bound is not None
+    with transaction.atomic():
+        r.run = run_transition(
+            project=r.project_id, run_id=r.run_id, to=RunStatus.FAILED, expected_version=None, lease_owner=r.owner,
+            by_worker=True, error={"step": "continue", "reason": f"the approval was rejected: {r.bound['reason']}"},
+        )
+        r.leased = False
+
+
+def _block(r: Resume, step: str, reason: str, detail: dict) -> None:
+    try:
+        run_transition(
+            project=r.project_id, run_id=r.run_id, to=RunStatus.BLOCKED,
+            expected_version=None if r.leased else r.run.version, lease_owner=r.owner if r.leased else None,
+            blocked_step=step, error={"step": step, "reason": reason, **detail}, by_worker=True,
+            updates={"lease_owner": "", "lease_expires_at": None} if r.leased else None,
+        )
+        r.leased = False
+    except ConflictError as exc:
+        log.warning("run %s could not be blocked at %s: %s", r.run_id, step, exc.detail)
+
+
+def _metrics(r: Resume, started: float, failure: str, *, run: Run | None = None) -> None:
+    """Record the resume's figures in `Run.metrics`; `run` when the caller holds it current."""
+    usage = ({"tokens_used": run.tokens_used, "cost_used": run.cost_used} if run is not None else
+             Run.objects.filter(pk=r.run_id).values("tokens_used", "cost_used").first())
+    if usage is None:
+        return
+    steps = NodeExecution.objects.filter(run_id=r.run_id, status=NodeExecution.Status.SUCCEEDED).count()
+    run_metrics_merge(project=r.project_id, run_id=r.run_id, metrics={
+        "steps": steps, "pipeline_steps": r.steps_ok, "tokens": usage["tokens_used"], "cost": str(usage["cost_used"]),
+        "latency_ms": int((time.monotonic() - started) * 1000), "failure_type": failure,
+    })
+    r.metrics_written = True

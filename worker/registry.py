@@ -1,0 +1,46 @@
+"""The resume steps (DESIGN.md "Resume"), in order: the one list the pipeline runs, the trace's
+event names (`resume.<name>`) and the console's checklist derive from.
+
+A step is a module in worker/steps/ with `run(r: Resume) -> dict | None`: it returns its trace
+data, or raises StepFailed (the run is blocked naming the step), Stop or Retry (worker.state).
+A new step is one new module and one line here. This module imports no step, so the console can
+read the names and labels without loading the worker.
+"""
+
+from dataclasses import dataclass
+from importlib import import_module
+from types import ModuleType
+
+PRE_CALL = "pre_call"  # one transaction, up to the approved action's dispatch (committed before the call)
+CALL = "call"  # the approved action: `dispatch` ends the pre-call transaction, `call` runs outside any, `deliver`
+BINDING = "binding"  # one transaction: consume the result, move the run on, checkpoint
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str  # the trace event is `resume.<name>`; a blocked run names it in `blocked_step`
+    phase: str
+    label: str  # what the console's checklist says
+    module: str = ""  # worker.steps.<module>, when the name is not a module name
+
+    def load(self) -> ModuleType:
+        return import_module(f"worker.steps.{self.module or self.name}")
+
+
+STEPS = (
+    Step("load", PRE_CALL, "Load the durable run and its latest checkpoint"),
+    Step("compatibility", PRE_CALL, "Check the schema and version are compatible"),
+    Step("authority_lease", PRE_CALL, "Check authority and take the lease (one owner)"),
+    Step("sparse_context", PRE_CALL, "Rebuild a sparse context snapshot (recorded)"),
+    Step("artifact_fingerprints", PRE_CALL, "Verify the artifact fingerprints"),
+    Step("approval_preconditions", PRE_CALL, "Verify the approved fingerprint is the pending action's"),
+    Step("capability", PRE_CALL, "Re-resolve the tool adapter for the pending work"),
+    Step("bind_result", CALL, "Execute the approved action once, or bind its returned result"),
+    Step("not_yet_consumed", BINDING, "Verify the effect was not consumed already"),
+    Step("continue", BINDING, "Continue from the saved cursor", module="continue_from_cursor"),
+    Step("checkpoint", BINDING, "Checkpoint again"),
+)
+STEP_NAMES = tuple(step.name for step in STEPS)
+PHASES = (PRE_CALL, CALL, BINDING)
+assert [step.phase for step in STEPS] == sorted((step.phase for step in STEPS), key=PHASES.index), "phases in order"
+assert sum(step.phase == CALL for step in STEPS) == 1, "one step makes the approved call"

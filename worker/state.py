@@ -1,0 +1,95 @@
+"""What one resume carries from step to step, how a step says it failed, and its trace.
+
+A step is a function of one `Resume`; it returns its trace data, or raises StepFailed (the run is
+blocked naming the step), Stop (nothing to do, or another worker owns the run: end quietly) or Retry
+(a transient failure: release the lease, the recovery pass retries). The trace is collected in
+memory and written in batches, always in the transaction that commits what it reports.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from runs_app.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+    Checkpoint,
+    ExternalEffect,
+    Run,
+    Task,
+)
+from runs_app.services import (
+    run_events_append,
+)
+from worker.adapters import ToolAdapter
+from worker.handlers import is_worker_plan
+
+log = logging.getLogger(__name__)
+
+
+class StepFailed(Exception):
+    """A re-validation failed: the run goes to `blocked` naming the step."""
+
+    def __init__(self, reason: str, **detail: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail
+
+
+class Stop(Exception):
+    """Nothing to do, or someone else owns the run: end without blocking."""
+
+
+class Retry(Exception):
+    """A transient failure (the tool is unreachable): release the lease, the recovery pass retries."""
+
+
+@dataclass
+class Resume:
+    run_id: int
+    owner: str
+    lease_seconds: int
+    run: Run = field(default=None)  # type: ignore[assignment]
+    task: Task | None = None
+    checkpoint: Checkpoint | None = None
+    approval: ApprovalRequest | None = None
+    mode: str = ""  # "approval": a decided approval to bind; "continue": drive the remaining nodes
+    leased: bool = False
+    claimed: bool = False
+    adapter: ToolAdapter | None = None
+    effect: ExternalEffect | None = None
+    result: Any = None
+    bound: dict | None = None
+    context: dict = field(default_factory=dict)
+    steps_ok: int = 0
+    start_counted: bool = False
+    dispatched: ExternalEffect | None = None  # dispatched (committed) and not called yet
+    bind_data: dict = field(default_factory=dict)
+    events: list[tuple[str, dict]] = field(default_factory=list)  # trace not written yet
+    metrics_written: bool = False
+
+    @property
+    def project_id(self) -> int:
+        return self.run.project_id
+
+    @property
+    def approved(self) -> bool:
+        return self.approval is not None and self.approval.status == ApprovalStatus.APPROVED
+
+    @property
+    def worker_driven(self) -> bool:
+        return is_worker_plan(self.task, gate=self.run.current_node if self.mode == "approval" else "")
+
+
+def trace(r: Resume, step: str, ok: bool, reason: str = "", **data: Any) -> None:
+    """Collect a step's trace event; `flush` writes what was collected, in the step's transaction."""
+    payload = {"ok": ok, "owner": r.owner, **data}
+    if reason:
+        payload["reason"] = reason
+    r.events.append((f"resume.{step}", payload))
+
+
+def flush(r: Resume) -> None:
+    if r.events and r.run is not None:
+        run_events_append(project=r.project_id, run_id=r.run_id, events=r.events)
+    r.events = []

@@ -1,0 +1,69 @@
+"""Step `approval_preconditions`: the decision is final, current, and about exactly the pending action."""
+
+import logging
+
+from django.utils import timezone
+
+from harness.canonical import action_fingerprint
+from harness.models import AuditEntry
+from runs_app.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+)
+from worker.state import Resume, StepFailed
+
+log = logging.getLogger(__name__)
+
+
+DECISION_AUDIT_ACTIONS = (f"approval.{ApprovalStatus.APPROVED}", f"approval.{ApprovalStatus.REJECTED}")
+
+
+def run(r: Resume) -> dict:
+    """The decision is final, current and about exactly the action the run is waiting on."""
+    if r.mode != "approval":
+        return {"approval": None}
+    approval = r.approval
+    if approval is None:
+        raise StepFailed("the run waits for approval but has no pending approval")
+    if approval.status == ApprovalStatus.EXPIRED or (
+        approval.status == ApprovalStatus.PENDING and approval.expires_at and approval.expires_at <= timezone.now()
+    ):
+        raise StepFailed("the approval expired before a decision", approval=approval.pk)
+    if approval.status not in (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED):
+        raise StepFailed(f"the approval is {approval.status}", approval=approval.pk)
+    if action_fingerprint(approval.tool, approval.arguments) != approval.action_fingerprint:
+        raise StepFailed("the requested action no longer matches its fingerprint", approval=approval.pk)
+    gate = (r.checkpoint.pending_gate or {}) if r.checkpoint is not None else {}
+    if isinstance(gate, dict) and gate.get("tool") and gate["tool"] != approval.tool:
+        raise StepFailed(f"the checkpoint waits on {gate['tool']}, the approval is for {approval.tool}")
+    if approval.status == ApprovalStatus.APPROVED:
+        actual = action_fingerprint(approval.tool, approval.approved_arguments)
+        if actual != approval.approved_fingerprint:
+            raise StepFailed("the approved action changed after approval (fingerprint mismatch)",
+                             approval=approval.pk, approved_fingerprint=approval.approved_fingerprint,
+                             actual_fingerprint=actual)
+    _check_against_audit(approval)
+    return {"approval": approval.pk, "decision": approval.status, "fingerprint": approval.approved_fingerprint}
+
+
+def _check_against_audit(approval: ApprovalRequest) -> None:
+    """The row must say what the reviewer's decision recorded in the append-only audit log.
+
+    A direct UPDATE can rewrite the approval row so that it agrees with itself (approved arguments
+    with their own fingerprint, or a rejection turned into an approval); it cannot rewrite the
+    audit entry written in the decision's transaction.
+    """
+    recorded = (
+        AuditEntry.objects.filter(project_id=approval.project_id, target_type="approvalrequest",
+                                  target_id=str(approval.pk), action__in=DECISION_AUDIT_ACTIONS)
+        .order_by("id").values_list("action", "data").first()
+    )
+    if recorded is None or recorded[0] != f"approval.{approval.status}":
+        raise StepFailed(f"the approval says {approval.status}, the audit log records "
+                         f"{recorded[0] if recorded else 'no decision'}", approval=approval.pk)
+    if approval.status == ApprovalStatus.APPROVED and (recorded[1] or {}).get("approved_fingerprint") != (
+        approval.approved_fingerprint
+    ):
+        raise StepFailed("the approved fingerprint is not the one the reviewer's decision recorded (audit log)",
+                         approval=approval.pk, approved_fingerprint=approval.approved_fingerprint,
+                         recorded_fingerprint=(recorded[1] or {}).get("approved_fingerprint"))

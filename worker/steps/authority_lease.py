@@ -1,0 +1,41 @@
+"""Step `authority_lease`: the records agree on who they belong to; take the lease (one owner)."""
+
+import logging
+
+from django.conf import settings
+
+from harness.errors import ConflictError
+from runs_app.services import (
+    run_claim_attempt,
+)
+from sessions_app.models import SessionStatus
+from worker.lease import leased_by_another
+from worker.state import Resume, StepFailed, Stop, trace
+
+log = logging.getLogger(__name__)
+
+
+def run(r: Resume) -> dict:
+    """The records agree on who they belong to; then take the run's lease (one owner at a time)."""
+    run = r.run
+    if r.approval is not None and (r.approval.run_id != run.pk or r.approval.project_id != run.project_id):
+        raise StepFailed("the pending approval belongs to another run")
+    if r.checkpoint is not None and r.checkpoint.project_id != run.project_id:
+        raise StepFailed("the checkpoint belongs to another project")
+    if run.session.status == SessionStatus.TERMINATED:
+        raise StepFailed("the run's session is terminated")
+    max_attempts = settings.HARNESS_RESUME_MAX_ATTEMPTS
+    if int((run.metrics or {}).get("attempts") or 0) >= max_attempts:
+        if leased_by_another(run, r.owner):
+            # A duplicate message while the last allowed attempt runs elsewhere: that one decides.
+            raise Stop("the run is owned by its last allowed attempt")
+        raise StepFailed(f"the resume was attempted {max_attempts} times without finishing")
+    try:
+        # The claim counts the attempt in the same statement.
+        r.run = run_claim_attempt(project=run.project_id, run_id=run.pk, owner=r.owner,
+                                  lease_seconds=r.lease_seconds)
+    except ConflictError as exc:
+        trace(r, "authority_lease", False, exc.code, lease_owner=exc.extra.get("lease_owner", ""))
+        raise Stop(f"the run is owned: {exc.detail}") from None
+    r.leased = r.claimed = True
+    return {"lease_expires_at": r.run.lease_expires_at.isoformat() if r.run.lease_expires_at else None}

@@ -1,0 +1,122 @@
+"""Step `bind_result`: the approved action's result, through its effect record: reuse a bound one, else call once.
+
+The orchestrator runs `dispatch` at the end of its pre-call transaction, then `call` with no
+transaction open, then `deliver` in a transaction of its own; `run` does all three.
+"""
+
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from harness.errors import ConflictError
+from runs_app.models import (
+    ApprovalStatus,
+    EffectStatus,
+)
+from runs_app.services import (
+    effect_deliver,
+    effect_dispatch,
+    effect_intend,
+    effect_mark_unknown,
+    run_heartbeat,
+)
+from worker import faults
+from worker.adapters import AdapterError
+from worker.state import Resume, Retry, StepFailed, Stop, trace
+
+log = logging.getLogger(__name__)
+
+
+def run(r: Resume) -> dict:
+    """Get the approved action's result through its effect record: reuse a bound one, else call once.
+
+    1. Rejected: bind the rejection and its reason; nothing is executed.
+    2. Intend the effect under the approval's idempotency key (the same key returns the same record).
+    3. Delivered or consumed already: reuse its result, no call.
+    4. Left `dispatched` by a crash: mark it `unknown`, then reconcile by calling again under the same key.
+    5. Dispatch (committed before the call), call, deliver the result (committed, not yet consumed).
+
+    The orchestrator runs 1-4 and the dispatch in its pre-call transaction, then `call` and
+    `deliver` itself; called on its own, this does all of it.
+    """
+    data = dispatch(r)
+    if data is not None:
+        return data
+    result = call(r)
+    with transaction.atomic():
+        data = deliver(r, result)
+    faults.point("after_deliver")
+    return data
+
+
+def dispatch(r: Resume) -> dict | None:
+    """Steps 1-4 of `run` and the dispatch; the step's trace data, or None when a call follows."""
+    if r.mode != "approval":
+        return {"bound": None}
+    approval = r.approval
+    assert approval is not None
+    if approval.status == ApprovalStatus.REJECTED:
+        r.bound = {"decision": "rejected", "approval": approval.pk, "reason": approval.decision_reason,
+                   "by": approval.decided_by.get_username() if approval.decided_by else ""}
+        return {"decision": "rejected", "executed": False}
+    try:
+        effect, _ = effect_intend(
+            project=r.project_id, idempotency_key=approval.idempotency_key, tool=approval.tool,
+            arguments=approval.approved_arguments, run_id=r.run_id, approval_id=approval.pk,
+        )
+    except ConflictError as exc:
+        raise StepFailed(f"the idempotency key names another action: {exc.detail}") from exc
+    if effect.run_id not in (None, r.run_id):
+        raise StepFailed("the idempotency key belongs to another run's effect", effect=effect.pk)
+    if effect.status == EffectStatus.CONFLICT:
+        raise StepFailed("the effect is in conflict (two results for one key)", effect=effect.pk)
+    reconciled = False
+    if effect.status in (EffectStatus.DELIVERED, EffectStatus.CONSUMED):
+        r.effect, r.result = effect, effect.result
+        return {"effect": effect.pk, "executed": False, "reason": f"already {effect.status}"}
+    if effect.status == EffectStatus.DISPATCHED:
+        # We hold the lease, so whoever dispatched it is gone: its outcome is unknown.
+        effect = effect_mark_unknown(project=r.project_id, effect_id=effect.pk)
+    if effect.status == EffectStatus.UNKNOWN:
+        reconciled = True
+        if effect.attempts >= settings.HARNESS_EFFECT_MAX_ATTEMPTS:
+            raise StepFailed(f"the tool call's outcome is still unknown after {effect.attempts} attempts",
+                             effect=effect.pk)
+    try:
+        run_heartbeat(project=r.project_id, run_id=r.run_id, owner=r.owner, lease_seconds=r.lease_seconds)
+    except ConflictError:
+        raise Stop("the lease was lost before the call") from None
+    r.dispatched = effect_dispatch(project=r.project_id, effect_id=effect.pk)
+    r.bind_data = {"effect": effect.pk, "executed": True, "reconciled": reconciled}
+    return None
+
+
+def call(r: Resume) -> Any:
+    """Call the tool for the dispatched effect (its dispatch committed, no transaction open)."""
+    effect, approval = r.dispatched, r.approval
+    assert effect is not None and approval is not None and r.adapter is not None
+    faults.point("before_call")
+    try:
+        result = r.adapter.call(approval.approved_arguments, idempotency_key=approval.idempotency_key)
+    except AdapterError as exc:
+        effect_mark_unknown(project=r.project_id, effect_id=effect.pk)
+        if exc.permanent:
+            raise StepFailed(f"the tool refused the call: {exc}", effect=effect.pk) from exc
+        trace(r, "bind_result", False, f"the tool is unreachable, will retry: {exc}", effect=effect.pk)
+        raise Retry(str(exc)) from exc
+    faults.point("after_call")
+    return result
+
+
+def deliver(r: Resume, result: Any) -> dict:
+    """Record the call's result as delivered (not consumed yet); the step's trace data."""
+    effect, approval = r.dispatched, r.approval
+    assert effect is not None and approval is not None
+    delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=result,
+                              consume=False)
+    if delivery.outcome == "conflict":
+        raise StepFailed("the tool returned a different result for the same idempotency key", effect=effect.pk)
+    r.effect, r.result, r.dispatched = delivery.effect, delivery.effect.result, None
+    return {**r.bind_data, "attempt": effect.attempts, "result_hash": delivery.effect.result_hash}

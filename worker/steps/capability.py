@@ -1,0 +1,35 @@
+"""Step `capability`: the approved tool's adapter exists now and takes these arguments."""
+
+import logging
+from typing import Any
+
+from worker.adapters import AdapterConfigError, adapter_resolve
+from worker.handlers import node_handler, remaining_nodes
+from worker.state import Resume, StepFailed
+
+log = logging.getLogger(__name__)
+
+
+def run(r: Resume) -> dict:
+    """The adapter for the approved tool exists now and takes these arguments; the plan's nodes have handlers."""
+    data: dict[str, Any] = {}
+    if r.approved:
+        assert r.approval is not None
+        try:
+            adapter = adapter_resolve(r.approval.tool)
+        except AdapterConfigError as exc:
+            raise StepFailed(str(exc), tool=r.approval.tool) from exc
+        if adapter is None:
+            raise StepFailed(f"no adapter is registered for the tool {r.approval.tool!r}", tool=r.approval.tool)
+        problem = adapter.incompatibility(r.approval.approved_arguments)
+        if problem:
+            raise StepFailed(f"the adapter for {r.approval.tool!r} cannot take this action: {problem}")
+        r.adapter = adapter
+        data["adapter"] = type(adapter).__name__
+    if r.mode == "continue":
+        assert r.task is not None
+        missing = [n for n in remaining_nodes(r.task.plan, r.task.completed_nodes) if node_handler(n) is None]
+        if missing:
+            raise StepFailed(f"no handler is registered for the nodes: {', '.join(missing)}", nodes=missing)
+        data["nodes"] = remaining_nodes(r.task.plan, r.task.completed_nodes)
+    return data

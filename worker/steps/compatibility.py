@@ -1,0 +1,33 @@
+"""Step `compatibility`: the checkpoint and task were written in a schema this worker understands."""
+
+import logging
+
+from runs_app.models import (
+    ResumePolicy,
+)
+from worker.state import Resume, StepFailed
+
+log = logging.getLogger(__name__)
+
+
+SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
+
+
+def run(r: Resume) -> dict:
+    """The checkpoint and task were written in a schema this worker understands, for the current plan."""
+    checkpoint, task = r.checkpoint, r.task
+    if checkpoint is not None:
+        if checkpoint.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
+            raise StepFailed(f"checkpoint schema_version {checkpoint.schema_version} is not supported "
+                             f"(supported: {sorted(SUPPORTED_SCHEMA_VERSIONS)})")
+        if checkpoint.resume_policy == ResumePolicy.MANUAL:
+            raise StepFailed("the checkpoint's resume policy is manual: a person decides")
+    if task is not None:
+        if task.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
+            raise StepFailed(f"task schema_version {task.schema_version} is not supported")
+        recorded = (checkpoint.state or {}).get("plan_version") if checkpoint is not None else None
+        if recorded is not None and recorded != task.plan_version:
+            raise StepFailed(f"stale checkpoint: it was taken at plan_version {recorded}, "
+                             f"the task is at plan_version {task.plan_version}")
+    return {"checkpoint_schema": checkpoint.schema_version if checkpoint else None,
+            "task_schema": task.schema_version if task else None}

@@ -1,0 +1,60 @@
+"""Step `continue`: consume the result and move the run on from its saved cursor."""
+
+import logging
+from typing import Any
+
+from runs_app.models import (
+    RunStatus,
+)
+from runs_app.services import (
+    effect_deliver,
+    node_execution_finish,
+    node_execution_start,
+    run_transition,
+)
+from worker.progress import task_complete_node
+from worker.state import Resume, StepFailed
+
+log = logging.getLogger(__name__)
+
+
+def run(r: Resume) -> dict:
+    """Consume the result and move the run on from its cursor (call inside the binding transaction).
+
+    1. Approved: consume the delivered result once (a receipt); bind it, with the receipt, to the run.
+    2. A worker-driven run: the gate node is completed with the result (or failed by a rejection), the
+       run stays `running` under our lease for `drive_nodes`.
+    3. An agent-driven run: back to `running` with `bound_result` set and the lease released, for the
+       agent to claim.
+    """
+    if r.mode != "approval":
+        return {"cursor": r.run.cursor, "mode": r.mode}
+    approval = r.approval
+    assert approval is not None
+    if r.approved:
+        assert r.effect is not None
+        delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=r.result)
+        if delivery.outcome != "consumed":
+            raise StepFailed(f"the effect could not be consumed ({delivery.outcome})", effect=r.effect.pk)
+        r.effect = delivery.effect
+        r.bound = {"decision": "approved", "approval": approval.pk, "tool": approval.tool, "result": r.result,
+                   "effect": r.effect.pk, "receipt": delivery.receipt, "result_hash": r.effect.result_hash}
+    assert r.bound is not None
+    gate = r.run.current_node
+    updates: dict[str, Any] = {"bound_result": r.bound, "pending_approval": None}
+    if r.worker_driven:
+        assert r.task is not None
+        execution = node_execution_start(run=r.run, node=gate or approval.tool)
+        if r.approved:
+            task_complete_node(r, gate, {"kind": "effect", "tool": approval.tool, "result": r.result,
+                                          "receipt": r.bound["receipt"], "sha256": r.bound["result_hash"]})
+            node_execution_finish(execution=execution, ok=True, output=r.bound)
+        else:
+            node_execution_finish(execution=execution, ok=False, error=f"rejected: {approval.decision_reason}")
+    else:
+        updates.update(lease_owner="", lease_expires_at=None)
+        r.leased = False
+    r.run = run_transition(project=r.project_id, run_id=r.run_id, to=RunStatus.RUNNING, expected_version=None,
+                           lease_owner=r.owner, by_worker=True, updates=updates)
+    return {"decision": r.bound["decision"], "receipt": r.bound.get("receipt", ""), "node": gate,
+            "driven_by": "worker" if r.worker_driven else "agent"}

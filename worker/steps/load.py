@@ -1,0 +1,75 @@
+"""Step `load`: load the durable run, its task, latest checkpoint and pending approval; decide the mode."""
+
+import logging
+
+from django.conf import settings
+from django.utils import timezone
+
+from runs_app.models import (
+    ApprovalStatus,
+    Run,
+    RunStatus,
+)
+from runs_app.services import (
+    run_count_start,
+)
+from worker import faults
+from worker.handlers import is_worker_plan
+from worker.lease import WORKER_OWNER_PREFIX
+from worker.state import Resume, StepFailed, Stop
+
+log = logging.getLogger(__name__)
+
+
+def count_start(r: Resume) -> None:
+    """Count this start before the load (a poisoned run may kill the worker right there) and stop
+    a run whose starts keep dying before the claim, where `attempts` is counted.
+
+    A duplicate message, while another worker's lease is live, is not a start. A start that dies
+    before the claim leaves the lease free, so the broker's redelivery and the recovery pass would
+    start it again forever; once more starts than the attempt limit never became an attempt
+    (a claim), the run is blocked instead.
+    """
+    run = run_count_start(run_id=r.run_id, owner=r.owner, statuses=(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING))
+    r.start_counted = True
+    if run is None:
+        return
+    metrics = run.metrics or {}
+    unclaimed = int(metrics.get("starts") or 0) - int(metrics.get("attempts") or 0) - 1  # before this start
+    if unclaimed >= settings.HARNESS_RESUME_MAX_ATTEMPTS:
+        r.run = run
+        raise StepFailed(f"the resume started {unclaimed} times without reaching its claim (the worker died "
+                         f"before it each time)", starts=metrics["starts"])
+
+
+def run(r: Resume) -> dict:
+    """Load the durable run, its task, latest checkpoint and pending approval; decide what to resume."""
+    if not r.start_counted:  # the orchestrator counts it before its transaction, so that it commits first
+        count_start(r)
+    faults.point("load")
+    run = Run.objects.select_related(
+        "task", "last_checkpoint", "pending_approval__decided_by", "session").filter(pk=r.run_id).first()
+    if run is None:
+        raise Stop(f"run {r.run_id} does not exist")
+    r.run, r.task, r.approval = run, run.task, run.pending_approval
+    if run.status == RunStatus.WAITING_APPROVAL:
+        approval = run.pending_approval
+        if approval is not None and approval.status == ApprovalStatus.PENDING and not (
+            approval.expires_at and approval.expires_at <= timezone.now()
+        ):
+            raise Stop("the approval is not decided yet")
+        r.mode = "approval"
+    elif run.status == RunStatus.RUNNING and (
+        run.lease_owner.startswith(WORKER_OWNER_PREFIX) or is_worker_plan(run.task)
+    ):
+        r.mode = "continue"
+    else:
+        raise Stop(f"nothing to resume in a {run.status} run")
+    checkpoint = run.last_checkpoint
+    if checkpoint is None and run.task is not None:
+        checkpoint = run.task.latest_checkpoint
+    if checkpoint is not None and checkpoint.run_id not in (None, run.pk) and checkpoint.task_id != run.task_id:
+        raise StepFailed(f"checkpoint {checkpoint.pk} is not in this run's lineage")
+    r.checkpoint = checkpoint
+    return {"mode": r.mode, "status": run.status, "version": run.version,
+            "checkpoint": checkpoint.pk if checkpoint else None, "approval": r.approval.pk if r.approval else None}

@@ -1,0 +1,45 @@
+"""Step `sparse_context`: rebuild what the model may see, within a budget, and record it."""
+
+import logging
+
+from harness.canonical import digest
+from harness.errors import DomainError
+from memory_app.services import context_project
+from runs_app.artifacts import artifact_fingerprints
+from worker.state import Resume, StepFailed
+
+log = logging.getLogger(__name__)
+
+
+CONTEXT_BUDGET_CHARS = 4000
+
+
+def run(r: Resume) -> dict:
+    """Rebuild what the model may see, within a budget, and record it (never the transcript).
+
+    1. The task's durable state (objective, plan, completed nodes, artifact fingerprints, the pending
+       action): what a node handler is given.
+    2. Memory and the recent session window through memory_app's `context_project`, which stores
+       the snapshot it hands over (a ContextSnapshot row); the trace names it.
+    """
+    task = r.task
+    state = {
+        "objective": task.objective if task else "",
+        "plan": task.plan if task else [],
+        "completed_nodes": task.completed_nodes if task else [],
+        "current_node": r.run.current_node,
+        "cursor": r.run.cursor,
+        "artifacts": artifact_fingerprints(task.artifact_refs) if task else {},
+        "pending_action": ({"tool": r.approval.tool, "fingerprint": r.approval.action_fingerprint}
+                           if r.approval else None),
+    }
+    try:
+        snapshot = context_project(project=r.project_id, run_id=r.run_id, budget_chars=CONTEXT_BUDGET_CHARS,
+                                   query=task.objective[:500] if task else None)
+    except DomainError as exc:
+        raise StepFailed(f"the memory context could not be built: {exc}") from exc
+    memory = snapshot.content
+    data = {"state_digest": digest(state), "snapshot": snapshot.pk, "used_chars": snapshot.used_chars,
+            "budget_chars": snapshot.budget_chars, "memory_ids": snapshot.memory_ids, "item_seqs": snapshot.item_seqs}
+    r.context = {"state": state, "memory": memory}
+    return data

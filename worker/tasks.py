@@ -1,0 +1,57 @@
+"""Celery tasks: thin, take ids, call the worker's functions. The pipeline is worker.pipeline."""
+
+import logging
+from typing import Any
+
+from celery import shared_task
+from celery.signals import worker_init
+from django.core.exceptions import ImproperlyConfigured
+
+from runs_app.signals import resume_requested
+from worker.handlers import check_configuration
+from worker.lease import worker_owner
+from worker.pipeline import resume_run_by_id
+from worker.recovery import recovery_pass as run_recovery_pass
+
+log = logging.getLogger(__name__)
+
+RESUME_TASK = "worker.resume_run"
+RECOVERY_TASK = "worker.recovery_pass"
+
+
+def enqueue_resume(run_id: int) -> None:
+    """Send the resume message; a broker failure is logged, and the recovery pass finds the run later."""
+    try:
+        resume_run.delay(run_id)
+    except Exception:  # noqa: BLE001 - the database, not the broker, is the source of truth
+        log.exception("could not enqueue the resume of run %s; the recovery pass will pick it up", run_id)
+
+
+def _on_resume_requested(sender: Any, run_id: int, **kwargs: Any) -> None:
+    enqueue_resume(run_id)  # looked up at call time, so a test can replace it
+
+
+resume_requested.connect(_on_resume_requested, dispatch_uid="worker.enqueue_resume")
+
+
+@worker_init.connect
+def _check_configuration_at_start(sender: Any = None, **kwargs: Any) -> None:
+    """A node handler or tool adapter that does not import stops the worker here, at start, with the
+    path and the error, instead of a resume that waits for an agent that never comes."""
+    try:
+        checked = check_configuration()
+    except ImproperlyConfigured as exc:
+        log.critical("the worker cannot start: %s", exc)
+        # SystemExit, not the exception itself: Celery logs and swallows an Exception from a signal handler.
+        raise SystemExit(f"the worker cannot start: {exc}") from exc
+    log.info("worker configuration checked: %s", ", ".join(checked) or "no tools, no node handlers")
+
+
+@shared_task(name=RESUME_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
+def resume_run(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
+    return resume_run_by_id(run_id, owner=worker_owner(self.request.hostname or ""))
+
+
+@shared_task(name=RECOVERY_TASK, acks_late=True, reject_on_worker_lost=True)
+def recovery_pass() -> dict:
+    return run_recovery_pass(enqueue=enqueue_resume)
