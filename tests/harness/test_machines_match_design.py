@@ -112,24 +112,22 @@ def test_approval_machine_is_exactly_design():
 
 # DESIGN.md, "State machines":
 #   Task: `open -> active -> waiting -> active ... -> completed | failed | abandoned`.
-# Read as written: open -> active, active <-> waiting (the "..."), and the three ends from active.
+# The line leaves open where the ends are reached from; the reading pinned here (decided under issue 13,
+# to be spelled out in DESIGN.md): open -> active, active <-> waiting (the "..."); `completed` only from
+# active work; a multi-day task may fail or be given up while it waits, and be given up before it starts.
 TASK_DESIGN: Table = {
-    "open": {"active"},
+    "open": {"active", "abandoned"},
     "active": {"waiting", "completed", "failed", "abandoned"},
-    "waiting": {"active"},
+    "waiting": {"active", "failed", "abandoned"},
     "completed": set(),
     "failed": set(),
     "abandoned": set(),
 }
 
 
-def test_task_machine_has_design_states_ends_and_every_design_edge():
-    # Not yet exact equality: the code also has open -> abandoned and waiting -> failed | abandoned, which
-    # DESIGN.md's line does not name and no issue, README or code comment explains (reported under issue 13).
-    code = _table(TASK_MACHINE)
-    assert _states(code) == _states(TASK_DESIGN)
+def test_task_machine_is_exactly_design_as_read():
+    assert _table(TASK_MACHINE) == TASK_DESIGN
     assert {str(s) for s in TASK_MACHINE.terminal} == {"completed", "failed", "abandoned"}
-    assert _edges(TASK_DESIGN) <= _edges(code)
     assert str(TASK_MACHINE.initial) == "open"
 
 
