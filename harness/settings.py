@@ -46,6 +46,11 @@ INSTALLED_APPS = [
     "memory_app",
     "console",
 ]
+# The demo (demo/: `load_demo`, the publish_chapter tool it fakes, its plan's node handlers) is off unless
+# HARNESS_DEMO is set, as bin/start and bin/test do: production has no demo app, tool or node handler.
+HARNESS_DEMO = env_bool("HARNESS_DEMO", False)
+if HARNESS_DEMO:
+    INSTALLED_APPS.append("demo")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -246,19 +251,26 @@ def _env_json_object(name: str) -> dict:
 
 # Tool adapters the resume worker may execute, by name, resolved at resume time (runs_app.adapters):
 # {"name": {"kind": "http", "url": ..., "timeout": 10, "connect_timeout": 3, "headers": {...}} or
-#  {"kind": "python", "callable": "dotted.path"}}. The JSON in HARNESS_TOOL_ADAPTERS is merged over
-# the demo default; an entry set to null removes it.
-HARNESS_TOOL_ADAPTERS: dict = {
-    "publish_chapter": {"kind": "python", "callable": "runs_app.demo.publish_chapter",
+#  {"kind": "python", "callable": "dotted.path"}}. None by default; HARNESS_DEMO adds the demo's. The
+# JSON in HARNESS_TOOL_ADAPTERS is merged over these; an entry set to null removes it.
+_DEMO_TOOL_ADAPTERS = {
+    "publish_chapter": {"kind": "python", "callable": "demo.tools.publish_chapter",
                         "required_arguments": ["chapter", "title"]},
+}
+HARNESS_TOOL_ADAPTERS: dict = {
+    **(_DEMO_TOOL_ADAPTERS if HARNESS_DEMO else {}),
     **_env_json_object("HARNESS_TOOL_ADAPTERS"),
 }
 HARNESS_TOOL_ADAPTERS = {name: config for name, config in HARNESS_TOOL_ADAPTERS.items() if config is not None}
-# Node handlers for worker-driven task plans (runs_app.nodes), by node name; same JSON override.
+# Node handlers for worker-driven task plans (runs_app.nodes), by node name: none by default,
+# HARNESS_DEMO adds the demo plan's; the same JSON override.
+_DEMO_NODE_HANDLERS = {
+    "outline": "demo.nodes.outline",
+    "draft": "demo.nodes.draft",
+    "summarize": "demo.nodes.summarize",
+}
 HARNESS_NODE_HANDLERS: dict = {
-    "outline": "runs_app.demo.outline",
-    "draft": "runs_app.demo.draft",
-    "summarize": "runs_app.demo.summarize",
+    **(_DEMO_NODE_HANDLERS if HARNESS_DEMO else {}),
     **_env_json_object("HARNESS_NODE_HANDLERS"),
 }
 HARNESS_NODE_HANDLERS = {name: path for name, path in HARNESS_NODE_HANDLERS.items() if path}

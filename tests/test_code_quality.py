@@ -6,7 +6,7 @@ import sys
 
 from tests.subprocesses import ROOT
 
-PACKAGES = ["harness", "sessions_app", "runs_app", "memory_app", "console"]
+PACKAGES = ["harness", "sessions_app", "runs_app", "memory_app", "console", "demo"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:

@@ -5,9 +5,9 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
+from demo.scenario import demo_scenario_create
 from harness.canonical import action_fingerprint
 from memory_app.models import MemoryRecord, MemoryStatus
-from runs_app.demo import demo_scenario_create
 from runs_app.models import ApprovalRequest, ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
 from sessions_app.services import session_items_append
 from tests import factories

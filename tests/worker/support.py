@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
 
+from demo.scenario import demo_scenario_create
 from harness.models import Project
-from runs_app.demo import demo_scenario_create
 from runs_app.models import Run, RunEvent
 from runs_app.services import approval_decide
 from tests import factories

@@ -1,4 +1,4 @@
-"""Demo memory for `load_demo`: a few facts the writer agent kept, one superseded by a newer version."""
+"""The demo's memory (`load_demo`): a few facts the writer agent kept, one superseded by a newer version."""
 
 from harness.models import Project
 from memory_app.models import MemoryRecord, MemoryScope

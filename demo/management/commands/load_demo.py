@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from demo.memory import load_demo_memory
 from harness.canonical import digest
 from harness.models import Membership, Project
 from harness.tenancy import Role
@@ -129,6 +130,4 @@ class Command(BaseCommand):
         return type(task).objects.values_list("version", flat=True).get(pk=task.pk)
 
     def _memory(self, project: Project, session_id: int, run_id: int) -> None:
-        from memory_app.demo import load_demo_memory
-
         load_demo_memory(project=project, session_id=session_id, run_id=run_id)

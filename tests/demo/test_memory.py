@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory_app.demo import load_demo_memory
+from demo.memory import load_demo_memory
 from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_chain
 

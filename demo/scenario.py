@@ -1,5 +1,5 @@
-"""The demo: node handlers and a tool adapter with no model behind them, so the local start shows the
-whole loop (approve R-101 in the console -> the worker publishes -> summarizes -> succeeded).
+"""The demo run R-101 waiting for its approval, built through the services (the worker, browser and
+reliability tests start from it).
 
 Contract with `load_demo`: project "novelforge", task T-7 (plan outline/draft/publish/summarize,
 outline and draft completed), run R-101 waiting for the approval of `publish_chapter` with
@@ -9,10 +9,10 @@ services; `load_demo` may call it.
 
 from typing import Any
 
-from harness.canonical import digest
+from demo.nodes import draft, outline
 from harness.models import Project
 from runs_app.artifacts import artifact_fingerprints
-from runs_app.models import Run, RunStatus, Task, TaskStatus
+from runs_app.models import Run, RunStatus, TaskStatus
 from runs_app.services import (
     approval_request_create,
     checkpoint_create,
@@ -24,45 +24,6 @@ from runs_app.services import (
 
 DEMO_PLAN = ["outline", "draft", "publish", "summarize"]
 DEMO_ACTION = {"chapter": 3, "title": "The Lighthouse"}
-
-
-def _text_artifact(node: str, content: str) -> dict:
-    return {"kind": "text", "node": node, "content": content, "sha256": digest(content)}
-
-
-def _content(ref: Any) -> str:
-    # A ref may be one of our text artifacts or a bare content address written by an agent.
-    return ref.get("content", "") if isinstance(ref, dict) else str(ref or "")
-
-
-def outline(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
-    return _text_artifact(node, f"Outline for: {task.objective}\n1. Arrival\n2. The storm\n3. The Lighthouse")
-
-
-def draft(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
-    source = _content(artifacts.get("outline"))
-    return _text_artifact(node, f"Draft of chapter 3, from an outline of {len(source)} characters.")
-
-
-def summarize(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
-    publish = artifacts.get("publish")
-    published = (publish.get("result") if isinstance(publish, dict) else None) or {}
-    done = ", ".join(sorted(name for name in artifacts if name != node))
-    return _text_artifact(
-        node, f"Summary: {done} done; published {published.get('url', 'nothing')} ({published.get('publish_id', '-')})."
-    )
-
-
-def publish_chapter(arguments: dict, *, idempotency_key: str) -> dict:
-    """The demo's 'external' action: a deterministic publish record, keyed by the idempotency key."""
-    chapter = arguments.get("chapter")
-    return {
-        "published": True,
-        "chapter": chapter,
-        "title": arguments.get("title", ""),
-        "url": f"/novelforge/chapters/{chapter}",
-        "publish_id": digest(idempotency_key)[:12],
-    }
 
 
 def demo_scenario_create(*, project: Project, requested_by: str = "agent:writer-1") -> Run:
