@@ -7,9 +7,8 @@ from django.test.utils import CaptureQueriesContext
 from harness.canonical import digest
 from harness.errors import NotFoundError
 from harness.models import Project
-from runs_app import checkpoint_facts
 from runs_app.models import Checkpoint
-from runs_app.services import checkpoint_create
+from runs_app.services import checkpoint_create, checkpoint_facts
 from tests import factories
 
 

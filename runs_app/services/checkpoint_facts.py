@@ -5,7 +5,7 @@ in every door) and checkpoints are append-only. So each process remembers the fa
 outside any transaction that could still roll back, and a chain's next checkpoint needs no lookup
 first. The cache is only a hint: the write statement checks the facts it was given (the parent's id
 and hash, the run's project and task) and refuses if they do not hold; then the caller forgets them
-and reads them again (`runs_app.services.checkpoint_create`).
+and reads them again (`runs_app.services.checkpoints.checkpoint_create`).
 """
 
 import threading

@@ -1,0 +1,71 @@
+"""Write operations on runs, events, node executions, tasks, checkpoints, approvals and external effects.
+
+One module per aggregate; every door (API, console, admin, worker) imports the services from here.
+Every status change goes through `harness.transitions.cas_transition` with the machine declared in
+`runs_app.models`.
+"""
+
+from runs_app.services.approvals import (
+    Decision,
+    approval_decide,
+    approval_expire_due,
+    approval_request_create,
+)
+from runs_app.services.checkpoints import checkpoint_create
+from runs_app.services.effects import (
+    Delivery,
+    effect_deliver,
+    effect_dispatch,
+    effect_intend,
+    effect_mark_unknown,
+)
+from runs_app.services.runs import (
+    WORKER_ONLY_TRANSITIONS,
+    node_execution_finish,
+    node_execution_start,
+    run_claim,
+    run_claim_attempt,
+    run_count_start,
+    run_create,
+    run_event_append,
+    run_events_append,
+    run_heartbeat,
+    run_metrics_merge,
+    run_record_usage,
+    run_release,
+    run_set_current_node,
+    run_transition,
+)
+from runs_app.services.tasks import TASK_CLIENT_FIELDS, task_create, task_save, task_transition
+
+__all__ = [
+    "TASK_CLIENT_FIELDS",
+    "WORKER_ONLY_TRANSITIONS",
+    "Decision",
+    "Delivery",
+    "approval_decide",
+    "approval_expire_due",
+    "approval_request_create",
+    "checkpoint_create",
+    "effect_deliver",
+    "effect_dispatch",
+    "effect_intend",
+    "effect_mark_unknown",
+    "node_execution_finish",
+    "node_execution_start",
+    "run_claim",
+    "run_claim_attempt",
+    "run_count_start",
+    "run_create",
+    "run_event_append",
+    "run_events_append",
+    "run_heartbeat",
+    "run_metrics_merge",
+    "run_record_usage",
+    "run_release",
+    "run_set_current_node",
+    "run_transition",
+    "task_create",
+    "task_save",
+    "task_transition",
+]

@@ -1,0 +1,174 @@
+"""Approval requests: an agent asks, a reviewer decides once, the run's resume is queued."""
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from harness.audit import audit_record
+from harness.canonical import action_fingerprint
+from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.models import ApiToken, Project
+from harness.tenancy import Role, user_has_role
+from harness.transitions import cas_transition, cas_transition_row
+from runs_app.models import APPROVAL_MACHINE, ApprovalRequest, ApprovalStatus, Run, RunStatus
+from runs_app.services.runs import run_event_append, run_transition
+from runs_app.signals import resume_requested
+
+
+def approval_request_create(
+    *,
+    project: Project,
+    run_id: int,
+    tool: str,
+    arguments: dict,
+    idempotency_key: str,
+    risk: str = "high",
+    reason: str = "",
+    requested_by: str,
+    requested_by_token: ApiToken | None = None,
+    expected_version: int | None = None,
+    expires_at: dt.datetime | None = None,
+) -> ApprovalRequest:
+    """Post a pending action and move its run to waiting_approval in the same transaction."""
+    if not tool or not idempotency_key:
+        raise ValidationFailed("An approval needs a tool and an idempotency key.", code="invalid")
+    with transaction.atomic():
+        run = Run.objects.filter(project=project, pk=run_id).first()
+        if run is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        try:
+            with transaction.atomic():
+                approval = ApprovalRequest.objects.create(
+                    project=project, run=run, tool=tool, arguments=arguments,
+                    action_fingerprint=action_fingerprint(tool, arguments), risk=risk,
+                    idempotency_key=idempotency_key, reason=reason, requested_by=requested_by,
+                    requested_by_token=requested_by_token, expires_at=expires_at,
+                )
+        except IntegrityError:
+            raise ConflictError(
+                "This run already has a pending approval.", code="approval_pending",
+                current_status=run.status, current_version=run.version,
+            ) from None
+        run_transition(
+            project=project, run_id=run_id, to=RunStatus.WAITING_APPROVAL, expected_version=expected_version,
+            updates={"pending_approval": approval},
+        )
+        run_event_append(
+            project=project, run_id=run_id, kind="approval.requested",
+            data={"approval": approval.pk, "tool": tool, "fingerprint": approval.action_fingerprint},
+        )
+        return approval
+
+
+@dataclass(frozen=True)
+class Decision:
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+def approval_decide(
+    *,
+    project: Project | int,
+    approval_id: int,
+    user: AbstractBaseUser | AnonymousUser,
+    decision: str,
+    reason: str = "",
+    edited_arguments: dict | None = None,
+    expected_version: int | None = None,
+) -> ApprovalRequest:
+    """Record a reviewer's final decision and queue the run's resume.
+
+    1. Only a reviewer who can see the project may decide; never the person who asked.
+    2. Rejection needs a reason. Edit-and-approve records the edited arguments and their new
+       fingerprint; plain approval records the requested action's fingerprint.
+    3. One conditional UPDATE from pending: of two reviewers deciding at once, one stands and the
+       other gets a conflict that names who decided.
+    4. Audit the decision and enqueue the resume after commit (a rejection resumes the run too).
+    """
+    from harness.tenancy import user_can_see_project
+
+    project_id = project if isinstance(project, int) else project.pk
+    approvals = ApprovalRequest.objects.filter(project_id=project_id)
+    approval = approvals.filter(pk=approval_id).first()
+    if approval is None or not user_can_see_project(user, project_id):
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    if not user_has_role(user, Role.REVIEWER):
+        raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
+    if approval.requested_by == f"user:{user.pk}":
+        raise Forbidden("Nobody approves their own request.", code="self_approval")
+    if decision not in (Decision.APPROVE, Decision.REJECT):
+        raise ValidationFailed("decision is 'approve' or 'reject'.", code="invalid")
+    now = timezone.now()
+    updates: dict[str, Any] = {"decided_by": user, "decided_at": now, "decision_reason": reason.strip()}
+    if decision == Decision.REJECT:
+        if not reason.strip():
+            raise ValidationFailed("A rejection needs a reason.", code="reason_required")
+        to = ApprovalStatus.REJECTED
+    else:
+        to = ApprovalStatus.APPROVED
+        arguments = approval.arguments if edited_arguments is None else edited_arguments
+        updates["approved_arguments"] = arguments
+        updates["approved_fingerprint"] = action_fingerprint(approval.tool, arguments)
+    if approval.expires_at and approval.expires_at <= now and approval.status == ApprovalStatus.PENDING:
+        raise ConflictError("This approval has expired.", code="approval_expired", current_status="pending")
+    with transaction.atomic():
+        try:
+            approval = cas_transition_row(
+                approvals, pk=approval_id, machine=APPROVAL_MACHINE, to=to,
+                expected_version=expected_version, updates=updates,
+            )
+        except ConflictError as exc:
+            current = approvals.select_related("decided_by").get(pk=approval_id)
+            if current.decided_by is not None:
+                exc.extra["decided_by"] = current.decided_by.get_username()
+                exc.extra["decided_at"] = current.decided_at.isoformat() if current.decided_at else None
+                exc.detail = f"Already {current.status} by {current.decided_by.get_username()}."
+                exc.code = "already_decided"
+            raise
+        audit_record(
+            project=project_id, actor=f"user:{user.get_username()}", action=f"approval.{to}", target=approval,
+            data={
+                "reason": approval.decision_reason,
+                "requested_fingerprint": approval.action_fingerprint,
+                "approved_fingerprint": approval.approved_fingerprint,
+                "edited": edited_arguments is not None,
+            },
+        )
+        run_event_append(
+            project=project_id, run_id=approval.run_id, kind=f"approval.{to}",
+            data={"approval": approval.pk, "by": user.get_username(), "fingerprint": approval.approved_fingerprint},
+        )
+        _enqueue_resume(approval.run_id)
+        return approval
+
+
+def approval_expire_due(*, now: dt.datetime | None = None) -> list[int]:
+    """Expire pending approvals past their deadline; their runs resume into `blocked`/`failed`."""
+    now = now or timezone.now()
+    expired: list[int] = []
+    for approval_id, project_id, run_id in ApprovalRequest.objects.filter(
+        status=ApprovalStatus.PENDING, expires_at__lte=now
+    ).values_list("pk", "project_id", "run_id"):
+        with transaction.atomic():
+            try:
+                cas_transition(
+                    ApprovalRequest.objects.filter(project_id=project_id), pk=approval_id,
+                    machine=APPROVAL_MACHINE, to=ApprovalStatus.EXPIRED, expected_version=None,
+                )
+            except ConflictError:
+                continue
+            run_event_append(project=project_id, run_id=run_id, kind="approval.expired", data={"approval": approval_id})
+            _enqueue_resume(run_id)
+            expired.append(approval_id)
+    return expired
+
+
+def _enqueue_resume(run_id: int) -> None:
+    """Ask for the resume once the transaction commits (the worker listens: runs_app.signals); the
+    recovery pass catches a lost message."""
+    transaction.on_commit(lambda: resume_requested.send(sender=Run, run_id=run_id))

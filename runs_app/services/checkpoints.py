@@ -1,0 +1,193 @@
+"""Checkpoints: immutable, validated resume points, written in one fenced statement."""
+
+import json
+from typing import Any
+
+from harness.canonical import digest
+from harness.db import prepared_cursor
+from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.models import Project
+from runs_app.models import ApprovalRequest, Checkpoint, Run, Task
+from runs_app.services.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
+
+
+def checkpoint_create(
+    *,
+    project: Project | int,
+    run_id: int | None = None,
+    task_id: int | None = None,
+    parent_id: int | None = None,
+    label: str = "",
+    cursor: dict | None = None,
+    state: dict | None = None,
+    artifact_fingerprints: dict | None = None,
+    authority_ref: str = "",
+    pending_gate: Any = None,
+    approval_id: int | None = None,
+    resume_policy: str = "revalidate",
+    schema_version: int = 1,
+    lease_owner: str | None = None,
+) -> Checkpoint:
+    """Write an immutable checkpoint and make it the latest of its run and task.
+
+    1. Resolve the owner(s): a run (its task comes along) and/or a task, all in this project.
+    2. The parent must belong to the same run or the same task lineage.
+    3. Hash the canonical content, including the parent's hash, so a chain is tamper-evident.
+    4. Insert it and point the run's `last_checkpoint` and the task's `latest_checkpoint` at it, in
+       one statement. When a lease owner is named, that statement writes only while
+       the lease is held (checked on the locked run row); if it is not, nothing is written (a stale
+       worker is fenced off and cannot fork the chain).
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    if run_id is None and task_id is None:
+        raise ValidationFailed("A checkpoint belongs to a run, a task, or both.", code="checkpoint_owner_required")
+    fields: dict[str, Any] = {
+        "label": label, "cursor": cursor, "state": state, "artifact_fingerprints": artifact_fingerprints,
+        "authority_ref": authority_ref, "pending_gate": pending_gate, "approval_id": approval_id,
+        "resume_policy": resume_policy, "schema_version": schema_version, "lease_owner": lease_owner,
+    }
+    # The write is one statement (atomic by itself, fenced on the lease inside it), and
+    # the reads before it see only facts that never change (a run's project and task, an append-only
+    # parent checkpoint): no BEGIN/COMMIT round trips around them on the hot path.
+    return _checkpoint_create(project_id, run_id, task_id, parent_id, fields)
+
+
+def _checkpoint_create(
+    project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, fields: dict[str, Any]
+) -> Checkpoint:
+    """Write with the facts this process remembers (runs_app.services.checkpoint_facts), or reads them first."""
+    facts, remembered = checkpoint_facts(project_id, run_id, parent_id)
+    if remembered:
+        try:
+            return _checkpoint_write(facts, project_id, run_id, task_id, parent_id, **fields)
+        except _FactsChanged:
+            # What this process remembered no longer holds (e.g. the database was flushed): read, then write.
+            forget(project_id, run_id, parent_id)
+            facts, _ = checkpoint_facts(project_id, run_id, parent_id)
+    try:
+        return _checkpoint_write(facts, project_id, run_id, task_id, parent_id, **fields)
+    except _FactsChanged:
+        raise NotFoundError("The run or the parent checkpoint does not exist.") from None
+
+
+class _FactsChanged(Exception):
+    """The write statement found the run or the parent not as the facts it was given said."""
+
+
+def _checkpoint_write(
+    facts: Facts, project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
+    cursor: dict | None, state: dict | None, artifact_fingerprints: dict | None, authority_ref: str,
+    pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int, lease_owner: str | None,
+) -> Checkpoint:
+    run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = facts
+    if run_id is not None:
+        if not run_found:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        if task_id is None:
+            task_id = run_task_id
+        elif run_task_id not in (None, task_id):
+            raise ValidationFailed("The run belongs to another task.", code="task_mismatch")
+    if task_id is not None and (run_id is None or task_id != run_task_id):
+        if not Task.objects.filter(project_id=project_id, pk=task_id).exists():
+            raise NotFoundError(f"Task {task_id} does not exist.")
+    depth = 0
+    if parent_id is not None:
+        if not parent_found:
+            raise NotFoundError(f"Checkpoint {parent_id} does not exist.")
+        same_run = run_id is not None and parent_run == run_id
+        same_task = task_id is not None and parent_task == task_id
+        if not (same_run or same_task):
+            raise ValidationFailed(
+                "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
+            )
+        assert parent_depth is not None
+        depth = parent_depth + 1
+    if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    body = {
+        "run": run_id, "task": task_id, "parent_hash": parent_hash,
+        "cursor": cursor or {}, "state": state or {}, "artifact_fingerprints": artifact_fingerprints or {},
+        "authority_ref": authority_ref, "pending_gate": pending_gate, "approval": approval_id,
+        "resume_policy": resume_policy, "schema_version": schema_version,
+    }
+    checkpoint = Checkpoint(
+        project_id=project_id, run_id=run_id, task_id=task_id, parent_id=parent_id, label=label,
+        cursor=body["cursor"], state=body["state"], artifact_fingerprints=body["artifact_fingerprints"],
+        authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
+        resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
+    )
+    run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id)
+    if run_id is not None and not run_updated:
+        current = Run.objects.filter(pk=run_id).values("status", "version").get()
+        raise ConflictError(
+            "The lease is lost; this checkpoint is refused.", code="lease_lost",
+            current_status=current["status"], current_version=current["version"],
+        )
+    remember_written(checkpoint)
+    return checkpoint
+
+
+_CHECKPOINT_SQL = """
+-- One statement: the facts the hash was computed from are checked (the parent is this project's
+-- checkpoint with this hash, the run is this project's with this task), the run's row is locked and
+-- its lease checked; unless all hold nothing is inserted (no transaction around it has to roll a
+-- checkpoint back).
+WITH facts AS (
+    SELECT (%(parent)s::bigint IS NULL OR EXISTS (
+               SELECT 1 FROM runs_app_checkpoint p
+                WHERE p.id = %(parent)s AND p.project_id = %(project)s AND p.content_hash = %(parent_hash)s))
+       AND (%(run)s::bigint IS NULL OR EXISTS (
+               SELECT 1 FROM runs_app_run r
+                WHERE r.id = %(run)s AND r.project_id = %(project)s
+                  AND r.task_id IS NOT DISTINCT FROM %(run_task)s::bigint)) AS ok
+), fence AS (
+    SELECT id FROM runs_app_run
+     WHERE id = %(run)s
+       AND (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now()))
+       FOR UPDATE
+), ins AS (
+    INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
+        artifact_fingerprints, authority_ref, pending_gate, approval_id, resume_policy, schema_version, depth,
+        content_hash, created_at)
+    SELECT %(project)s, %(run)s, %(task)s, %(parent)s, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
+        %(fingerprints)s::jsonb, %(authority)s, %(gate)s::jsonb, %(approval)s, %(policy)s, %(schema)s, %(depth)s,
+        %(hash)s, now()
+     WHERE (SELECT ok FROM facts) AND (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM fence))
+    RETURNING id, created_at
+), run_updated AS (
+    UPDATE runs_app_run
+       SET last_checkpoint_id = (SELECT id FROM ins), cursor = %(cursor)s::jsonb, version = version + 1,
+           updated_at = now()
+     WHERE id = (SELECT id FROM fence) AND EXISTS (SELECT 1 FROM ins)
+ RETURNING id
+), task_updated AS (
+    UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
+     WHERE id = %(task)s AND EXISTS (SELECT 1 FROM ins)
+ RETURNING id
+)
+SELECT facts.ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated) FROM facts LEFT JOIN ins ON true
+"""
+
+
+def _checkpoint_insert(
+    cp: Checkpoint, lease_owner: str | None, parent_hash: str | None, run_task_id: int | None
+) -> bool:
+    params = {
+        "project": cp.project_id, "run": cp.run_id, "task": cp.task_id, "parent": cp.parent_id, "label": cp.label,
+        "cursor": json.dumps(cp.cursor), "state": json.dumps(cp.state),
+        "fingerprints": json.dumps(cp.artifact_fingerprints), "authority": cp.authority_ref,
+        "gate": None if cp.pending_gate is None else json.dumps(cp.pending_gate), "approval": cp.approval_id,
+        "policy": cp.resume_policy, "schema": cp.schema_version, "depth": cp.depth, "hash": cp.content_hash,
+        "owner": lease_owner, "parent_hash": parent_hash, "run_task": run_task_id,
+    }
+    with prepared_cursor() as cursor:
+        cursor.execute(_CHECKPOINT_SQL, params)
+        facts_ok, pk, created_at, run_rows = cursor.fetchone()
+    if not facts_ok:
+        raise _FactsChanged
+    if pk is None:  # the lease was not held: nothing was written
+        return False
+    cp.pk, cp.created_at = pk, created_at
+    cp._state.adding = False
+    cp._state.db = "default"
+    return run_rows == 1 or cp.run_id is None

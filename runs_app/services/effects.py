@@ -1,0 +1,233 @@
+"""External effects: intent, dispatch, delivery and consume-once, keyed by the idempotency key."""
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from harness.canonical import digest
+from harness.db import fetch_instance, returning
+from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.models import Project
+from harness.transitions import cas_transition, cas_transition_row
+from runs_app.models import EFFECT_MACHINE, RUN_MACHINE, ApprovalRequest, EffectStatus, ExternalEffect, Run, RunStatus
+from runs_app.services.runs import run_event_append, run_transition
+
+
+def effect_intend(
+    *,
+    project: Project | int,
+    idempotency_key: str,
+    tool: str,
+    arguments: Any = None,
+    run_id: int | None = None,
+    approval_id: int | None = None,
+) -> tuple[ExternalEffect, bool]:
+    """Record the intent to cause an effect. The same key again returns the first record."""
+    project_id = project if isinstance(project, int) else project.pk
+    if not idempotency_key or len(idempotency_key) > 200:
+        raise ValidationFailed("An idempotency key is 1 to 200 characters.", code="invalid")
+    arguments_digest = digest(arguments) if arguments is not None else ""
+    # The first intent is one statement (the run and approval checked in this project inside it);
+    # a key seen before, or a missing run or approval, takes the path below to say which.
+    created = fetch_instance(ExternalEffect, _INTEND_SQL, {
+        "pid": project_id, "key": idempotency_key, "tool": tool, "digest": arguments_digest, "run": run_id,
+        "approval": approval_id, "status": EffectStatus.INTENDED, "now": timezone.now(),
+    })
+    if created is not None:
+        return created, True
+    if run_id is not None and not Run.objects.filter(project_id=project_id, pk=run_id).exists():
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    effects = ExternalEffect.objects.filter(project_id=project_id)
+    try:
+        with transaction.atomic():
+            effect = ExternalEffect.objects.create(
+                project_id=project_id, idempotency_key=idempotency_key, tool=tool,
+                arguments_digest=arguments_digest, run_id=run_id, approval_id=approval_id,
+            )
+            return effect, True
+    except IntegrityError:
+        effect = effects.get(idempotency_key=idempotency_key)
+        if (effect.tool, effect.arguments_digest) != (tool, arguments_digest):
+            raise ConflictError(
+                "This idempotency key already names a different action.",
+                code="idempotency_key_reused", current_status=effect.status, current_version=effect.version,
+            ) from None
+        return effect, False
+
+
+_INTEND_SQL = """
+INSERT INTO runs_app_externaleffect (project_id, idempotency_key, tool, arguments_digest, run_id, approval_id, status,
+    version, attempts, result, result_hash, conflicting_hash, receipt, created_at, updated_at)
+SELECT %(pid)s, %(key)s, %(tool)s, %(digest)s, %(run)s, %(approval)s, %(status)s, 1, 0, NULL, '', '', '', %(now)s,
+       %(now)s
+ WHERE (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM runs_app_run WHERE id = %(run)s AND project_id = %(pid)s))
+   AND (%(approval)s::bigint IS NULL
+        OR EXISTS (SELECT 1 FROM runs_app_approvalrequest WHERE id = %(approval)s AND project_id = %(pid)s))
+ON CONFLICT (project_id, idempotency_key) DO NOTHING
+""" + returning(ExternalEffect) + """
+"""
+
+
+def effect_dispatch(*, project: Project | int, effect_id: int) -> ExternalEffect:
+    """Mark the call as about to leave (attempts + 1) before it leaves: a crash after this is `unknown`.
+
+    One statement on PostgreSQL: the transition's UPDATE returns the dispatched row.
+    """
+    return cas_transition_row(
+        ExternalEffect.objects.filter(project=project), pk=effect_id, machine=EFFECT_MACHINE,
+        to=EffectStatus.DISPATCHED, expected_version=None,
+        updates={"attempts": F("attempts") + 1, "dispatched_at": timezone.now()},
+    )
+
+
+def effect_mark_unknown(*, project: Project | int, effect_id: int) -> ExternalEffect:
+    return cas_transition_row(ExternalEffect.objects.filter(project=project), pk=effect_id, machine=EFFECT_MACHINE,
+                              to=EffectStatus.UNKNOWN, expected_version=None)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What a delivery came to: `consumed` (first time), `already_consumed`, or `conflict`."""
+
+    outcome: str
+    effect: ExternalEffect
+
+    @property
+    def receipt(self) -> str:
+        return self.effect.receipt
+
+
+def effect_deliver(
+    *,
+    project: Project | int,
+    idempotency_key: str,
+    result: Any,
+    result_hash: str | None = None,
+    consume: bool = True,
+) -> Delivery:
+    """Deliver an effect's result, validate it, and (by default) consume it once.
+
+    1. The server hashes the canonical result; a client-sent hash must match it.
+    2. First delivery: intended/dispatched/unknown -> delivered, then -> consumed with a receipt.
+    3. The same hash again: `already_consumed`, with the original receipt; nothing changes.
+    4. A different hash for the same key is a hard stop: the effect becomes `conflict`, its run
+       `blocked`, and both stay that way after this returns (committed, not rolled back).
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    computed = digest(result)
+    if result_hash is not None and result_hash != computed:
+        raise ValidationFailed(
+            "result_hash is not the SHA-256 of the result's canonical JSON.", code="result_hash_mismatch",
+            expected_hash=computed,
+        )
+    effects = ExternalEffect.objects.filter(project_id=project_id)
+    fast = _effect_deliver_fast(project_id, idempotency_key, result, computed, consume=consume)
+    if fast is not None:
+        return fast
+    with transaction.atomic():
+        effect = effects.select_for_update().filter(idempotency_key=idempotency_key).first()
+        if effect is None:
+            raise NotFoundError(f"No effect has the idempotency key {idempotency_key!r}.")
+        if effect.result_hash and effect.result_hash != computed:
+            return _effect_conflict(project_id, effect, computed)
+        if effect.status == EffectStatus.CONFLICT:
+            return Delivery("conflict", effect)
+        if effect.status == EffectStatus.CONSUMED or (effect.status == EffectStatus.DELIVERED and not consume):
+            outcome = "already_consumed" if effect.status == EffectStatus.CONSUMED else "already_delivered"
+            return Delivery(outcome, effect)
+        now = timezone.now()
+        if effect.status != EffectStatus.DELIVERED:
+            if effect.status == EffectStatus.INTENDED:
+                effect = cas_transition_row(
+                    effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DISPATCHED,
+                    expected_version=effect.version, updates={"dispatched_at": now, "attempts": F("attempts") + 1},
+                )
+            effect = cas_transition_row(
+                effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.DELIVERED,
+                expected_version=effect.version,
+                updates={"result": result, "result_hash": computed, "delivered_at": now},
+            )
+        if consume:
+            effect = cas_transition_row(
+                effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.CONSUMED,
+                expected_version=effect.version, updates={"receipt": uuid.uuid4().hex, "consumed_at": now},
+            )
+        if effect.run_id:
+            run_event_append(
+                project=project_id, run_id=effect.run_id, kind=f"effect.{effect.status}",
+                data={"key": idempotency_key, "result_hash": computed, "receipt": effect.receipt},
+            )
+        return Delivery("consumed" if consume else "delivered", effect)
+
+
+_DELIVER_SQL = """
+UPDATE runs_app_externaleffect
+   SET status = %(delivered)s, version = version + 1, result = %(result)s::jsonb, result_hash = %(hash)s,
+       delivered_at = %(now)s, updated_at = %(now)s
+ WHERE project_id = %(pid)s AND idempotency_key = %(key)s AND status = ANY(%(sources)s) AND result_hash = ''
+""" + returning(ExternalEffect) + """
+"""
+_CONSUME_SQL = """
+UPDATE runs_app_externaleffect
+   SET status = %(consumed)s, version = version + 1, receipt = %(receipt)s, consumed_at = %(now)s,
+       updated_at = %(now)s
+ WHERE project_id = %(pid)s AND idempotency_key = %(key)s AND status = %(delivered)s AND result_hash = %(hash)s
+""" + returning(ExternalEffect) + """
+"""
+
+
+def _effect_deliver_fast(
+    project_id: int, idempotency_key: str, result: Any, computed: str, *, consume: bool
+) -> Delivery | None:
+    """The two usual deliveries as one conditional UPDATE each (plus the event), or None for the rest.
+
+    A dispatched (or unknown) effect delivered without consuming, and a delivered effect consumed with
+    the result it holds: the row's status and hash are the guard, as `cas_transition`'s sources are.
+    Anything else (a first delivery that also consumes, a repeat, a different hash) returns None and
+    takes the locked path in `effect_deliver`, which says what it came to.
+    """
+    now = timezone.now()
+    params = {"pid": project_id, "key": idempotency_key, "hash": computed, "now": now,
+              "delivered": EffectStatus.DELIVERED, "consumed": EffectStatus.CONSUMED}
+    if consume:
+        sql, params["receipt"] = _CONSUME_SQL, uuid.uuid4().hex
+    else:
+        sql, params["result"] = _DELIVER_SQL, json.dumps(result)
+        params["sources"] = sorted(EFFECT_MACHINE.sources_of(EffectStatus.DELIVERED) - {EffectStatus.INTENDED})
+    # No savepoint: a conditional UPDATE that matches nothing changes nothing, and the fallback says why.
+    with transaction.atomic(savepoint=False):
+        effect = fetch_instance(ExternalEffect, sql, params)
+        if effect is None:
+            return None
+        if effect.run_id:
+            run_event_append(
+                project=project_id, run_id=effect.run_id, kind=f"effect.{effect.status}",
+                data={"key": idempotency_key, "result_hash": computed, "receipt": effect.receipt},
+            )
+    return Delivery("consumed" if consume else "delivered", effect)
+
+
+def _effect_conflict(project_id: int, effect: ExternalEffect, computed: str) -> Delivery:
+    effects = ExternalEffect.objects.filter(project_id=project_id)
+    if effect.status != EffectStatus.CONFLICT:
+        cas_transition(
+            effects, pk=effect.pk, machine=EFFECT_MACHINE, to=EffectStatus.CONFLICT,
+            expected_version=effect.version, updates={"conflicting_hash": computed},
+        )
+    if effect.run_id:
+        run = Run.objects.filter(pk=effect.run_id).values("status", "version").first()
+        if run and RUN_MACHINE.can(run["status"], RunStatus.BLOCKED):
+            run_transition(
+                project=project_id, run_id=effect.run_id, to=RunStatus.BLOCKED, expected_version=None,
+                blocked_step="effect_conflict", by_worker=True,
+                error={"step": "effect_conflict", "key": effect.idempotency_key,
+                       "result_hash": effect.result_hash, "conflicting_hash": computed},
+            )
+    return Delivery("conflict", effects.get(pk=effect.pk))

@@ -1,0 +1,391 @@
+"""Write operations on runs, their events and their node executions.
+
+Every status change goes through `harness.transitions.cas_transition` with the machine declared in
+`runs_app.models`; the API, the console, the admin and the resume worker all call these functions.
+"""
+
+import datetime as dt
+import json
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from harness.db import fetch_instance, prepared_cursor, returning
+from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.models import Project
+from harness.transitions import cas_transition_row
+from runs_app.models import RUN_MACHINE, Checkpoint, NodeExecution, Run, RunEvent, RunStatus, Task
+from sessions_app.models import Session
+
+# Transitions that only the resume worker may make: a waiting run continues only after the
+# worker has re-validated everything (DESIGN.md, "Resume").
+WORKER_ONLY_TRANSITIONS = frozenset({(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING)})
+
+
+def _runs(project: Project | int) -> Any:
+    return Run.objects.filter(project=project)
+
+
+# --- runs ---------------------------------------------------------------------------------
+
+
+def run_create(
+    *,
+    project: Project,
+    session_id: int,
+    task_id: int | None = None,
+    ref: str = "",
+    task_mode: str = "",
+    active_agent: str = "",
+    current_node: str = "",
+    cursor: dict | None = None,
+    deadline: dt.datetime | None = None,
+    token_budget: int | None = None,
+    cost_budget: Decimal | None = None,
+) -> Run:
+    with transaction.atomic():
+        if not Session.objects.filter(project=project, pk=session_id).exists():
+            raise NotFoundError(f"Session {session_id} does not exist.")
+        if task_id is not None and not Task.objects.filter(project=project, pk=task_id).exists():
+            raise NotFoundError(f"Task {task_id} does not exist.")
+        run = Run.objects.create(
+            project=project,
+            session_id=session_id,
+            task_id=task_id,
+            ref=ref,
+            task_mode=task_mode,
+            active_agent=active_agent,
+            current_node=current_node,
+            cursor=cursor or {},
+            deadline=deadline,
+            token_budget=token_budget,
+            cost_budget=cost_budget,
+        )
+        run_event_append(project=project, run_id=run.pk, kind="run.created", data={})
+        return run
+
+
+def run_transition(
+    *,
+    project: Project | int,
+    run_id: int,
+    to: str,
+    expected_version: int | None,
+    lease_owner: str | None = None,
+    error: dict | None = None,
+    blocked_step: str = "",
+    by_worker: bool = False,
+    updates: dict | None = None,
+) -> Run:
+    """Move a run through RUN_MACHINE with a compare-and-set on its version.
+
+    1. Refuse worker-only transitions (waiting_approval -> running) unless the worker asks.
+    2. One conditional UPDATE (status, version, and the lease owner when one is named).
+    3. Append a `status.<to>` event in the same transaction.
+    """
+    if not by_worker:
+        current = _runs(project).filter(pk=run_id).values_list("status", flat=True).first()
+        if current is not None and (current, to) in WORKER_ONLY_TRANSITIONS:
+            raise ConflictError(
+                "A run waiting for approval continues only through the resume worker.",
+                code="worker_only_transition",
+                current_status=current,
+            )
+    fields: dict[str, Any] = dict(updates or {})
+    if error is not None:
+        fields["error"] = error
+    if to == RunStatus.BLOCKED:
+        fields["blocked_step"] = blocked_step or "unspecified"
+    elif "blocked_step" not in fields:
+        fields["blocked_step"] = ""
+    if to in RUN_MACHINE.terminal:
+        fields.update(lease_owner="", lease_expires_at=None)
+    lease_guard = None
+    if lease_owner is not None:
+        lease_guard = Q(lease_owner=lease_owner, lease_expires_at__gt=timezone.now())
+    # No savepoint: a refused compare-and-set wrote nothing, so its error leaves the block
+    # clean (raised after it) and a caller's transaction goes on; inside one, this saves two round trips.
+    refused: ConflictError | NotFoundError | None = None
+    with transaction.atomic(savepoint=False):
+        try:
+            run = cas_transition_row(
+                _runs(project),
+                pk=run_id,
+                machine=RUN_MACHINE,
+                to=to,
+                expected_version=expected_version,
+                extra_filter=lease_guard,
+                updates=fields,
+            )
+        except (ConflictError, NotFoundError) as exc:
+            refused = exc
+        else:
+            data: dict[str, Any] = {}
+            if error:
+                data["error"] = error
+            if to == RunStatus.BLOCKED:
+                data["step"] = fields["blocked_step"]
+            event = run_event_append(project=project, run_id=run_id, kind=f"status.{to}", data=data)
+            run.last_event_seq = event.seq  # the event bumped it after the transition's RETURNING
+    if refused is not None:
+        raise refused
+    return run
+
+
+def run_claim(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
+    """Take the run's lease if it is free, expired, or already ours. Of racing claimers one wins.
+
+    One conditional UPDATE decides; on PostgreSQL it returns the claimed row, so a claim is a single
+    statement. Only a refused claim reads the row again, to say who holds it.
+    """
+    return _run_claim(project, run_id, owner=owner, lease_seconds=lease_seconds, count_attempt=False)
+
+
+def run_claim_attempt(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
+    """`run_claim` for a resume attempt: the same claim, and `metrics.attempts` + 1 in the same write.
+
+    On PostgreSQL the claim and the count are one statement, so an attempt is counted exactly when the
+    lease is taken (a refused claim counts nothing).
+    """
+    return _run_claim(project, run_id, owner=owner, lease_seconds=lease_seconds, count_attempt=True)
+
+
+def _run_claim(project: Project | int, run_id: int, *, owner: str, lease_seconds: int, count_attempt: bool) -> Run:
+    if not owner or len(owner) > 200:
+        raise ValidationFailed("A lease needs an owner of 1 to 200 characters.", code="invalid")
+    if not 1 <= lease_seconds <= 3600:
+        raise ValidationFailed("lease_seconds must be between 1 and 3600.", code="invalid")
+    project_id = project if isinstance(project, int) else project.pk
+    now = timezone.now()
+    expires = now + dt.timedelta(seconds=lease_seconds)
+    claimed = fetch_instance(Run, _CLAIM_ATTEMPT_SQL if count_attempt else _CLAIM_SQL, {
+        "owner": owner, "expires": expires, "now": now, "rid": run_id, "pid": project_id,
+        "terminal": list(RUN_MACHINE.terminal),
+    })
+    if claimed is not None:
+        return claimed
+    run = _runs(project_id).filter(pk=run_id).first()
+    if run is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    if run.status in RUN_MACHINE.terminal:
+        raise ConflictError(
+            "A finished run cannot be claimed.", code="run_finished",
+            current_status=run.status, current_version=run.version,
+        )
+    raise ConflictError(
+        f"The run is leased by {run.lease_owner} until {run.lease_expires_at.isoformat()}.",
+        code="lease_held",
+        current_status=run.status,
+        current_version=run.version,
+        lease_owner=run.lease_owner,
+    )
+
+
+_CLAIM_SQL = """
+UPDATE runs_app_run
+   SET lease_owner = %(owner)s, lease_expires_at = %(expires)s, version = version + 1, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s AND status <> ALL(%(terminal)s)
+   AND (lease_owner = '' OR lease_expires_at <= %(now)s OR lease_owner = %(owner)s)
+""" + returning(Run) + """
+"""
+_CLAIM_ATTEMPT_SQL = _CLAIM_SQL.replace(
+    "updated_at = %(now)s",
+    "updated_at = %(now)s,\n       metrics = jsonb_set(metrics, '{attempts}', "
+    "to_jsonb(COALESCE((metrics->>'attempts')::numeric::bigint, 0) + 1))",
+)
+
+
+def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
+    """Extend a lease we still hold; once it is lost (expired or taken) this fails."""
+    now = timezone.now()
+    expires = now + dt.timedelta(seconds=lease_seconds)
+    # One statement: the renewed row comes back with the write; only a lost lease reads it again.
+    renewed = fetch_instance(Run, _HEARTBEAT_SQL, {
+        "expires": expires, "now": now, "rid": run_id, "owner": owner,
+        "pid": project if isinstance(project, int) else project.pk,
+    })
+    if renewed is not None:
+        return renewed
+    run = _runs(project).filter(pk=run_id).first()
+    if run is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    raise ConflictError(
+        "The lease is lost.", code="lease_lost", current_status=run.status, current_version=run.version
+    )
+
+
+_HEARTBEAT_SQL = """
+UPDATE runs_app_run SET lease_expires_at = %(expires)s, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s AND lease_owner = %(owner)s AND lease_expires_at > %(now)s
+""" + returning(Run) + """
+"""
+
+
+def run_release(*, project: Project | int, run_id: int, owner: str) -> None:
+    # Hand-written: compiling the ORM update was most of a release's CPU on the claim/release path.
+    with prepared_cursor() as cursor:
+        cursor.execute(_RELEASE_SQL, {"now": timezone.now(), "rid": run_id, "owner": owner,
+                                      "pid": project if isinstance(project, int) else project.pk})
+
+
+_RELEASE_SQL = """
+UPDATE runs_app_run SET lease_owner = '', lease_expires_at = NULL, version = version + 1, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s AND lease_owner = %(owner)s
+"""
+
+
+def run_metrics_merge(
+    *, project: Project | int, run_id: int, metrics: dict, increment: dict | None = None
+) -> dict:
+    """Merge keys into `Run.metrics` (and add to counters); returns the merged metrics."""
+    if not increment:
+        # A plain merge is one statement: jsonb `||` merges top-level keys as the dict merge below does.
+        with prepared_cursor() as cursor:
+            cursor.execute(_METRICS_MERGE_SQL, {"metrics": json.dumps(metrics), "now": timezone.now(), "rid": run_id,
+                                                "pid": project if isinstance(project, int) else project.pk})
+            row = cursor.fetchone()
+        if row is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        return row[0] if isinstance(row[0], dict) else json.loads(row[0])
+    with transaction.atomic():
+        current = _runs(project).select_for_update().filter(pk=run_id).values_list("metrics", flat=True).first()
+        if current is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        merged = {**(current or {}), **metrics}
+        for key, amount in (increment or {}).items():
+            merged[key] = int(merged.get(key) or 0) + amount
+        _runs(project).filter(pk=run_id).update(metrics=merged, updated_at=timezone.now())
+        return merged
+
+
+_METRICS_MERGE_SQL = """
+UPDATE runs_app_run SET metrics = metrics || %(metrics)s::jsonb, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s
+RETURNING metrics
+"""
+
+
+def run_count_start(*, run_id: int, owner: str, statuses: tuple[str, ...]) -> Run | None:
+    """Count one resume start (`metrics.starts` + 1) unless the run is not in `statuses` or another
+    owner's lease on it is live; return the run (project, status, version, lease, metrics) or None.
+
+    The resume worker knows only the run's id here: this runs before the run is loaded, so that a
+    start that dies while loading is still counted. It is one conditional UPDATE.
+    """
+    now = timezone.now()
+    return fetch_instance(Run, _COUNT_START_SQL, {
+        "rid": run_id, "owner": owner, "now": now, "statuses": list(statuses),
+    })
+
+
+_COUNT_START_SQL = """
+UPDATE runs_app_run
+   SET metrics = jsonb_set(metrics, '{starts}', to_jsonb(COALESCE((metrics->>'starts')::numeric::bigint, 0) + 1)),
+       updated_at = %(now)s
+ WHERE id = %(rid)s AND status = ANY(%(statuses)s)
+   AND NOT (lease_owner <> '' AND lease_owner <> %(owner)s AND lease_expires_at IS NOT NULL
+            AND lease_expires_at > %(now)s)
+RETURNING id, project_id, status, version, lease_owner, lease_expires_at, metrics
+"""
+
+
+def run_set_current_node(*, project: Project | int, run_id: int, owner: str, node: str) -> None:
+    """Record the node the lease holder is working on; a lost lease refuses the write."""
+    updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=timezone.now()).update(
+        current_node=node, updated_at=timezone.now()
+    )
+    if not updated:
+        raise ConflictError("The lease is lost.", code="lease_lost")
+
+
+def run_record_usage(*, project: Project | int, run_id: int, tokens: int = 0, cost: Decimal = Decimal(0)) -> None:
+    _runs(project).filter(pk=run_id).update(
+        tokens_used=F("tokens_used") + tokens, cost_used=F("cost_used") + cost, updated_at=timezone.now()
+    )
+
+
+# --- run events ----------------------------------------------------------------------------
+
+_EVENT_SQL = """
+WITH bumped AS (
+    UPDATE runs_app_run SET last_event_seq = last_event_seq + 1
+     WHERE id = %(rid)s AND project_id = %(pid)s
+ RETURNING last_event_seq
+)
+INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
+SELECT %(rid)s, bumped.last_event_seq, %(kind)s, %(data)s::jsonb, now() FROM bumped
+RETURNING id, seq, created_at
+"""
+
+
+def run_event_append(*, project: Project | int, run_id: int, kind: str, data: dict | None = None) -> RunEvent:
+    """Append one event with the next gap-free seq (one statement)."""
+    project_id = project if isinstance(project, int) else project.pk
+    payload = data or {}
+    if not kind or len(kind) > 64:
+        raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
+    # One statement is atomic by itself: no savepoint round trips when called inside a transaction.
+    with prepared_cursor() as cursor:
+        cursor.execute(_EVENT_SQL, {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)})
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    return RunEvent(id=row[0], run_id=run_id, seq=row[1], kind=kind, data=payload, created_at=row[2])
+
+
+_EVENTS_SQL = """
+WITH bumped AS (
+    UPDATE runs_app_run SET last_event_seq = last_event_seq + %(n)s
+     WHERE id = %(rid)s AND project_id = %(pid)s
+ RETURNING last_event_seq - %(n)s AS base
+)
+INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
+SELECT %(rid)s, bumped.base + e.ord, e.kind, e.data::jsonb, now()
+  FROM bumped, unnest(%(kinds)s::text[], %(data)s::text[]) WITH ORDINALITY AS e(kind, data, ord)
+RETURNING id, seq, created_at
+"""
+
+
+def run_events_append(
+    *, project: Project | int, run_id: int, events: list[tuple[str, dict]]
+) -> list[RunEvent]:
+    """Append several events in order with the next gap-free seqs (one statement).
+
+    The run's `last_event_seq` moves by n once and the n rows take the seqs after it, so a batch
+    is one write where n `run_event_append` calls would be n.
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    if not events:
+        return []
+    if any(not kind or len(kind) > 64 for kind, _ in events):
+        raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
+    with prepared_cursor() as cursor:
+        cursor.execute(_EVENTS_SQL, {
+            "rid": run_id, "pid": project_id, "n": len(events), "kinds": [kind for kind, _ in events],
+            "data": [json.dumps(data or {}) for _, data in events],
+        })
+        rows = sorted(cursor.fetchall(), key=lambda row: row[1])
+    if not rows:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    return [RunEvent(id=pk, run_id=run_id, seq=seq, kind=kind, data=data or {}, created_at=created)
+            for (pk, seq, created), (kind, data) in zip(rows, events, strict=True)]
+
+
+# --- node executions -----------------------------------------------------------------------
+
+
+def node_execution_start(*, run: Run, node: str) -> NodeExecution:
+    attempt = NodeExecution.objects.filter(run=run, node=node).count() + 1
+    return NodeExecution.objects.create(run=run, task_id=run.task_id, node=node, attempt=attempt)
+
+
+def node_execution_finish(
+    *, execution: NodeExecution, ok: bool, output: Any = None, error: str = "", checkpoint: Checkpoint | None = None
+) -> None:
+    NodeExecution.objects.filter(pk=execution.pk).update(
+        status=NodeExecution.Status.SUCCEEDED if ok else NodeExecution.Status.FAILED,
+        output=output, error=error, checkpoint=checkpoint, finished_at=timezone.now(),
+    )

@@ -1,0 +1,52 @@
+"""Write operations on tasks: a task's durable state (compare-and-set on its version) and its status."""
+
+from typing import Any
+
+from django.db.models import F
+from django.utils import timezone
+
+from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.models import Project
+from harness.transitions import cas_transition_row
+from runs_app.models import TASK_MACHINE, Task
+
+TASK_CLIENT_FIELDS = (
+    "objective", "constraints", "plan", "plan_version", "completed_nodes", "pending_nodes",
+    "artifact_refs", "effect_records", "schema_version",
+)
+
+
+def task_create(*, project: Project, objective: str, ref: str = "", **fields: Any) -> Task:
+    unknown = set(fields) - set(TASK_CLIENT_FIELDS)
+    if unknown:
+        raise ValidationFailed(f"Unknown task fields: {sorted(unknown)}.", code="invalid")
+    if "pending_nodes" not in fields and "plan" in fields:
+        fields["pending_nodes"] = list(fields["plan"])
+    return Task.objects.create(project=project, objective=objective, ref=ref, **fields)
+
+
+def task_save(*, project: Project | int, task_id: int, expected_version: int, **fields: Any) -> Task:
+    """Save a task's durable state with a compare-and-set on its version (one UPDATE)."""
+    unknown = set(fields) - set(TASK_CLIENT_FIELDS)
+    if unknown:
+        raise ValidationFailed(f"Unknown task fields: {sorted(unknown)}.", code="invalid")
+    tasks = Task.objects.filter(project=project)
+    updated = tasks.filter(pk=task_id, version=expected_version).update(
+        **fields, version=F("version") + 1, updated_at=timezone.now()
+    )
+    if not updated:
+        current = tasks.filter(pk=task_id).values("status", "version").first()
+        if current is None:
+            raise NotFoundError(f"Task {task_id} does not exist.")
+        raise ConflictError(
+            f"Task {task_id} is at version {current['version']}, not {expected_version}.",
+            code="version_conflict",
+            current_status=current["status"],
+            current_version=current["version"],
+        )
+    return tasks.get(pk=task_id)
+
+
+def task_transition(*, project: Project | int, task_id: int, to: str, expected_version: int | None) -> Task:
+    return cas_transition_row(Task.objects.filter(project=project), pk=task_id, machine=TASK_MACHINE, to=to,
+                              expected_version=expected_version)
