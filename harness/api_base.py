@@ -101,13 +101,6 @@ class AgentListView(ListAPIView):
         return {k: v for k, v in serializer.validated_data.items() if v is not None}
 
 
-class ErrorSerializer(serializers.Serializer):
-    """The one shape of every 4xx; conflicts add current_status and current_version."""
-
-    code = serializers.CharField()
-    detail = serializers.CharField()
-
-
 class BearerTokenScheme(OpenApiAuthenticationExtension):
     target_class = "harness.auth.BearerTokenAuthentication"
     name = "bearerAuth"

@@ -3,6 +3,11 @@
 Every status change in the project goes through `cas_transition`: a single conditional UPDATE
 (`WHERE id = ? AND version = ? AND status IN (legal sources)`) whose row count decides. Nothing
 reads the status, checks it in Python and saves it back, so two writers can never both win.
+
+A table may guard an edge (django-fsm-2's `permission=`, as data): the guard names the one kind of
+actor who may take it ("worker": the resume worker). For anyone else the edge's source is not among
+the UPDATE's legal sources, so a guard costs no read and no `if` in a service; only a refused write
+reads the row, to say why.
 """
 
 from collections.abc import Iterable, Mapping
@@ -20,20 +25,43 @@ from harness.errors import ConflictError, NotFoundError
 
 
 @dataclass(frozen=True)
+class Guard:
+    """An edge only the actor kind `only` may take; anyone else gets a 409 with `code` and `detail`."""
+
+    only: str
+    code: str
+    detail: str
+
+
+@dataclass(frozen=True)
 class StateMachine:
     name: str
     table: Mapping[str, frozenset[str]]
     initial: str
-    _sources: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+    guards: Mapping[tuple[str, str], Guard] = field(default_factory=dict)
+    # (destination, actor kind) -> the sources that kind may move a row from, computed at declaration;
+    # the kind None stands for every actor no guard names.
+    _sources: dict[tuple[str, str | None], frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def declare(cls, name: str, initial: str, table: Mapping[str, Iterable[str]]) -> "StateMachine":
+    def declare(
+        cls, name: str, initial: str, table: Mapping[str, Iterable[str]],
+        guards: Mapping[tuple[str, str], Guard] | None = None,
+    ) -> "StateMachine":
         frozen = {src: frozenset(dsts) for src, dsts in table.items()}
-        sources: dict[str, set[str]] = {}
+        guards = dict(guards or {})
+        for src, dst in guards:
+            if dst not in frozen.get(src, frozenset()):
+                raise ValueError(f"{name}: the guard on {src} -> {dst} guards no edge of the table.")
+        kinds: set[str | None] = {None, *(guard.only for guard in guards.values())}
+        sources: dict[tuple[str, str | None], set[str]] = {}
         for src, dsts in frozen.items():
             for dst in dsts:
-                sources.setdefault(dst, set()).add(src)
-        return cls(name, frozen, initial, {dst: frozenset(s) for dst, s in sources.items()})
+                guard = guards.get((src, dst))
+                for kind in kinds:
+                    if guard is None or guard.only == kind:
+                        sources.setdefault((dst, kind), set()).add(src)
+        return cls(name, frozen, initial, guards, {key: frozenset(s) for key, s in sources.items()})
 
     @property
     def states(self) -> frozenset[str]:
@@ -47,20 +75,27 @@ class StateMachine:
         return frozenset(s for s in self.states if not self.table.get(s))
 
     def can(self, src: str, dst: str) -> bool:
+        """Whether the table has the edge (for some actor: see `refusal` for who may take it)."""
         return dst in self.table.get(src, frozenset())
 
-    def sources_of(self, dst: str) -> frozenset[str]:
-        return self._sources.get(dst, frozenset())
+    def sources_of(self, dst: str, actor: str | None = None) -> frozenset[str]:
+        """The states the actor kind `actor` may move a row to `dst` from: the edges into it that no
+        guard closes to it (None: an actor no guard names)."""
+        kind = actor if any(guard.only == actor for guard in self.guards.values()) else None
+        return self._sources.get((dst, kind), frozenset())
 
     def sources_of_any(self) -> frozenset[str]:
         """Every state some transition leads to."""
-        return frozenset(self._sources)
+        return frozenset(dst for dsts in self.table.values() for dst in dsts)
 
-    def targets_of(self, src: str) -> frozenset[str]:
-        return self.table.get(src, frozenset())
+    def refusal(self, src: str, dst: str, actor: str | None) -> Guard | None:
+        """The guard that closes the edge src -> dst to the actor kind `actor`, or None when it may take it."""
+        guard = self.guards.get((src, dst))
+        return guard if guard is not None and guard.only != actor else None
 
-    def pairs(self) -> list[tuple[str, str]]:
-        return sorted((s, d) for s, dsts in self.table.items() for d in dsts)
+    def edges_only_for(self, actor: str) -> frozenset[tuple[str, str]]:
+        """The edges a guard reserves for the actor kind `actor`."""
+        return frozenset(edge for edge, guard in self.guards.items() if guard.only == actor)
 
     def check(self, src: str, dst: str, *, version: int | None = None) -> None:
         if not self.can(src, dst):
@@ -81,13 +116,14 @@ def cas_transition(
     expected_version: int | None,
     extra_filter: Q | None = None,
     updates: Mapping[str, Any] | None = None,
+    actor: str | None = None,
 ) -> int:
     """Move one row to `to` if it is in a legal source state and at `expected_version`; its new version.
 
     See `cas_transition_row`, which this is.
     """
     row = cas_transition_row(queryset, pk=pk, machine=machine, to=to, expected_version=expected_version,
-                             extra_filter=extra_filter, updates=updates)
+                             extra_filter=extra_filter, updates=updates, actor=actor)
     return row.version
 
 
@@ -100,19 +136,22 @@ def cas_transition_row(
     expected_version: int | None,
     extra_filter: Q | None = None,
     updates: Mapping[str, Any] | None = None,
+    actor: str | None = None,
 ) -> Any:
     """Move one row to `to` if it is in a legal source state and at `expected_version`; the row as written.
 
-    1. One UPDATE filtered on id, the legal source states and the expected version (when given),
-       bumping version by one and applying `updates` in the same statement. On PostgreSQL it returns
-       the written row (RETURNING), so a transition is one round trip and the caller needs no re-read.
+    1. One UPDATE filtered on id, the source states the table opens to the actor kind `actor` (None:
+       an actor no guard names) and the expected version (when given), bumping version by one and
+       applying `updates` in the same statement. It returns the written row (RETURNING), so a
+       transition is one round trip and the caller needs no re-read.
     2. If it touched no row, read the row once to say why: missing (404), illegal from its current
-       state, or a stale version (both 409 ConflictError carrying the current status and version).
+       state, closed to this actor by the table's guard, or a stale version (all three 409
+       ConflictError carrying the current status and version).
 
     `queryset` is the tenant-scoped manager or queryset, so a row of another project is "missing".
-    `extra_filter` adds a guard (a lease owner, say) that must also hold for the write to happen.
+    `extra_filter` adds a condition of this one write (a lease owner, say) that must also hold.
     """
-    sources = machine.sources_of(to)
+    sources = machine.sources_of(to, actor)
     filters = Q(pk=pk, status__in=sources)
     if expected_version is not None:
         filters &= Q(version=expected_version)
@@ -129,6 +168,10 @@ def cas_transition_row(
         raise NotFoundError(f"{machine.name} {pk} does not exist.")
     if not machine.can(current["status"], to):
         machine.check(current["status"], to, version=current["version"])
+    guard = machine.refusal(current["status"], to, actor)
+    if guard is not None:
+        raise ConflictError(guard.detail, code=guard.code, current_status=current["status"],
+                            current_version=current["version"])
     if expected_version is not None and current["version"] != expected_version:
         raise ConflictError(
             f"{machine.name} {pk} is at version {current['version']}, not {expected_version}.",

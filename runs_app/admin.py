@@ -8,9 +8,8 @@ from django.http import HttpRequest
 from harness.admin_helpers import AppendOnlyAdmin, transition_actions
 from harness.audit import audit_record
 from harness.errors import DomainError
+from runs_app.machines import RUN_MACHINE, TASK_MACHINE
 from runs_app.models import (
-    RUN_MACHINE,
-    TASK_MACHINE,
     ApprovalRequest,
     ApprovalStatus,
     Checkpoint,

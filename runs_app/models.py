@@ -1,7 +1,7 @@
 """Runs and everything a run owns: events, checkpoints, node executions, approvals, effects; tasks.
 
-Each state machine is declared once here, next to its TextChoices; services move rows through it
-with `harness.transitions.cas_transition` and nothing else writes a status.
+The states are the TextChoices here; their transition tables and guards are `runs_app.machines`.
+Services move rows through them with `harness.transitions.cas_transition` and nothing else writes a status.
 """
 
 from django.conf import settings
@@ -9,7 +9,6 @@ from django.db import models
 from django.db.models import Q
 
 from harness.models import ApiToken, Project
-from harness.transitions import StateMachine
 
 
 class RunStatus(models.TextChoices):
@@ -23,25 +22,6 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
-R = RunStatus
-RUN_MACHINE = StateMachine.declare(
-    "run",
-    R.CREATED,
-    {
-        R.CREATED: {R.RUNNING, R.CANCELLED},
-        R.RUNNING: {R.WAITING_APPROVAL, R.WAITING_EXTERNAL, R.SUCCEEDED, R.FAILED, R.CANCELLED, R.BLOCKED},
-        # waiting_approval -> running happens only through the resume worker (worker.pipeline).
-        R.WAITING_APPROVAL: {R.RUNNING, R.FAILED, R.CANCELLED, R.BLOCKED},
-        R.WAITING_EXTERNAL: {R.RUNNING, R.FAILED, R.CANCELLED, R.BLOCKED},
-        R.BLOCKED: {R.RUNNING, R.FAILED, R.CANCELLED},
-        R.SUCCEEDED: set(),
-        R.FAILED: set(),
-        R.CANCELLED: set(),
-    },
-)
-RUN_ACTIVE_STATUSES = frozenset({R.RUNNING, R.WAITING_APPROVAL, R.WAITING_EXTERNAL, R.BLOCKED})
-
-
 class TaskStatus(models.TextChoices):
     OPEN = "open"
     ACTIVE = "active"
@@ -49,21 +29,6 @@ class TaskStatus(models.TextChoices):
     COMPLETED = "completed"
     FAILED = "failed"
     ABANDONED = "abandoned"
-
-
-T = TaskStatus
-TASK_MACHINE = StateMachine.declare(
-    "task",
-    T.OPEN,
-    {
-        T.OPEN: {T.ACTIVE, T.ABANDONED},
-        T.ACTIVE: {T.WAITING, T.COMPLETED, T.FAILED, T.ABANDONED},
-        T.WAITING: {T.ACTIVE, T.FAILED, T.ABANDONED},
-        T.COMPLETED: set(),
-        T.FAILED: set(),
-        T.ABANDONED: set(),
-    },
-)
 
 
 class ApprovalStatus(models.TextChoices):
@@ -74,15 +39,6 @@ class ApprovalStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
-A = ApprovalStatus
-APPROVAL_MACHINE = StateMachine.declare(
-    "approval",
-    A.PENDING,
-    {A.PENDING: {A.APPROVED, A.REJECTED, A.EXPIRED, A.CANCELLED}, A.APPROVED: set(), A.REJECTED: set(),
-     A.EXPIRED: set(), A.CANCELLED: set()},
-)
-
-
 class EffectStatus(models.TextChoices):
     INTENDED = "intended"
     DISPATCHED = "dispatched"
@@ -90,23 +46,6 @@ class EffectStatus(models.TextChoices):
     CONSUMED = "consumed"
     CONFLICT = "conflict"
     UNKNOWN = "unknown"
-
-
-E = EffectStatus
-EFFECT_MACHINE = StateMachine.declare(
-    "effect",
-    E.INTENDED,
-    {
-        E.INTENDED: {E.DISPATCHED},
-        # A crash can leave a dispatched call's outcome unknown; reconciliation re-dispatches it
-        # under the same idempotency key or binds the result the adapter reports.
-        E.DISPATCHED: {E.DELIVERED, E.UNKNOWN},
-        E.UNKNOWN: {E.DISPATCHED, E.DELIVERED},
-        E.DELIVERED: {E.CONSUMED, E.CONFLICT},
-        E.CONSUMED: {E.CONFLICT},
-        E.CONFLICT: set(),
-    },
-)
 
 
 class Risk(models.TextChoices):

@@ -2,7 +2,7 @@
 
 One module per aggregate; every door (API, console, admin, worker) imports the services from here.
 Every status change goes through `harness.transitions.cas_transition` with the machine declared in
-`runs_app.models`.
+`runs_app.machines`.
 """
 
 from runs_app.services.approvals import (
@@ -20,7 +20,6 @@ from runs_app.services.effects import (
     effect_mark_unknown,
 )
 from runs_app.services.runs import (
-    WORKER_ONLY_TRANSITIONS,
     node_execution_finish,
     node_execution_start,
     run_claim,
@@ -40,7 +39,6 @@ from runs_app.services.tasks import TASK_CLIENT_FIELDS, task_create, task_save, 
 
 __all__ = [
     "TASK_CLIENT_FIELDS",
-    "WORKER_ONLY_TRANSITIONS",
     "Decision",
     "Delivery",
     "approval_decide",

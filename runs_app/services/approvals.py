@@ -15,7 +15,8 @@ from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFa
 from harness.models import ApiToken, Project
 from harness.tenancy import Role, user_has_role
 from harness.transitions import cas_transition, cas_transition_row
-from runs_app.models import APPROVAL_MACHINE, ApprovalRequest, ApprovalStatus, Run, RunStatus
+from runs_app.machines import APPROVAL_MACHINE
+from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunStatus
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.signals import resume_requested
 

@@ -14,7 +14,8 @@ from harness.db import fetch_instance, returning
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.transitions import cas_transition, cas_transition_row
-from runs_app.models import EFFECT_MACHINE, RUN_MACHINE, ApprovalRequest, EffectStatus, ExternalEffect, Run, RunStatus
+from runs_app.machines import EFFECT_MACHINE, RUN_MACHINE
+from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, Run, RunStatus
 from runs_app.services.runs import run_event_append, run_transition
 
 

@@ -1,7 +1,7 @@
 """Write operations on runs, their events and their node executions.
 
 Every status change goes through `harness.transitions.cas_transition` with the machine declared in
-`runs_app.models`; the API, the console, the admin and the resume worker all call these functions.
+`runs_app.machines`; the API, the console, the admin and the resume worker all call these functions.
 """
 
 import datetime as dt
@@ -17,12 +17,9 @@ from harness.db import fetch_instance, prepared_cursor, returning
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.transitions import cas_transition_row
-from runs_app.models import RUN_MACHINE, Checkpoint, NodeExecution, Run, RunEvent, RunStatus, Task
+from runs_app.machines import RUN_MACHINE
+from runs_app.models import Checkpoint, NodeExecution, Run, RunEvent, RunStatus, Task
 from sessions_app.models import Session
-
-# Transitions that only the resume worker may make: a waiting run continues only after the
-# worker has re-validated everything (DESIGN.md, "Resume").
-WORKER_ONLY_TRANSITIONS = frozenset({(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING)})
 
 
 def _runs(project: Project | int) -> Any:
@@ -82,18 +79,11 @@ def run_transition(
 ) -> Run:
     """Move a run through RUN_MACHINE with a compare-and-set on its version.
 
-    1. Refuse worker-only transitions (waiting_approval -> running) unless the worker asks.
-    2. One conditional UPDATE (status, version, and the lease owner when one is named).
-    3. Append a `status.<to>` event in the same transaction.
+    1. One conditional UPDATE (status, version, and the lease owner when one is named) from the
+       sources RUN_MACHINE opens to the caller: its worker-only edge (waiting_approval -> running)
+       only when the worker says so with `by_worker`.
+    2. Append a `status.<to>` event in the same transaction.
     """
-    if not by_worker:
-        current = _runs(project).filter(pk=run_id).values_list("status", flat=True).first()
-        if current is not None and (current, to) in WORKER_ONLY_TRANSITIONS:
-            raise ConflictError(
-                "A run waiting for approval continues only through the resume worker.",
-                code="worker_only_transition",
-                current_status=current,
-            )
     fields: dict[str, Any] = dict(updates or {})
     if error is not None:
         fields["error"] = error
@@ -119,6 +109,7 @@ def run_transition(
                 expected_version=expected_version,
                 extra_filter=lease_guard,
                 updates=fields,
+                actor="worker" if by_worker else None,
             )
         except (ConflictError, NotFoundError) as exc:
             refused = exc

@@ -8,7 +8,8 @@ from django.utils import timezone
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.transitions import cas_transition_row
-from runs_app.models import TASK_MACHINE, Task
+from runs_app.machines import TASK_MACHINE
+from runs_app.models import Task
 
 TASK_CLIENT_FIELDS = (
     "objective", "constraints", "plan", "plan_version", "completed_nodes", "pending_nodes",

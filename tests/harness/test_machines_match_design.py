@@ -14,8 +14,9 @@ import pytest
 # modules (runs_app/machines.py, the worker app), so this block is the one place to follow them.
 from harness.errors import ConflictError
 from memory_app.models import MEMORY_MACHINE
-from runs_app.models import APPROVAL_MACHINE, EFFECT_MACHINE, RUN_MACHINE, TASK_MACHINE, Run
-from runs_app.services import WORKER_ONLY_TRANSITIONS, run_transition
+from runs_app.machines import APPROVAL_MACHINE, EFFECT_MACHINE, RUN_MACHINE, TASK_MACHINE
+from runs_app.models import Run
+from runs_app.services import run_transition
 from tests import factories
 
 Table = dict[str, set[str]]
@@ -65,9 +66,9 @@ def test_run_machine_is_exactly_design():
 
 
 def test_the_run_edges_reserved_for_the_worker_are_exactly_design():
-    # Today the guard is data beside the service (runs_app.services.WORKER_ONLY_TRANSITIONS), checked by
-    # run_transition unless the worker passes by_worker=True; the API and the admin never pass it.
-    assert {(str(src), str(dst)) for src, dst in WORKER_ONLY_TRANSITIONS} == RUN_WORKER_ONLY_DESIGN
+    # The guard is part of the table (runs_app.machines: a Guard naming the worker on the edge); run_transition
+    # opens the edge only when the worker passes by_worker=True; the API and the admin never pass it.
+    assert {(str(src), str(dst)) for src, dst in RUN_MACHINE.edges_only_for("worker")} == RUN_WORKER_ONLY_DESIGN
     assert RUN_WORKER_ONLY_DESIGN <= _edges(RUN_DESIGN)  # reserved, still legal for the worker
 
 

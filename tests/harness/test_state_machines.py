@@ -9,16 +9,8 @@ from django.db.models import Model, QuerySet
 from harness.errors import ConflictError
 from harness.transitions import StateMachine, cas_transition
 from memory_app.models import MEMORY_MACHINE, MemoryRecord
-from runs_app.models import (
-    APPROVAL_MACHINE,
-    EFFECT_MACHINE,
-    RUN_MACHINE,
-    TASK_MACHINE,
-    ApprovalRequest,
-    ExternalEffect,
-    Run,
-    Task,
-)
+from runs_app.machines import APPROVAL_MACHINE, EFFECT_MACHINE, RUN_MACHINE, TASK_MACHINE
+from runs_app.models import ApprovalRequest, ExternalEffect, Run, Task
 from sessions_app.models import SESSION_MACHINE, Session
 from tests import factories
 
@@ -113,9 +105,15 @@ def test_transition_follows_the_table(project, machine, model, make, updates, sr
     version = model.objects.values_list("version", flat=True).get(pk=row.pk)
     queryset: QuerySet = model.objects.filter(project=project)
     if machine.can(src, dst):
-        new_version = cas_transition(
-            queryset, pk=row.pk, machine=machine, to=dst, expected_version=version, updates=updates(dst)
-        )
+        fields = updates(dst)
+        guard = machine.guards.get((src, dst))
+        if guard is not None:  # an edge reserved for one actor: closed to every door, and nothing written
+            with pytest.raises(ConflictError) as refused:
+                cas_transition(queryset, pk=row.pk, machine=machine, to=dst, expected_version=version, updates=fields)
+            assert (refused.value.code, refused.value.current_status) == (guard.code, src)
+            assert model.objects.values_list("status", "version").get(pk=row.pk) == (src, version)
+        new_version = cas_transition(queryset, pk=row.pk, machine=machine, to=dst, expected_version=version,
+                                     updates=fields, actor=guard.only if guard is not None else None)
         assert new_version == version + 1
         assert model.objects.values_list("status", "version").get(pk=row.pk) == (dst, version + 1)
     else:
@@ -185,3 +183,38 @@ def test_a_transition_is_one_statement_and_returns_the_row_as_stored(project):
     assert (moved.status, moved.version, moved.cursor, moved.last_event_seq) == (
         "running", run.version + 1, {"node": "draft"}, run.last_event_seq + 5)
     assert moved._state.adding is False
+
+
+def test_a_guard_names_an_edge_of_its_table():
+    from harness.transitions import Guard
+
+    guard = Guard(only="worker", code="worker_only", detail="x")
+    with pytest.raises(ValueError, match="guards no edge"):
+        StateMachine.declare("m", "a", {"a": {"b"}, "b": set()}, guards={("b", "a"): guard})
+    machine = StateMachine.declare("m", "a", {"a": {"b"}, "c": {"b"}, "b": set()}, guards={("a", "b"): guard})
+    assert machine.sources_of("b") == {"c"}  # the guarded source is not among everyone else's
+    assert machine.sources_of("b", "worker") == {"a", "c"}
+    assert machine.sources_of("b", "agent") == {"c"}
+    assert (machine.refusal("a", "b", None), machine.refusal("a", "b", "worker")) == (guard, None)
+
+
+@pytest.mark.django_db
+def test_a_guarded_edge_is_refused_by_the_write_itself_not_by_a_read_before_it(project):
+    """The worker-only edge is closed in the UPDATE's WHERE: a refusal is that UPDATE and the one read
+    that says why; the worker's move is the one UPDATE."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run = factories.make_run(project)
+    Run.objects.filter(pk=run.pk).update(status="waiting_approval")
+    queryset = Run.objects.filter(project=project)
+    with CaptureQueriesContext(connection) as queries, pytest.raises(ConflictError) as caught:
+        cas_transition(queryset, pk=run.pk, machine=RUN_MACHINE, to="running", expected_version=None)
+    assert caught.value.code == "worker_only_transition"
+    assert caught.value.current_status == "waiting_approval"
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["UPDATE", "SELECT"]
+    with CaptureQueriesContext(connection) as queries:
+        cas_transition(queryset, pk=run.pk, machine=RUN_MACHINE, to="running", expected_version=None,
+                       actor="worker")
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["UPDATE"]
+    assert Run.objects.get(pk=run.pk).status == "running"

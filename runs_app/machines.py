@@ -1,0 +1,72 @@
+"""The transition tables of runs, tasks, approvals and external effects, with their guards, declared once.
+
+Every door (API, console, admin, worker) moves a row through `harness.transitions.cas_transition` with
+one of these. A guarded edge is open only to the actor its guard names: for anyone else its source is
+not among the UPDATE's legal sources, so the refusal needs no read of the row before the write and no
+`if` in a service (DESIGN.md, "State machines"; tests/harness/test_machines_match_design.py pins them).
+"""
+
+from harness.transitions import Guard, StateMachine
+from runs_app.models import ApprovalStatus, EffectStatus, RunStatus, TaskStatus
+
+R = RunStatus
+RUN_MACHINE = StateMachine.declare(
+    "run",
+    R.CREATED,
+    {
+        R.CREATED: {R.RUNNING, R.CANCELLED},
+        R.RUNNING: {R.WAITING_APPROVAL, R.WAITING_EXTERNAL, R.SUCCEEDED, R.FAILED, R.CANCELLED, R.BLOCKED},
+        R.WAITING_APPROVAL: {R.RUNNING, R.FAILED, R.CANCELLED, R.BLOCKED},
+        R.WAITING_EXTERNAL: {R.RUNNING, R.FAILED, R.CANCELLED, R.BLOCKED},
+        R.BLOCKED: {R.RUNNING, R.FAILED, R.CANCELLED},
+        R.SUCCEEDED: set(),
+        R.FAILED: set(),
+        R.CANCELLED: set(),
+    },
+    guards={
+        # A waiting run continues only after the resume worker has re-validated everything
+        # (DESIGN.md, "Resume"); the API, the console and the admin cannot push it past its approval.
+        (R.WAITING_APPROVAL, R.RUNNING): Guard(
+            only="worker", code="worker_only_transition",
+            detail="A run waiting for approval continues only through the resume worker.",
+        ),
+    },
+)
+
+T = TaskStatus
+TASK_MACHINE = StateMachine.declare(
+    "task",
+    T.OPEN,
+    {
+        T.OPEN: {T.ACTIVE, T.ABANDONED},
+        T.ACTIVE: {T.WAITING, T.COMPLETED, T.FAILED, T.ABANDONED},
+        T.WAITING: {T.ACTIVE, T.FAILED, T.ABANDONED},
+        T.COMPLETED: set(),
+        T.FAILED: set(),
+        T.ABANDONED: set(),
+    },
+)
+
+A = ApprovalStatus
+APPROVAL_MACHINE = StateMachine.declare(
+    "approval",
+    A.PENDING,
+    {A.PENDING: {A.APPROVED, A.REJECTED, A.EXPIRED, A.CANCELLED}, A.APPROVED: set(), A.REJECTED: set(),
+     A.EXPIRED: set(), A.CANCELLED: set()},
+)
+
+E = EffectStatus
+EFFECT_MACHINE = StateMachine.declare(
+    "effect",
+    E.INTENDED,
+    {
+        E.INTENDED: {E.DISPATCHED},
+        # A crash can leave a dispatched call's outcome unknown; reconciliation re-dispatches it
+        # under the same idempotency key or binds the result the adapter reports.
+        E.DISPATCHED: {E.DELIVERED, E.UNKNOWN},
+        E.UNKNOWN: {E.DISPATCHED, E.DELIVERED},
+        E.DELIVERED: {E.CONSUMED, E.CONFLICT},
+        E.CONSUMED: {E.CONFLICT},
+        E.CONFLICT: set(),
+    },
+)
