@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "sessions_app",
     "runs_app",
     "memory_app",
+    "worker",
     "console",
 ]
 # The demo (demo/: `load_demo`, the publish_chapter tool it fakes, its plan's node handlers) is off unless
@@ -225,7 +226,7 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 HARNESS_RECOVERY_INTERVAL_SECONDS = env_int("HARNESS_RECOVERY_INTERVAL_SECONDS", 30, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "recovery-pass": {
-        "task": "runs_app.recovery_pass",
+        "task": "worker.recovery_pass",
         "schedule": float(HARNESS_RECOVERY_INTERVAL_SECONDS),
         # A pass nobody ran in time is superseded by the next one; don't let them pile up.
         "options": {"expires": float(HARNESS_RECOVERY_INTERVAL_SECONDS)},
@@ -249,7 +250,7 @@ def _env_json_object(name: str) -> dict:
     return value
 
 
-# Tool adapters the resume worker may execute, by name, resolved at resume time (runs_app.adapters):
+# Tool adapters the resume worker may execute, by name, resolved at resume time (worker.adapters):
 # {"name": {"kind": "http", "url": ..., "timeout": 10, "connect_timeout": 3, "headers": {...}} or
 #  {"kind": "python", "callable": "dotted.path"}}. None by default; HARNESS_DEMO adds the demo's. The
 # JSON in HARNESS_TOOL_ADAPTERS is merged over these; an entry set to null removes it.
@@ -262,7 +263,7 @@ HARNESS_TOOL_ADAPTERS: dict = {
     **_env_json_object("HARNESS_TOOL_ADAPTERS"),
 }
 HARNESS_TOOL_ADAPTERS = {name: config for name, config in HARNESS_TOOL_ADAPTERS.items() if config is not None}
-# Node handlers for worker-driven task plans (runs_app.nodes), by node name: none by default,
+# Node handlers for worker-driven task plans (worker.handlers), by node name: none by default,
 # HARNESS_DEMO adds the demo plan's; the same JSON override.
 _DEMO_NODE_HANDLERS = {
     "outline": "demo.nodes.outline",
