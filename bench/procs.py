@@ -7,6 +7,7 @@ so a crashed scenario leaves nothing behind; `atexit` stops what a scenario forg
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import socket
@@ -145,7 +146,5 @@ def start_celery_worker(*, env: dict | None = None, name: str = "bench-worker") 
 def _stop_leftovers() -> None:
     for proc in list(_started):
         if proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass

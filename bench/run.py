@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import platform
@@ -60,11 +61,10 @@ def _versions() -> str:
              "SQLAlchemy", "asyncpg", "gunicorn"]
     parts = []
     for name in names:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             parts.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            pass
-    pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", "show server_version", "postgres"],
+    # psql from PATH, as bin/bench uses it to create the database; only the version string is read.
+    pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", "show server_version", "postgres"],  # noqa: S607
                         capture_output=True, text=True).stdout.strip()
     return f"Python {platform.python_version()}, PostgreSQL {pg}, " + ", ".join(parts)
 
@@ -115,7 +115,7 @@ def _render(results: list[Measure], settings: Settings, args: argparse.Namespace
             ratio = a.ops_per_s / b.ops_per_s
             lines.append(f"| {scenario} | {ours} / {peer} | {clients} | {ratio:.2f}x | {target:g}x | "
                          f"{'yes' if ratio >= target else '**no**'} |")
-    extra_sections = [m.extra.get("section") for m in results if m.extra.get("section")]
+    extra_sections: list[str] = [m.extra["section"] for m in results if m.extra.get("section")]
     lines += ["", *extra_sections]
     return "\n".join(lines) + "\n"
 

@@ -26,6 +26,7 @@ import uuid
 from array import array
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from django.db import connection, connections
@@ -102,7 +103,8 @@ def _existing(project: Project, rows: int, memory: int) -> Fixture | None:
 
 def _count(table: str, project_id: int, where: str) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*) FROM {table} WHERE project_id = %s AND {where}", [project_id])
+        # `table` and `where` are this module's literals; the project id is bound.
+        cursor.execute(f"SELECT count(*) FROM {table} WHERE project_id = %s AND {where}", [project_id])  # noqa: S608
         return cursor.fetchone()[0]
 
 
@@ -442,7 +444,7 @@ def scenario_memory(settings: Settings) -> list[Measure]:
     sampler = RssSampler(lambda: pids)
     worker = procs.start_celery_worker(name="bench-soak-worker")
     web: procs.Server | None = None
-    soak_clients: list[mp.Process] = []
+    soak_clients: list[BaseProcess] = []
     try:
         pids["resume worker"] = worker.proc.pid
         # Phase 1: the resume worker alone, resuming `resumes_wanted` runs back to back.

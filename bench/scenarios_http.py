@@ -11,7 +11,7 @@ import io
 import json
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from django.core.management import call_command
 
@@ -20,11 +20,21 @@ from bench.core import Measure, Settings, Subject, measure, measure_turns
 from bench.scenarios_store import ITEM, _gap_free, _new_session, _project, sdk_append_subject
 from sessions_app.models import SessionItem
 
+
+class ServerConfig(TypedDict):
+    """A gunicorn configuration, as procs.start_gunicorn takes it."""
+
+    workers: int
+    threads: int
+    pool: bool
+    gthread: NotRequired[bool]
+
+
 # The server configuration the scenario's main row uses, and the others compared with it at 8 clients.
 # Sync workers, one per core: in quick runs they served 1.3-1.8x the requests of gthread with 4 threads
 # at 8 clients (Python-bound requests on 2 cores gain nothing from threads, and lose to their switching).
-BEST = {"workers": 2, "threads": 1, "pool": False}
-ALTERNATIVES = [
+BEST: ServerConfig = {"workers": 2, "threads": 1, "pool": False}
+ALTERNATIVES: list[ServerConfig] = [
     {"workers": 2, "threads": 1, "pool": False, "gthread": True},
     {"workers": 4, "threads": 1, "pool": False},
     {"workers": 2, "threads": 4, "pool": False},
@@ -39,7 +49,7 @@ def agent_token(project_slug: str) -> str:
     return out.getvalue().strip().splitlines()[-1]
 
 
-def label(config: dict) -> str:
+def label(config: ServerConfig) -> str:
     threads = f"{config['threads']} thread{'s' if config['threads'] > 1 else ''}"
     kind = f"gthread {threads}" if config["threads"] > 1 or config.get("gthread") else "sync"
     conns = "psycopg pool" if config["pool"] else "persistent connections"
@@ -66,7 +76,7 @@ def _http_append(s: dict) -> None:
         raise RuntimeError(f"append answered {response.status}: {payload[:300]!r}")
 
 
-def http_append_subject(settings: Settings, *, config: dict, clients: int, subject: str, token: str,
+def http_append_subject(settings: Settings, *, config: ServerConfig, clients: int, subject: str, token: str,
                         run: Callable[[Subject], list[Measure]]) -> list[Measure]:
     """Serve the append from gunicorn in `config` while `run` measures the HTTP subject (with whatever
     it takes turns with); checks that every acknowledged append is stored, gap-free."""
@@ -93,10 +103,12 @@ def scenario_http_append(settings: Settings) -> list[Measure]:
     scenario = "5 append item over HTTP"
     for clients in settings.clients:
         sdk, sdk_check = sdk_append_subject()
+
+        def take_turns(http: Subject, sdk: Subject = sdk, clients: int = clients) -> list[Measure]:
+            return measure_turns(scenario, [http, sdk], clients=clients, settings=settings)
+
         ours, sdk_m = http_append_subject(
-            settings, config=BEST, clients=clients, subject="harness API (gunicorn)", token=token,
-            run=lambda http, sdk=sdk, clients=clients: measure_turns(scenario, [http, sdk], clients=clients,
-                                                                     settings=settings))
+            settings, config=BEST, clients=clients, subject="harness API (gunicorn)", token=token, run=take_turns)
         ours.extra["server"] = label(BEST)
         sdk_m.extra["check"] = sdk_check(sdk_m)
         out += [ours, sdk_m]

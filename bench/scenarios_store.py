@@ -10,6 +10,8 @@ from typing import Any
 
 import psycopg
 from django.db import connection, connections
+from psycopg.rows import DictRow, TupleRow, dict_row
+from psycopg.types.json import Jsonb
 
 from bench.core import Measure, Settings, Subject, measure_turns
 from harness.models import Project
@@ -18,11 +20,19 @@ from runs_app.selectors import checkpoint_latest, checkpoint_lineage
 from runs_app.services import checkpoint_create, run_claim, run_create, run_release
 from sessions_app.models import Session, SessionItem
 from sessions_app.selectors import session_items_latest
-from sessions_app.services import session_create, session_items_append
+from sessions_app.services import NewItem, session_create, session_items_append
 
-ITEM = {"role": "user", "content": {"text": "Draft the storm scene; keep the keeper unnamed.", "tokens": 12}}
+ITEM: NewItem = {"role": "user", "content": {"text": "Draft the storm scene; keep the keeper unnamed.", "tokens": 12}}
 SDK_ITEM = {"role": "user", "content": "Draft the storm scene; keep the keeper unnamed."}
 STATE = {"completed": ["outline", "draft"], "artifacts": {"draft": "sha256:" + "ab" * 32}, "notes": "x" * 200}
+
+
+def _scalar(cursor: psycopg.Cursor[TupleRow]) -> Any:
+    """The first column of a query that always answers one row (an aggregate, a `to_regclass` test)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError("the query answered no row")
+    return row[0]
 
 
 def pg_url() -> str:
@@ -66,8 +76,8 @@ def scenario_append(settings: Settings) -> list[Measure]:
         def raw_setup(i: int, raw_sessions: list[int] = raw_sessions) -> dict:
             conn = psycopg.connect(pg_url())
             sid = raw_sessions[i]
-            seq = conn.execute("SELECT coalesce(max(seq), 0) FROM sessions_app_sessionitem WHERE session_id = %s",
-                               (sid,)).fetchone()[0]
+            seq = _scalar(conn.execute(
+                "SELECT coalesce(max(seq), 0) FROM sessions_app_sessionitem WHERE session_id = %s", (sid,)))
             conn.commit()
             return {"conn": conn, "sid": sid, "seq": seq}
 
@@ -76,7 +86,7 @@ def scenario_append(settings: Settings) -> list[Measure]:
             s["conn"].execute(
                 "INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, created_at) "
                 "VALUES (%s, %s, %s, %s, now())",
-                (s["sid"], s["seq"], "user", psycopg.types.json.Jsonb(ITEM["content"])))
+                (s["sid"], s["seq"], "user", Jsonb(ITEM["content"])))
             s["conn"].commit()
 
         sdk, sdk_check = sdk_append_subject()
@@ -122,9 +132,9 @@ def _sdk_url() -> str:
 
 def _sdk_count(pattern: str) -> int:
     with psycopg.connect(pg_url()) as conn:
-        if not conn.execute("SELECT to_regclass('agent_messages') IS NOT NULL").fetchone()[0]:
+        if not _scalar(conn.execute("SELECT to_regclass('agent_messages') IS NOT NULL")):
             return 0
-        return conn.execute("SELECT count(*) FROM agent_messages WHERE session_id LIKE %s", (pattern,)).fetchone()[0]
+        return _scalar(conn.execute("SELECT count(*) FROM agent_messages WHERE session_id LIKE %s", (pattern,)))
 
 
 # --- 2. read the last 50 items of a 10,000-item session ----------------------------------------
@@ -147,7 +157,7 @@ def _read_fixture(project: Project) -> tuple[int, str]:
             session_items_append(project=project, session_id=session.pk, items=[ITEM] * 500)
     if _sdk_count(READ_REF) != 10_000:
         with psycopg.connect(pg_url()) as conn:
-            if conn.execute("SELECT to_regclass('agent_messages') IS NOT NULL").fetchone()[0]:
+            if _scalar(conn.execute("SELECT to_regclass('agent_messages') IS NOT NULL")):
                 conn.execute("DELETE FROM agent_messages WHERE session_id = %s", (READ_REF,))
                 conn.execute("DELETE FROM agent_sessions WHERE session_id = %s", (READ_REF,))
 
@@ -236,18 +246,21 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
         ], clients=clients, settings=settings)
         write.extra["check"] = all(_chain_intact(rid) for rid in runs) and \
             Checkpoint.objects.filter(run_id__in=runs).count() == write.extra["acknowledged"]
+
+        def ours_read_setup(i: int, runs: list[int] = runs) -> int:
+            return runs[i]
+
         read, lg_get = measure_turns("3 checkpoint read latest", [
-            Subject("harness latest checkpoint", lambda i, runs=runs: runs[i],
-                    lambda rid: latest_checkpoint(rid, project.pk)),
+            Subject("harness latest checkpoint", ours_read_setup, lambda rid: latest_checkpoint(rid, project.pk)),
             Subject("LangGraph PostgresSaver.get_tuple", lg_setup, lg_read),
         ], clients=clients, settings=settings)
         out += [write, read, lg_put, lg_get]
     return out
 
 
-def lg_connection() -> psycopg.Connection:
+def lg_connection() -> psycopg.Connection[DictRow]:
     """A connection as LangGraph's documentation sets one up for `PostgresSaver`."""
-    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=psycopg.rows.dict_row)
+    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row)
 
 
 def _lg_tables() -> None:
@@ -283,8 +296,8 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
     project = _project()
     _lg_tables()
     rid = _new_run(project)
-    last = None
-    for n in range(1000):
+    last: int = checkpoint_create(project=project.pk, run_id=rid, parent_id=None, state=STATE, cursor={"n": 0}).pk
+    for n in range(1, 1000):
         last = checkpoint_create(project=project.pk, run_id=rid, parent_id=last, state=STATE, cursor={"n": n}).pk
     thread = f"bench-lineage-{uuid.uuid4().hex[:8]}"
     from langgraph.checkpoint.postgres import PostgresSaver
@@ -335,9 +348,11 @@ def scenario_claim(settings: Settings) -> list[Measure]:
         def raw_setup(i: int, runs: list[int] = runs) -> dict:
             return {"conn": psycopg.connect(pg_url()), "rid": runs[i], "n": 0}
 
+        def ours_setup(i: int, runs: list[int] = runs) -> dict:
+            return {"pid": project.pk, "rid": runs[i], "n": 0}
+
         out += measure_turns("6 claim run", [
-            Subject("harness run_claim", lambda i, runs=runs: {"pid": project.pk, "rid": runs[i], "n": 0},
-                    _ours_claim),
+            Subject("harness run_claim", ours_setup, _ours_claim),
             Subject("raw conditional UPDATE", raw_setup, _raw_claim),
         ], clients=clients, settings=settings)
     out.append(_contention_rounds(project, rounds=50))

@@ -45,7 +45,7 @@ DURABLE_COMMITS = 5  # the decision's transaction and the resume's four (worker/
 FLOOR_SUBJECT = f"floor: no-op round trip + {DURABLE_COMMITS} one-row commits"
 
 
-REVIEWER_PASSWORD = "bench-reviewer-password"
+REVIEWER_PASSWORD = "bench-reviewer-password"  # noqa: S105 - the bench's throwaway reviewer, local database only
 
 
 def reviewer(project: Project, *projects: Project) -> User:

@@ -25,7 +25,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -116,10 +116,8 @@ class Processes:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            try:
+            with suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
             for stream in (proc.stdin, proc.stdout):
                 if stream:
                     stream.close()
@@ -762,11 +760,9 @@ def worker_loss(quick: bool) -> Result:
                 approve(runs[approved], user)
                 approved += 1
             done = (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.BLOCKED, RunStatus.CANCELLED)
-            try:
+            with suppress(AssertionError):
                 wait_for(lambda: Run.objects.filter(pk__in=run_ids, status__in=done).count() == len(run_ids),
                          timeout=120, interval=0.5)
-            except AssertionError:
-                pass
             finished = Run.objects.filter(pk__in=run_ids)
             keys = [_idempotency_key(run_id) for run_id in run_ids]
             attempts = [int((m or {}).get("attempts") or 0) for m in finished.values_list("metrics", flat=True)]
@@ -814,10 +810,8 @@ def _poison(fake: FakeService, crash_points: dict[str, str], *, max_attempts: in
                 "HARNESS_CRASH_AT": crash_at, "HARNESS_RESUME_MAX_ATTEMPTS": str(max_attempts)})
             approve(run, reviewer_for(run.project))
             blocked = Run.objects.filter(pk=run.pk, status=RunStatus.BLOCKED)
-            try:
+            with suppress(AssertionError):
                 wait_for(blocked.exists, timeout=60, interval=0.2)
-            except AssertionError:
-                pass
             starts_then = int((Run.objects.get(pk=run.pk).metrics or {}).get("starts") or 0)
             time.sleep(lease + 2)  # past the dead lease and two recovery passes
             run.refresh_from_db()

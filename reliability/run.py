@@ -34,15 +34,15 @@ FINDINGS: list[str] = [
     "Experiment 6 (a poison run that kills its worker before the claim, in the load): `metrics.attempts` "
     "moves only after the claim, so such a run was never counted; Celery's redelivery (acks_late + "
     "reject_on_worker_lost) and the recovery pass (a decided approval with a free lease) restarted it "
-    "forever. Fixed in the resume pipeline (now worker/): `_count_start` counts every start (not a duplicate while another "
-    "worker's lease is live) in `metrics.starts`, and once HARNESS_RESUME_MAX_ATTEMPTS starts died unclaimed "
-    "the run is blocked at step `load`, visible in the console. Regression: tests/reliability/"
+    "forever. Fixed in the resume pipeline (now worker/): `_count_start` counts every start (not a duplicate "
+    "while another worker's lease is live) in `metrics.starts`, and once HARNESS_RESUME_MAX_ATTEMPTS starts "
+    "died unclaimed the run is blocked at step `load`, visible in the console. Regression: tests/reliability/"
     "test_faults_quick.py::test_a_run_whose_every_start_dies_before_the_claim_is_blocked_not_restarted_forever; "
     "measured by experiment 6's `poison_before_claim` figures (HARNESS_CRASH_AT=load, a new crash hook).",
     "Experiment 6 (review of the attempt limit): a duplicate resume message that arrived while the run's last "
     "allowed attempt was running under another worker's live lease blocked that run mid-attempt (the limit was "
-    "checked before the claim). Fixed in the resume pipeline (now worker/): it stops instead and leaves the attempt alone. "
-    "Regression: tests/reliability/test_faults_quick.py::"
+    "checked before the claim). Fixed in the resume pipeline (now worker/): it stops instead and leaves the "
+    "attempt alone. Regression: tests/reliability/test_faults_quick.py::"
     "test_a_duplicate_resume_at_the_attempt_limit_leaves_the_last_live_attempt_alone.",
     "Experiment 8 (not a defect, a documented behaviour): a duplicate that arrives while the first request "
     "with its Idempotency-Key is still in progress is answered 409 idempotency_in_progress (retry), not held; "
@@ -52,7 +52,7 @@ FINDINGS: list[str] = [
 
 def _load_modules() -> list[str]:
     """Import both experiment modules; a module not written yet is reported, not fatal."""
-    import reliability.faults  # noqa: F401
+    import reliability.faults
 
     missing = []
     try:

@@ -77,7 +77,7 @@ def sandbox() -> Iterator[None]:
     hosts = [*settings.ALLOWED_HOSTS, "testserver", "127.0.0.1", "localhost"]
     with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"], ALLOWED_HOSTS=hosts,
                            HARNESS_TOOL_ADAPTERS={**getattr(settings, "HARNESS_TOOL_ADAPTERS", {}), **ADAPTERS}), \
-            mock.patch("worker.tasks.enqueue_resume", lambda run_id: None):
+            mock.patch("worker.tasks.enqueue_resume", return_value=None):
         yield
 
 
@@ -136,8 +136,8 @@ FINDINGS: dict[int, list[str]] = {
     10: ["FIXED: an approval row rewritten by a direct UPDATE so that it agrees with itself (approved_arguments "
          "with a matching approved_fingerprint, or a rejection turned into an approval) was executed by the "
          "resume. The resume now checks the row against the decision's append-only audit entry "
-         "(worker/steps/approval_preconditions.py _check_against_audit; test_resume_checks_the_approval_row_against_the_audited_"
-         "decision)."],
+         "(worker/steps/approval_preconditions.py _check_against_audit; "
+         "test_resume_checks_the_approval_row_against_the_audited_decision)."],
     13: ["FIXED: a chunked request body (Transfer-Encoding: chunked, no Content-Length) reached the views as an "
          "empty body under WSGI, so a POST ran as if it carried nothing (a session was created with defaults); "
          "harness/middleware.py now answers 411 length_required (test_a_chunked_body_is_refused_not_read_as_empty).",
@@ -352,7 +352,7 @@ def self_approval_and_tampering(quick: bool) -> Result:
             figures["executed_digest_mismatch"] += sum(
                 1 for d in executed if d != digest(approval.approved_arguments)
                 or action_fingerprint(TOOL, approval.approved_arguments) != approved)
-    figures = Counter({k: v for k, v in figures.items()})
+    figures = Counter(figures)
     passed = (
         figures["self_approval_decisions"] == 0 and figures["self_approval_audit_entries"] == 0
         and not any(k.startswith("unexpected_") for k in figures)

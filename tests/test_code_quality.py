@@ -6,7 +6,9 @@ import sys
 
 from tests.subprocesses import ROOT
 
-PACKAGES = ["harness", "sessions_app", "runs_app", "memory_app", "console", "demo"]
+# The apps, and the tools that ship beside them (the benchmarks and the reliability experiments).
+PACKAGES = ["harness", "sessions_app", "runs_app", "memory_app", "worker", "console", "demo"]
+TOOLS = ["bench", "reliability"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -15,11 +17,17 @@ def _run(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+def test_every_package_is_checked():
+    """A new top-level package is linted and type-checked from its first commit."""
+    found = {init.parent.name for init in ROOT.glob("*/__init__.py")}
+    assert found == {*PACKAGES, *TOOLS, "tests"}
+
+
 def test_ruff_finds_nothing():
-    done = _run("ruff", "check", *PACKAGES, "tests", "--output-format", "concise")
+    done = _run("ruff", "check", *PACKAGES, *TOOLS, "tests", "--output-format", "concise")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_mypy_finds_nothing():
-    done = _run("mypy", *PACKAGES)
+    done = _run("mypy", *PACKAGES, *TOOLS)
     assert done.returncode == 0, done.stdout + done.stderr

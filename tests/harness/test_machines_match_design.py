@@ -69,11 +69,11 @@ def test_the_run_edges_reserved_for_the_worker_are_exactly_design():
     # The guard is part of the table (runs_app.machines: a Guard naming the worker on the edge); run_transition
     # opens the edge only when the worker passes by_worker=True; the API and the admin never pass it.
     assert {(str(src), str(dst)) for src, dst in RUN_MACHINE.edges_only_for("worker")} == RUN_WORKER_ONLY_DESIGN
-    assert RUN_WORKER_ONLY_DESIGN <= _edges(RUN_DESIGN)  # reserved, still legal for the worker
+    assert RUN_WORKER_ONLY_DESIGN <= _edges(RUN_DESIGN)  # noqa: SIM300 - a subset test; reserved, still legal for the worker
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("src,dst", sorted(_edges(RUN_DESIGN)), ids=lambda s: s)
+@pytest.mark.parametrize(("src", "dst"), sorted(_edges(RUN_DESIGN)), ids=lambda s: s)
 def test_only_the_worker_moves_a_run_on_its_reserved_edges(project, src, dst):
     """Every DESIGN.md run edge through the service every door calls: open to anyone but the reserved ones."""
     run = factories.make_run(project)

@@ -58,7 +58,7 @@ def test_fetch_instance_maps_columns_by_name_and_defers_the_rest(project: Projec
                                                                               run.metrics)
     assert "session_id" in partial.get_deferred_fields()
     assert partial.session_id == run.session_id  # loaded on access
-    whole = fetch_instance(Run, "UPDATE runs_app_run SET version = version WHERE id = %s " + returning(Run), [run.pk])
+    whole = fetch_instance(Run, "UPDATE runs_app_run SET version = version WHERE id = %s " + returning(Run), [run.pk])  # noqa: S608 - the model's columns
     assert whole is not None and whole.get_deferred_fields() == set() and whole.cursor == {"node": "draft"}
     assert fetch_instance(Run, "SELECT id FROM runs_app_run WHERE id = %s", [run.pk + 10**6]) is None
 

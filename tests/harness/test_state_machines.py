@@ -99,7 +99,7 @@ CASES = [
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("machine,model,make,updates,src,dst", CASES)
+@pytest.mark.parametrize(("machine", "model", "make", "updates", "src", "dst"), CASES)
 def test_transition_follows_the_table(project, machine, model, make, updates, src, dst):
     row = make(project, src)
     version = model.objects.values_list("version", flat=True).get(pk=row.pk)

@@ -23,7 +23,7 @@ def test_an_accepted_write_is_stored_active_with_its_provenance(project, agent, 
 
 
 @pytest.mark.parametrize(
-    "policy,content,with_source,code",
+    ("policy", "content", "with_source", "code"),
     [
         ({"max_chars": 10}, "far longer than ten characters", True, "too_long"),
         ({"blocked_patterns": [r"\b\d{16}\b"]}, "card 4111111111111111 on file", True, "blocked_pattern"),

@@ -55,7 +55,7 @@ def test_wrong_remembered_facts_are_caught_by_the_write_and_read_again(project: 
 @pytest.mark.django_db(transaction=True)
 def test_a_checkpoint_rolled_back_is_not_remembered_as_a_parent(project: Project) -> None:
     run = factories.make_run(project)
-    with pytest.raises(RuntimeError), transaction.atomic():
+    with pytest.raises(RuntimeError), transaction.atomic():  # noqa: PT012 - the raise rolls back the create
         ghost = checkpoint_create(project=project, run_id=run.pk)
         raise RuntimeError("roll back")
     with pytest.raises(NotFoundError):

@@ -1,5 +1,6 @@
 """Helpers for the worker tests: a fake idempotent HTTP service, worker processes, bounded waits."""
 
+import contextlib
 import json
 import os
 import signal
@@ -56,7 +57,7 @@ class FakeService:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:  # the stdlib's name
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 key = self.headers.get("Idempotency-Key", "")
@@ -111,10 +112,8 @@ class WorkerProcess:
 
     def kill_group(self) -> None:
         """SIGKILL the worker and its embedded beat child (they share a process group)."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.proc.wait(timeout=10)
 
     def stop(self) -> None:
