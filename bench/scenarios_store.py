@@ -288,8 +288,8 @@ def _chain_intact(run_id: int) -> bool:
 
 # --- 4. read a 1,000-deep lineage -------------------------------------------------------------------
 
-def lineage(checkpoint_id: int, projects: Any) -> list[dict]:
-    return checkpoint_lineage(projects=projects, checkpoint_id=checkpoint_id)
+def lineage(checkpoint_id: int, project_ids: list[int]) -> list[dict]:
+    return checkpoint_lineage(project_ids=project_ids, checkpoint_id=checkpoint_id)
 
 
 def scenario_lineage(settings: Settings) -> list[Measure]:
@@ -312,7 +312,7 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
         # plans LangGraph's query below the JIT threshold in one run and above it in the next.
         conn.execute("ANALYZE runs_app_checkpoint, checkpoints, checkpoint_blobs, checkpoint_writes")
     out = []
-    projects = Project.objects.filter(pk=project.pk)
+    projects = [project.pk]
 
     def lg_setup(i: int) -> dict:
         from langgraph.checkpoint.postgres import PostgresSaver

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from harness.views import console_page, project_ids, render_page
-from runs_app.console_selectors import blocked_runs
+from runs_app.selectors import blocked_runs
 
 
 class ConsoleLoginView(auth_views.LoginView):
@@ -24,7 +24,7 @@ class ConsoleLogoutView(auth_views.LogoutView):
 @require_GET
 @console_page
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render_page(request, "dashboard.html", {"blocked_runs": blocked_runs(project_ids(request))})
+    return render_page(request, "dashboard.html", {"blocked_runs": blocked_runs(project_ids=project_ids(request))})
 
 
 @require_GET

@@ -56,7 +56,10 @@ class ConflictError(DomainError):
             self.extra["current_version"] = current_version
 
 
-class NotFoundError(DomainError):
+class NotFoundError(DomainError, Http404):
+    """Absent, or not in the caller's projects: a 404 at every door (the API renders it in the error
+    shape, a console page as the 404 page), so the API and the console share their selectors."""
+
     code = "not_found"
     http_status = 404
 

@@ -2,10 +2,20 @@
 
 import hashlib
 import secrets
+from collections.abc import Iterable
+from typing import Self
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+
+class ProjectScopedQuerySet(models.QuerySet):
+    """A tenant's rows. Every door's read starts from `for_projects` with the ids of the projects the
+    caller may see (the API's `scope`, the console's `project_ids`), so another project's row is absent."""
+
+    def for_projects(self, project_ids: Iterable[int]) -> Self:
+        return self.filter(project_id__in=project_ids)
 
 
 class Project(models.Model):

@@ -17,14 +17,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from harness.api_base import IdField, NewestFirstPagination
+from harness.api_base import IdField, NewestFirstPagination, scope
 from harness.auth import AgentPrincipal
 from harness.errors import Forbidden, NotFoundError, ValidationFailed
+from harness.filters import ApiFilterBackend, validated
 from harness.models import Project
 from harness.permissions import TokenRole
-from harness.tenancy import Role, projects_for_user, user_has_role
+from harness.tenancy import Role, user_has_role
 from memory_app import selectors, services
-from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, MemoryStatus, ProvenanceKind
+from memory_app.filters import MemoryRecordFilter
+from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, ProvenanceKind
 from memory_app.policy import Outcome
 from memory_app.services import Actor
 
@@ -62,10 +64,7 @@ def _actor(request: Request) -> Actor:
 
 
 def _projects(request: Request) -> QuerySet[Project]:
-    user = request.user
-    if isinstance(user, AgentPrincipal):
-        return Project.objects.filter(pk=user.project.pk)
-    return projects_for_user(user)
+    return Project.objects.filter(pk__in=scope(request))
 
 
 def _named_project(request: Request, slug: str | None) -> Project:
@@ -85,7 +84,7 @@ def _named_project(request: Request, slug: str | None) -> Project:
 
 def _project_of(request: Request, model: type[MemoryRecord] | type[ContextSnapshot], pk: int) -> int:
     """The project of a record the caller can see; anything else is 404, never 403."""
-    visible = model.objects.filter(pk=pk, project__in=_projects(request))
+    visible = model.objects.for_projects(scope(request)).filter(pk=pk)
     project_id = visible.values_list("project_id", flat=True).first()
     if project_id is None:
         raise NotFoundError(f"{model.__name__} {pk} does not exist.")
@@ -146,7 +145,7 @@ def _with_links(records: QuerySet[MemoryRecord]) -> QuerySet[MemoryRecord]:
 
 
 def _record_out(project_id: int, record_id: int) -> dict[str, Any]:
-    return MemoryRecordOutSerializer(selectors.memory_get(project=project_id, record_id=record_id)).data
+    return MemoryRecordOutSerializer(selectors.memory_get(project_ids=[project_id], record_id=record_id)).data
 
 
 class WriteInSerializer(serializers.Serializer):
@@ -169,16 +168,6 @@ class WriteOutSerializer(serializers.Serializer):
     reason = serializers.CharField()
     record = MemoryRecordOutSerializer(allow_null=True)
     conflicts = serializers.ListField(child=serializers.IntegerField())
-
-
-class RecordFilterSerializer(serializers.Serializer):
-    project = serializers.SlugField(required=False)
-    scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False)
-    scope_key = serializers.CharField(required=False, max_length=200)
-    status = serializers.ChoiceField(choices=MemoryStatus.choices, required=False)
-    subject = serializers.CharField(required=False, max_length=200)
-    text = serializers.CharField(required=False, max_length=500)
-    fresh = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
 class RetrieveFilterSerializer(serializers.Serializer):
@@ -274,13 +263,19 @@ class RecordListView(ListAPIView):
     permission_classes = [MemoryAccess]
     pagination_class = NewestFirstPagination
     serializer_class = MemoryRecordOutSerializer
+    filter_backends = [ApiFilterBackend]  # documents the FilterSet's parameters in the schema
+    filterset_class = MemoryRecordFilter
 
     def get_queryset(self) -> QuerySet[MemoryRecord]:
-        filters = _validated(RecordFilterSerializer, self.request.query_params)
-        project = _named_project(self.request, filters.pop("project", None))
-        return _with_links(selectors.memory_list(project=project, **filters))
+        # The query string first (a bad value is a 400), then the project it names, then its records.
+        filters = validated(self.filterset_class(self.request.query_params))
+        project = _named_project(self.request, filters.form.cleaned_data.get("project"))
+        return _with_links(filters.filter_queryset(selectors.memory_list(project_ids=[project.pk])))
 
-    @extend_schema(tags=["memory"], operation_id="memory_records_list", parameters=[RecordFilterSerializer])
+    def filter_queryset(self, queryset: QuerySet[MemoryRecord]) -> QuerySet[MemoryRecord]:
+        return queryset  # filtered in get_queryset, once the project is known
+
+    @extend_schema(tags=["memory"], operation_id="memory_records_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
@@ -428,7 +423,8 @@ class HeldListView(ListAPIView):
 
     def get_queryset(self) -> QuerySet[MemoryRecord]:
         filters = _validated(ProjectFilterSerializer, self.request.query_params)
-        return _with_links(selectors.memory_held(project=_named_project(self.request, filters.get("project"))))
+        project = _named_project(self.request, filters.get("project"))
+        return _with_links(selectors.memory_held(project_ids=[project.pk]))
 
     @extend_schema(tags=["memory"], operation_id="memory_held_list", parameters=[ProjectFilterSerializer])
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:

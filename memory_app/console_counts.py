@@ -2,9 +2,9 @@
 
 from collections.abc import Sequence
 
-from memory_app.console_selectors import held_count
+from memory_app.selectors import held_count
 
 
 def held_records(project_ids: Sequence[int]) -> int:
     """Memory records a write policy held for an operator's review."""
-    return held_count(project_ids)
+    return held_count(project_ids=project_ids)

@@ -2,19 +2,6 @@
 
 from django import forms
 
-from memory_app.models import MemoryScope, MemoryStatus, ProvenanceKind
-
-
-class MemoryFilterForm(forms.Form):
-    project = forms.CharField(required=False)
-    scope = forms.ChoiceField(required=False, choices=[("", "any scope"), *MemoryScope.choices])
-    status = forms.ChoiceField(required=False, choices=[("", "any status"), *MemoryStatus.choices])
-    provenance = forms.ChoiceField(required=False, choices=[("", "any provenance"), *ProvenanceKind.choices])
-    freshness = forms.ChoiceField(
-        required=False, choices=[("", "fresh or stale"), ("fresh", "fresh"), ("stale", "stale (expired)")]
-    )
-    text = forms.CharField(required=False, max_length=200)
-
 
 class SupersedeForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput)

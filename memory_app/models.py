@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from harness.models import Project
+from harness.models import Project, ProjectScopedQuerySet
 from harness.transitions import StateMachine
 
 
@@ -88,6 +88,8 @@ class MemoryRecord(models.Model):
     deleted_at = models.DateTimeField(null=True, blank=True)
     erased_at = models.DateTimeField(null=True, blank=True)
 
+    objects = ProjectScopedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
@@ -158,6 +160,8 @@ class ContextSnapshot(models.Model):
     budget_chars = models.PositiveIntegerField()
     used_chars = models.PositiveIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -1,7 +1,10 @@
-"""Read queries over memory, always inside one project.
+"""Read queries over memory, for the API, the console and the services.
 
-Retrieval returns only what is active, fresh and in the asked-for scope. The console and the
-API list, filter and navigate records through these functions.
+A door's read (a list, a record) takes `project_ids`, the ids of the projects the caller may see, and
+starts from `MemoryRecord.objects.for_projects`: another project's record is absent (NotFoundError, a
+404 at every door); list filters are FilterSets (memory_app.filters) the views apply to `memory_list`.
+The rest works inside one project the caller has already been found to see (`project`): retrieval
+returns only what is active, fresh and in the asked-for scope.
 """
 
 import datetime as dt
@@ -10,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count, Prefetch, Q, QuerySet, Value
+from django.db.models import Count, Q, QuerySet, Value
 from django.utils import timezone
 
 from harness.errors import NotFoundError, ValidationFailed
@@ -22,21 +25,40 @@ FTS_CONFIG = "english"
 
 
 def memory_records(*, project: Project | int) -> QuerySet[MemoryRecord]:
+    """One project's records, for the work inside it (retrieval, chains, conflicts, the services)."""
     project_id = project if isinstance(project, int) else project.pk
     return MemoryRecord.objects.filter(project_id=project_id)
 
 
-def memory_get(*, project: Project | int, record_id: int) -> MemoryRecord:
+def memory_list(*, project_ids: Sequence[int]) -> QuerySet[MemoryRecord]:
+    """The curation list: every status, newest first."""
+    return (
+        MemoryRecord.objects.for_projects(project_ids).select_related("project", "source_person")
+        .order_by("-created_at", "-id")
+    )
+
+
+def memory_get(*, project_ids: Sequence[int], record_id: int) -> MemoryRecord:
     record = (
-        memory_records(project=project)
-        .select_related("source_person", "superseded_by")
-        .prefetch_related(Prefetch("supersedes", queryset=MemoryRecord.objects.only("id", "superseded_by_id")))
-        .filter(pk=record_id)
+        MemoryRecord.objects.for_projects(project_ids).filter(pk=record_id)
+        .select_related("project", "source_person", "source_run", "superseded_by")
         .first()
     )
     if record is None:
         raise NotFoundError(f"Memory record {record_id} does not exist.")
     return record
+
+
+def memory_held(*, project_ids: Sequence[int]) -> QuerySet[MemoryRecord]:
+    """Records the policy held for review, oldest first (a queue)."""
+    return (
+        MemoryRecord.objects.for_projects(project_ids).filter(status=MemoryStatus.HELD)
+        .select_related("project", "source_person", "source_run").order_by("created_at", "id")
+    )
+
+
+def held_count(*, project_ids: Sequence[int]) -> int:
+    return MemoryRecord.objects.for_projects(project_ids).filter(status=MemoryStatus.HELD).count()
 
 
 def fresh_q(now: dt.datetime) -> Q:
@@ -50,42 +72,6 @@ def is_fresh(record: MemoryRecord, *, now: dt.datetime | None = None) -> bool:
         (record.expires_at is not None and record.expires_at <= now)
         or (record.valid_until is not None and record.valid_until <= now)
     )
-
-
-def memory_list(
-    *,
-    project: Project | int,
-    scope: str | None = None,
-    scope_key: str | None = None,
-    status: str | None = None,
-    subject: str | None = None,
-    text: str | None = None,
-    fresh: bool | None = None,
-    now: dt.datetime | None = None,
-) -> QuerySet[MemoryRecord]:
-    """The curation list: every status, filtered; newest first. `fresh` False lists only stale ones."""
-    now = now or timezone.now()
-    records = memory_records(project=project).select_related("source_person")
-    if scope:
-        records = records.filter(scope=scope)
-    if scope_key is not None and scope_key != "":
-        records = records.filter(scope_key=scope_key)
-    if status:
-        records = records.filter(status=status)
-    if subject:
-        records = records.filter(subject__icontains=subject)
-    if text:
-        records = records.filter(content__icontains=text)
-    if fresh is True:
-        records = records.filter(fresh_q(now))
-    elif fresh is False:
-        records = records.exclude(fresh_q(now))
-    return records
-
-
-def memory_held(*, project: Project | int) -> QuerySet[MemoryRecord]:
-    """Records the policy held for review, oldest first (a queue)."""
-    return memory_records(project=project).filter(status=MemoryStatus.HELD).order_by("created_at", "id")
 
 
 def memory_retrieve(
@@ -205,7 +191,7 @@ def memory_chain(*, project: Project | int, record_id: int) -> Chain:
     Backwards every record that led here (a resolved conflict merges two lines into one);
     forwards the single line of successors.
     """
-    record = memory_get(project=project, record_id=record_id)
+    record = memory_get(project_ids=[project if isinstance(project, int) else project.pk], record_id=record_id)
     records = memory_records(project=project).select_related("source_person")
     before: list[MemoryRecord] = []
     frontier = [record.pk]

@@ -13,9 +13,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from harness.errors import DomainError, Forbidden, NotFoundError
 from harness.tenancy import Role
 from harness.views import ConsoleRequest, console_page, console_roles, project_ids, render_page, role_required
-from memory_app import console_selectors as sel
+from memory_app import selectors as sel
 from memory_app import services
-from memory_app.forms import BulkForm, DeleteForm, MemoryFilterForm, ResolveForm, ReviewForm, SupersedeForm
+from memory_app.filters import MemoryListFilter
+from memory_app.forms import BulkForm, DeleteForm, ResolveForm, ReviewForm, SupersedeForm
 from memory_app.models import MemoryStatus
 from memory_app.selectors import is_fresh, memory_chain, memory_conflicts_of
 
@@ -27,18 +28,18 @@ def _actor(request: ConsoleRequest) -> services.Actor:
 @require_GET
 @console_page
 def record_list(request: ConsoleRequest) -> HttpResponse:
-    form = MemoryFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
-    page = Paginator(sel.record_list(project_ids(request), **{k: v for k, v in filters.items() if v}), 50).get_page(
-        request.GET.get("page")
-    )
+    filters = MemoryListFilter(request.GET or None)
+    records = sel.memory_list(project_ids=project_ids(request))
+    if filters.is_bound and filters.is_valid():  # a bad value in any filter shows the whole list
+        records = filters.filter_queryset(records)
+    page = Paginator(records, 50).get_page(request.GET.get("page"))
     params = request.GET.copy()
     params.pop("page", None)
     params.pop("part", None)
     return render_page(
         request,
         "memory/record_list.html",
-        {"form": form, "page": page, "query": params.urlencode(), "bulk_form": BulkForm()},
+        {"form": filters.form, "page": page, "query": params.urlencode(), "bulk_form": BulkForm()},
         partials=("record-table",),
     )
 
@@ -46,7 +47,7 @@ def record_list(request: ConsoleRequest) -> HttpResponse:
 @require_GET
 @console_page
 def record_detail(request: ConsoleRequest, record_id: int) -> HttpResponse:
-    record = sel.record_get(project_ids(request), record_id)
+    record = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
     return render_page(request, "memory/record_detail.html", _detail_context(record), partials=("record-card",))
 
 
@@ -70,7 +71,7 @@ def _detail_context(record: Any, **extra: Any) -> dict[str, Any]:
 @console_page
 def record_edit(request: ConsoleRequest, record_id: int) -> HttpResponse:
     """GET: the inline edit form (a partial of the detail page). POST: supersede with the new content."""
-    record = sel.record_get(project_ids(request), record_id)
+    record = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
     if request.method == "GET":
         return render_page(
             request, "memory/record_detail.html", _detail_context(record, editing=True), partials=("record-card",)
@@ -93,10 +94,11 @@ def record_edit(request: ConsoleRequest, record_id: int) -> HttpResponse:
     except NotFoundError:
         raise Http404("No such memory record.") from None
     except DomainError as exc:
-        return _card(request, sel.record_get(project_ids(request), record_id), status=409, editing=True,
-                     supersede_form=form, error=exc.detail)
+        current = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
+        return _card(request, current, status=409, editing=True, supersede_form=form, error=exc.detail)
     if request.htmx:
-        response = _card(request, sel.record_get(project_ids(request), successor.pk), status=200, superseded=record)
+        standing = sel.memory_get(project_ids=project_ids(request), record_id=successor.pk)
+        response = _card(request, standing, status=200, superseded=record)
         response["HX-Push-Url"] = reverse("memory:record_detail", args=[successor.pk])
         return response
     messages.success(request, f"Record {record.pk} is superseded by {successor.pk}.")
@@ -120,7 +122,7 @@ def _can_curate(request: ConsoleRequest) -> bool:
 @role_required(Role.OPERATOR)
 def record_resolve(request: ConsoleRequest, record_id: int) -> HttpResponse:
     """Resolve a conflict by keeping another active record of the same subject: this one is superseded by it."""
-    record = sel.record_get(project_ids(request), record_id)
+    record = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
     form = ResolveForm(request.POST)
     if not form.is_valid():
         return _card(request, record, status=400, error="Choose the record to keep.")
@@ -134,7 +136,8 @@ def record_resolve(request: ConsoleRequest, record_id: int) -> HttpResponse:
     except NotFoundError:
         raise Http404("No such memory record.") from None
     except DomainError as exc:
-        return _card(request, sel.record_get(project_ids(request), record_id), status=409, error=exc.detail)
+        current = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
+        return _card(request, current, status=409, error=exc.detail)
     messages.success(request, f"Record {record.pk} is superseded by {kept.pk}.")
     return redirect("memory:record_detail", kept.pk)
 
@@ -143,7 +146,7 @@ def record_resolve(request: ConsoleRequest, record_id: int) -> HttpResponse:
 @console_page
 def record_delete(request: ConsoleRequest, record_id: int) -> HttpResponse:
     """GET: the confirmation page. POST (with the box ticked): tombstone the record."""
-    record = sel.record_get(project_ids(request), record_id)
+    record = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
     if request.method == "GET":
         return render_page(request, "memory/record_delete.html", {"record": record, "form": DeleteForm(
             initial={"version": record.version})})
@@ -178,7 +181,7 @@ def record_bulk(request: ConsoleRequest) -> HttpResponse:
         messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect(back)
     by_project: dict[int, list[int]] = {}
-    visible = sel.record_list(project_ids(request)).filter(pk__in=form.cleaned_data["ids"])
+    visible = sel.memory_list(project_ids=project_ids(request)).filter(pk__in=form.cleaned_data["ids"])
     for pk, project_id in visible.values_list("pk", "project_id"):
         by_project.setdefault(project_id, []).append(pk)
     bulk = services.memory_bulk_delete if form.cleaned_data["action"] == "delete" else services.memory_bulk_expire
@@ -197,7 +200,7 @@ def record_bulk(request: ConsoleRequest) -> HttpResponse:
 @require_GET
 @console_page
 def held_list(request: ConsoleRequest) -> HttpResponse:
-    page = Paginator(sel.held_list(project_ids(request)), 50).get_page(request.GET.get("page"))
+    page = Paginator(sel.memory_held(project_ids=project_ids(request)), 50).get_page(request.GET.get("page"))
     return render_page(request, "memory/held_list.html", {"page": page, "review_form": ReviewForm()})
 
 
@@ -205,7 +208,7 @@ def held_list(request: ConsoleRequest) -> HttpResponse:
 @console_page
 @role_required(Role.OPERATOR)
 def held_review(request: ConsoleRequest, record_id: int) -> HttpResponse:
-    record = sel.record_get(project_ids(request), record_id)
+    record = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
     form = ReviewForm(request.POST)
     if form.is_valid():
         try:

@@ -25,13 +25,11 @@ from harness.api_base import (
 )
 from harness.auth import AgentPrincipal
 from harness.permissions import ReviewerOnly
-from harness.tenancy import projects_for_user
 from runs_app import selectors, services
+from runs_app.filters import ApprovalFilter, CheckpointFilter, EffectFilter, RunEventFilter, RunFilter, TaskFilter
 from runs_app.models import (
     ApprovalRequest,
-    ApprovalStatus,
     Checkpoint,
-    EffectStatus,
     ExternalEffect,
     ResumePolicy,
     Risk,
@@ -84,13 +82,6 @@ class RunCreateInSerializer(serializers.Serializer):
     )
 
 
-class RunFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=RunStatus.choices, required=False)
-    session = IdField(required=False)
-    task = IdField(required=False)
-    updated_since = serializers.DateTimeField(required=False)
-
-
 class LeaseInSerializer(serializers.Serializer):
     owner = serializers.CharField(max_length=200)
     lease_seconds = serializers.IntegerField(
@@ -108,14 +99,14 @@ class RunTransitionInSerializer(serializers.Serializer):
 
 class RunListCreateApi(AgentListView):
     serializer_class = RunOutSerializer
-    filter_serializer = RunFilterSerializer
+    filterset_class = RunFilter
 
-    @extend_schema(tags=["runs"], operation_id="runs_list", parameters=[RunFilterSerializer])
+    @extend_schema(tags=["runs"], operation_id="runs_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.run_list(projects=scope(self.request), **self.filters())
+        return selectors.run_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["runs"], operation_id="runs_create", request=RunCreateInSerializer,
                    responses={201: RunOutSerializer})
@@ -130,7 +121,7 @@ class RunListCreateApi(AgentListView):
 class RunDetailApi(AgentApiView):
     @extend_schema(tags=["runs"], operation_id="runs_read", responses={200: RunOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(RunOutSerializer(selectors.run_get(projects=scope(request), run_id=pk)).data)
+        return Response(RunOutSerializer(selectors.run_get(project_ids=scope(request), run_id=pk)).data)
 
 
 class RunClaimApi(AgentApiView):
@@ -178,21 +169,17 @@ class EventInSerializer(serializers.Serializer):
     data = serializers.DictField(required=False, default=dict)
 
 
-class EventFilterSerializer(serializers.Serializer):
-    kind = serializers.CharField(max_length=64, required=False)
-
-
 class RunEventsApi(AgentListView):
     serializer_class = EventOutSerializer
     pagination_class = SeqPagination
-    filter_serializer = EventFilterSerializer
+    filterset_class = RunEventFilter
 
-    @extend_schema(tags=["runs"], operation_id="run_events_list", parameters=[EventFilterSerializer])
+    @extend_schema(tags=["runs"], operation_id="run_events_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.run_event_list(projects=scope(self.request), run_id=self.kwargs["pk"], **self.filters())
+        return selectors.run_event_list(project_ids=scope(self.request), run_id=self.kwargs["pk"])
 
     @extend_schema(tags=["runs"], operation_id="run_events_append", request=EventInSerializer,
                    responses={201: EventOutSerializer})
@@ -238,21 +225,16 @@ class CheckpointInSerializer(serializers.Serializer):
     )
 
 
-class CheckpointFilterSerializer(serializers.Serializer):
-    run = IdField(required=False)
-    task = IdField(required=False)
-
-
 class CheckpointListCreateApi(AgentListView):
     serializer_class = CheckpointOutSerializer
-    filter_serializer = CheckpointFilterSerializer
+    filterset_class = CheckpointFilter
 
-    @extend_schema(tags=["checkpoints"], operation_id="checkpoints_list", parameters=[CheckpointFilterSerializer])
+    @extend_schema(tags=["checkpoints"], operation_id="checkpoints_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.checkpoint_list(projects=scope(self.request), **self.filters())
+        return selectors.checkpoint_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["checkpoints"], operation_id="checkpoints_create", request=CheckpointInSerializer,
                    responses={201: CheckpointOutSerializer})
@@ -268,7 +250,7 @@ class CheckpointListCreateApi(AgentListView):
 class CheckpointDetailApi(AgentApiView):
     @extend_schema(tags=["checkpoints"], operation_id="checkpoints_read", responses={200: CheckpointOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        checkpoint = selectors.checkpoint_get(projects=scope(request), checkpoint_id=pk)
+        checkpoint = selectors.checkpoint_get(project_ids=scope(request), checkpoint_id=pk)
         return Response(CheckpointOutSerializer(checkpoint).data)
 
 
@@ -277,7 +259,7 @@ class CheckpointLineageApi(AgentApiView):
                    responses={200: CheckpointOutSerializer(many=True)},
                    description="The checkpoint and its ancestors, newest first.")
     def get(self, request: Request, pk: int) -> Response:
-        chain = selectors.checkpoint_lineage(projects=scope(request), checkpoint_id=pk)
+        chain = selectors.checkpoint_lineage(project_ids=scope(request), checkpoint_id=pk)
         # The selector's dicts are the serializer's fields already; only the time needs its rendering.
         render_time = _CREATED_AT.to_representation
         return Response([{**row, "created_at": render_time(row["created_at"])} for row in chain])
@@ -317,11 +299,6 @@ class ApprovalDecisionInSerializer(serializers.Serializer):
     expected_version = IdField(required=False, allow_null=True, default=None)
 
 
-class ApprovalFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=ApprovalStatus.choices, required=False)
-    run = IdField(required=False)
-
-
 class RunApprovalCreateApi(AgentApiView):
     @extend_schema(tags=["approvals"], operation_id="approvals_request", request=ApprovalCreateInSerializer,
                    responses={201: ApprovalOutSerializer},
@@ -338,20 +315,20 @@ class RunApprovalCreateApi(AgentApiView):
 
 class ApprovalListApi(AgentListView):
     serializer_class = ApprovalOutSerializer
-    filter_serializer = ApprovalFilterSerializer
+    filterset_class = ApprovalFilter
 
-    @extend_schema(tags=["approvals"], operation_id="approvals_list", parameters=[ApprovalFilterSerializer])
+    @extend_schema(tags=["approvals"], operation_id="approvals_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.approval_list(projects=scope(self.request), **self.filters())
+        return selectors.approval_list(project_ids=scope(self.request))
 
 
 class ApprovalDetailApi(AgentApiView):
     @extend_schema(tags=["approvals"], operation_id="approvals_read", responses={200: ApprovalOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        approval = selectors.approval_get(projects=scope(request), approval_id=pk)
+        approval = selectors.approval_get(project_ids=scope(request), approval_id=pk)
         return Response(ApprovalOutSerializer(approval).data)
 
 
@@ -364,9 +341,9 @@ class ApprovalDecisionApi(AgentApiView):
                    responses={200: ApprovalOutSerializer})
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(ApprovalDecisionInSerializer, request.data)
-        approval = selectors.approval_get(projects=projects_for_user(request.user), approval_id=pk)
+        approval = selectors.approval_get(project_ids=scope(request), approval_id=pk)
         decided = services.approval_decide(project=approval.project_id, approval_id=pk, user=request.user, **data)
-        decided = selectors.approval_get(projects=projects_for_user(request.user), approval_id=decided.pk)
+        decided = selectors.approval_get(project_ids=scope(request), approval_id=decided.pk)
         return Response(ApprovalOutSerializer(decided).data)
 
 
@@ -407,21 +384,16 @@ class EffectDeliveryOutSerializer(serializers.Serializer):
     effect = EffectOutSerializer()
 
 
-class EffectFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=EffectStatus.choices, required=False)
-    run = IdField(required=False)
-
-
 class EffectListIntendApi(AgentListView):
     serializer_class = EffectOutSerializer
-    filter_serializer = EffectFilterSerializer
+    filterset_class = EffectFilter
 
-    @extend_schema(tags=["effects"], operation_id="effects_list", parameters=[EffectFilterSerializer])
+    @extend_schema(tags=["effects"], operation_id="effects_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.effect_list(projects=scope(self.request), **self.filters())
+        return selectors.effect_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["effects"], operation_id="effects_intend", request=EffectIntendInSerializer,
                    responses={201: EffectOutSerializer, 200: EffectOutSerializer},
@@ -439,7 +411,7 @@ class EffectListIntendApi(AgentListView):
 class EffectDetailApi(AgentApiView):
     @extend_schema(tags=["effects"], operation_id="effects_read", responses={200: EffectOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(EffectOutSerializer(selectors.effect_get(projects=scope(request), effect_id=pk)).data)
+        return Response(EffectOutSerializer(selectors.effect_get(project_ids=scope(request), effect_id=pk)).data)
 
 
 class EffectDeliverApi(AgentApiView):
@@ -517,20 +489,16 @@ class TaskTransitionInSerializer(serializers.Serializer):
     expected_version = IdField(required=False, allow_null=True, default=None)
 
 
-class TaskFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=TaskStatus.choices, required=False)
-
-
 class TaskListCreateApi(AgentListView):
     serializer_class = TaskOutSerializer
-    filter_serializer = TaskFilterSerializer
+    filterset_class = TaskFilter
 
-    @extend_schema(tags=["tasks"], operation_id="tasks_list", parameters=[TaskFilterSerializer])
+    @extend_schema(tags=["tasks"], operation_id="tasks_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.task_list(projects=scope(self.request), **self.filters())
+        return selectors.task_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["tasks"], operation_id="tasks_create", request=TaskCreateInSerializer,
                    responses={201: TaskOutSerializer})
@@ -543,7 +511,7 @@ class TaskListCreateApi(AgentListView):
 class TaskDetailApi(AgentApiView):
     @extend_schema(tags=["tasks"], operation_id="tasks_read", responses={200: TaskOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(TaskOutSerializer(selectors.task_get(projects=scope(request), task_id=pk)).data)
+        return Response(TaskOutSerializer(selectors.task_get(project_ids=scope(request), task_id=pk)).data)
 
     @extend_schema(tags=["tasks"], operation_id="tasks_save", request=TaskSaveInSerializer,
                    responses={200: TaskOutSerializer},

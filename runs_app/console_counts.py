@@ -5,14 +5,14 @@ Each takes the ids of the projects the viewer may see and answers one number.
 
 from collections.abc import Sequence
 
-from runs_app.console_selectors import blocked_run_count, pending_approval_count
+from runs_app.selectors import blocked_run_count, pending_approval_count
 
 
 def pending_approvals(project_ids: Sequence[int]) -> int:
     """Approvals waiting for a reviewer, counted up to 1,001 (shown as "1000+" above 1,000)."""
-    return pending_approval_count(project_ids)
+    return pending_approval_count(project_ids=project_ids)
 
 
 def blocked_runs(project_ids: Sequence[int]) -> int:
     """Runs a failed resume check left blocked, waiting for a person."""
-    return blocked_run_count(project_ids)
+    return blocked_run_count(project_ids=project_ids)

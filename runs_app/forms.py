@@ -1,21 +1,11 @@
-"""Console forms for approval decisions and checkpoint diffs. They validate input only; services decide."""
+"""Console forms for approval decisions and checkpoint diffs. They validate input only; services decide.
+
+The inbox's filters are a FilterSet (runs_app.filters.ApprovalInboxFilter)."""
 
 import json
 from typing import Any
 
 from django import forms
-
-from runs_app.models import Risk
-
-
-class ApprovalFilterForm(forms.Form):
-    project = forms.CharField(required=False)
-    risk = forms.ChoiceField(required=False, choices=[("", "any risk"), *Risk.choices])
-    older_than = forms.ChoiceField(
-        required=False, choices=[("", "any age"), ("1h", "older than 1 hour"), ("1d", "older than 1 day"),
-                                 ("7d", "older than 7 days")],
-    )
-    agent = forms.CharField(required=False, max_length=200)
 
 
 class ApproveForm(forms.Form):

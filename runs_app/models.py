@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from harness.models import ApiToken, Project
+from harness.models import ApiToken, Project, ProjectScopedQuerySet
 
 
 class RunStatus(models.TextChoices):
@@ -77,6 +77,8 @@ class Task(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = ProjectScopedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
@@ -130,6 +132,8 @@ class Run(models.Model):
     last_event_seq = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -202,6 +206,8 @@ class Checkpoint(models.Model):
     content_hash = models.CharField(max_length=64, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = ProjectScopedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
@@ -270,6 +276,8 @@ class ApprovalRequest(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = ProjectScopedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
@@ -323,6 +331,8 @@ class ExternalEffect(models.Model):
     consumed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -1,67 +1,92 @@
-"""Read queries on runs and what they own, always scoped to the caller's projects."""
+"""Read queries on runs and what they own, for the API and the console alike.
+
+Every read a door makes takes `project_ids`, the ids of the projects the caller may see (the API's
+`harness.api_base.scope`, the console's `harness.views.project_ids`), and starts from the model's
+`for_projects`: another project's object is simply absent (NotFoundError: a 404 at every door). List
+filters are FilterSets (runs_app.filters) the views apply to what these return. Each list is a fixed
+number of queries whatever its length (select_related, no per-row lookups).
+"""
 
 import datetime as dt
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
 from django.db.models import QuerySet
 
-from harness.db import columns, fetch_instance, json_rows
+from harness.db import EPOCH, columns, fetch_instance, json_rows
 from harness.errors import NotFoundError
 from harness.models import Project
-from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, RunEvent, Task
+from runs_app.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+    Checkpoint,
+    ExternalEffect,
+    NodeExecution,
+    Run,
+    RunEvent,
+    RunStatus,
+    Task,
+)
+from sessions_app.models import SessionItem
+from worker.registry import STEPS
 
 MAX_LINEAGE = 1000
 
-
-def run_list(
-    *,
-    projects: QuerySet[Project],
-    status: str | None = None,
-    session: int | None = None,
-    task: int | None = None,
-    updated_since: dt.datetime | None = None,
-) -> QuerySet[Run]:
-    runs = Run.objects.filter(project__in=projects).select_related("project")
-    if status:
-        runs = runs.filter(status=status)
-    if session:
-        runs = runs.filter(session_id=session)
-    if task:
-        runs = runs.filter(task_id=task)
-    if updated_since:
-        runs = runs.filter(updated_at__gte=updated_since)
-    return runs
+# --- runs and events -----------------------------------------------------------------------
 
 
-def run_get(*, projects: QuerySet[Project], run_id: int) -> Run:
-    run = Run.objects.filter(project__in=projects, pk=run_id).select_related("project").first()
+def run_list(*, project_ids: Sequence[int]) -> QuerySet[Run]:
+    return Run.objects.for_projects(project_ids).select_related("project")
+
+
+def run_get(*, project_ids: Sequence[int], run_id: int) -> Run:
+    run = run_list(project_ids=project_ids).filter(pk=run_id).first()
     if run is None:
         raise NotFoundError(f"Run {run_id} does not exist.")
     return run
 
 
-def run_event_list(*, projects: QuerySet[Project], run_id: int, kind: str | None = None) -> QuerySet[RunEvent]:
-    run = run_get(projects=projects, run_id=run_id)
-    events = RunEvent.objects.filter(run=run)
-    if kind:
-        events = events.filter(kind=kind)
-    return events
+def run_inspect(*, project_ids: Sequence[int], run_id: int) -> Run:
+    """A run with what its inspector page shows beside it (session, task, latest checkpoint, approval)."""
+    run = (
+        Run.objects.for_projects(project_ids).filter(pk=run_id)
+        .select_related("project", "session", "task", "last_checkpoint", "pending_approval")
+        .first()
+    )
+    if run is None:
+        raise NotFoundError(f"Run {run_id} does not exist.")
+    return run
 
 
-def checkpoint_list(
-    *, projects: QuerySet[Project], run: int | None = None, task: int | None = None
-) -> QuerySet[Checkpoint]:
-    checkpoints = Checkpoint.objects.filter(project__in=projects)
-    if run:
-        checkpoints = checkpoints.filter(run_id=run)
-    if task:
-        checkpoints = checkpoints.filter(task_id=task)
-    return checkpoints
+def run_event_list(*, project_ids: Sequence[int], run_id: int) -> QuerySet[RunEvent]:
+    run = run_get(project_ids=project_ids, run_id=run_id)
+    return RunEvent.objects.filter(run=run)
+
+# --- checkpoints ---------------------------------------------------------------------------
 
 
-def checkpoint_get(*, projects: QuerySet[Project], checkpoint_id: int) -> Checkpoint:
-    checkpoint = Checkpoint.objects.filter(project__in=projects, pk=checkpoint_id).first()
+def checkpoint_list(*, project_ids: Sequence[int]) -> QuerySet[Checkpoint]:
+    return Checkpoint.objects.for_projects(project_ids)
+
+
+def checkpoint_get(*, project_ids: Sequence[int], checkpoint_id: int) -> Checkpoint:
+    checkpoint = checkpoint_list(project_ids=project_ids).filter(pk=checkpoint_id).first()
+    if checkpoint is None:
+        raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
+    return checkpoint
+
+
+def checkpoint_detail(*, project_ids: Sequence[int], checkpoint_id: int) -> Checkpoint:
+    """A checkpoint with its owners, parent and approval, for its page and the diff."""
+    checkpoint = (
+        checkpoint_list(project_ids=project_ids).filter(pk=checkpoint_id)
+        .select_related("project", "run", "task", "parent", "approval")
+        .first()
+    )
     if checkpoint is None:
         raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
     return checkpoint
@@ -107,79 +132,480 @@ _LINEAGE_KINDS = {"label": "text", "authority_ref": "text", "resume_policy": "te
 # json_build_object cost the server three times as much) so that one json.loads decodes the chain.
 # Building 1,000 model instances and decoding their 4,000 JSON values one by one cost three times
 # the CPU. The time comes apart, as epoch microseconds: parsing 1,000 timestamps was another third.
-# The start must be in the caller's scope (`{{scope}}`: the projects queryset's SQL, as a subquery) and
-# the walk stays in its project: no separate lookup of the start first.
+# The start must be in the caller's projects and the walk stays in its project: no separate lookup of
+# the start first.
 _LINEAGE_SQL = """
 WITH RECURSIVE chain(id, parent_id, project_id, hops) AS (
-    SELECT id, parent_id, project_id, 0 FROM runs_app_checkpoint WHERE id = %s AND project_id IN ({{scope}})
+    SELECT id, parent_id, project_id, 0 FROM runs_app_checkpoint WHERE id = %s AND project_id = ANY(%s)
     UNION ALL
     SELECT c.id, c.parent_id, c.project_id, chain.hops + 1
       FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id AND c.project_id = chain.project_id
      WHERE chain.hops < %s
 )
-SELECT '{{{{' || {members} || '}}}}', (extract(epoch FROM c.created_at) * 1000000)::bigint
+SELECT '{{' || {members} || '}}', (extract(epoch FROM c.created_at) * 1000000)::bigint
   FROM chain JOIN runs_app_checkpoint c ON c.id = chain.id
  ORDER BY c.depth DESC, c.id DESC
 """.format(members=" || ',' || ".join(
     _json_member(name, column, _LINEAGE_KINDS.get(name, "int")) for name, column in LINEAGE_FIELDS))
 
-def checkpoint_lineage(*, projects: QuerySet[Project], checkpoint_id: int) -> list[dict[str, Any]]:
+def checkpoint_lineage(*, project_ids: Sequence[int], checkpoint_id: int) -> list[dict[str, Any]]:
     """The checkpoint and its ancestors, newest first (capped at MAX_LINEAGE), as dicts shaped like the
     API's checkpoints (`created_at` a datetime)."""
-    scope_sql, scope_params = projects.values("pk").query.sql_with_params()
     with connection.cursor() as cursor:
-        cursor.execute(_LINEAGE_SQL.format(scope=scope_sql), [checkpoint_id, *scope_params, MAX_LINEAGE - 1])
+        cursor.execute(_LINEAGE_SQL, [checkpoint_id, list(project_ids), MAX_LINEAGE - 1])
         rows = cursor.fetchall()
     if not rows:
         raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
     return json_rows(rows)
 
 
-def approval_list(
-    *, projects: QuerySet[Project], status: str | None = None, run: int | None = None
-) -> QuerySet[ApprovalRequest]:
-    approvals = ApprovalRequest.objects.filter(project__in=projects).select_related("project", "decided_by")
-    if status:
-        approvals = approvals.filter(status=status)
-    if run:
-        approvals = approvals.filter(run_id=run)
-    return approvals
+# --- approvals -----------------------------------------------------------------------------
 
 
-def approval_get(*, projects: QuerySet[Project], approval_id: int) -> ApprovalRequest:
-    approval = approval_list(projects=projects).filter(pk=approval_id).first()
+def approval_list(*, project_ids: Sequence[int]) -> QuerySet[ApprovalRequest]:
+    return ApprovalRequest.objects.for_projects(project_ids).select_related("project", "decided_by")
+
+
+def approval_get(*, project_ids: Sequence[int], approval_id: int) -> ApprovalRequest:
+    approval = approval_list(project_ids=project_ids).filter(pk=approval_id).first()
     if approval is None:
         raise NotFoundError(f"Approval {approval_id} does not exist.")
     return approval
 
 
-def effect_list(
-    *, projects: QuerySet[Project], status: str | None = None, run: int | None = None
-) -> QuerySet[ExternalEffect]:
-    effects = ExternalEffect.objects.filter(project__in=projects)
-    if status:
-        effects = effects.filter(status=status)
-    if run:
-        effects = effects.filter(run_id=run)
-    return effects
+def approval_for_decision(*, project_ids: Sequence[int], approval_id: int) -> ApprovalRequest:
+    """An approval with what a reviewer decides on: its run, session, latest checkpoint and task."""
+    approval = (
+        ApprovalRequest.objects.for_projects(project_ids).filter(pk=approval_id)
+        .select_related("project", "run", "run__session", "run__last_checkpoint", "run__task", "decided_by")
+        .first()
+    )
+    if approval is None:
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    return approval
 
 
-def effect_get(*, projects: QuerySet[Project], effect_id: int) -> ExternalEffect:
-    effect = ExternalEffect.objects.filter(project__in=projects, pk=effect_id).first()
+# --- effects and tasks ---------------------------------------------------------------------
+
+
+def effect_list(*, project_ids: Sequence[int]) -> QuerySet[ExternalEffect]:
+    return ExternalEffect.objects.for_projects(project_ids)
+
+
+def effect_get(*, project_ids: Sequence[int], effect_id: int) -> ExternalEffect:
+    effect = effect_list(project_ids=project_ids).filter(pk=effect_id).first()
     if effect is None:
         raise NotFoundError(f"Effect {effect_id} does not exist.")
     return effect
 
 
-def task_list(*, projects: QuerySet[Project], status: str | None = None) -> QuerySet[Task]:
-    tasks = Task.objects.filter(project__in=projects).select_related("project")
-    if status:
-        tasks = tasks.filter(status=status)
-    return tasks
+def task_list(*, project_ids: Sequence[int]) -> QuerySet[Task]:
+    return Task.objects.for_projects(project_ids).select_related("project")
 
 
-def task_get(*, projects: QuerySet[Project], task_id: int) -> Task:
-    task = task_list(projects=projects).filter(pk=task_id).first()
+def task_get(*, project_ids: Sequence[int], task_id: int) -> Task:
+    task = task_list(project_ids=project_ids).filter(pk=task_id).first()
     if task is None:
         raise NotFoundError(f"Task {task_id} does not exist.")
     return task
+
+
+# --- the console's pages ------------------------------------------------------------------
+
+# What the resume worker re-checks before it continues (DESIGN.md "Resume"), shown to a reviewer:
+# the worker's own registry, so the checklist cannot drift from the steps; each writes `resume.<key>`.
+RESUME_CHECKS = tuple((step.name, step.label) for step in STEPS)
+
+
+@dataclass(frozen=True)
+class StepProgress:
+    key: str
+    text: str
+    state: str  # passed | failed | waiting
+    reason: str
+
+
+def resume_progress(trace: Sequence[RunEvent]) -> list[StepProgress]:
+    """Each resume check with what the trace says about it (the latest event of each step wins)."""
+    latest: dict[str, dict] = {}
+    for event in trace:
+        if event.kind.startswith("resume."):
+            latest[event.kind.removeprefix("resume.")] = event.data or {}
+    progress = []
+    for key, text in RESUME_CHECKS:
+        data = latest.get(key)
+        state = "waiting" if data is None else ("passed" if data.get("ok") else "failed")
+        progress.append(StepProgress(key, text, state, str((data or {}).get("reason", ""))))
+    return progress
+
+
+COUNT_CAP = 1000
+
+
+def capped_count(qs: QuerySet, cap: int = COUNT_CAP) -> int:
+    """How many rows, counting at most `cap + 1`: a number above `cap` reads as "cap+".
+
+    An exact total of a large list is a scan of all of it on every page view; a LIMIT'ed subquery
+    stops at the cap, so the cost does not grow with the table.
+    """
+    return qs.order_by().values("pk")[: cap + 1].count()
+
+
+def pending_approval_count(*, project_ids: Sequence[int]) -> int:
+    return capped_count(ApprovalRequest.objects.for_projects(project_ids).filter(status=ApprovalStatus.PENDING))
+
+
+def blocked_run_count(*, project_ids: Sequence[int]) -> int:
+    return Run.objects.for_projects(project_ids).filter(status=RunStatus.BLOCKED).count()
+
+
+def blocked_runs(*, project_ids: Sequence[int], limit: int = 20) -> list[Run]:
+    """Runs a failed resume check stopped, newest first: each names its step for a person to decide."""
+    return list(
+        run_list(project_ids=project_ids).filter(status=RunStatus.BLOCKED).order_by("-updated_at", "-id")[:limit]
+    )
+
+
+# --- the approval inbox --------------------------------------------------------------------
+
+Refine = Callable[[QuerySet[ApprovalRequest]], QuerySet[ApprovalRequest]]
+
+
+def approval_inbox_unfiltered(queryset: QuerySet[ApprovalRequest]) -> QuerySet[ApprovalRequest]:
+    return queryset
+
+
+def approval_inbox(
+    *, project_ids: Sequence[int], refine: Refine = approval_inbox_unfiltered
+) -> QuerySet[ApprovalRequest]:
+    """Pending approvals, oldest first (the one waiting longest is the most urgent), narrowed by
+    `refine` (the page's ApprovalInboxFilter)."""
+    pending = ApprovalRequest.objects.for_projects(project_ids).filter(status=ApprovalStatus.PENDING)
+    return refine(pending).select_related("project", "run", "run__session").order_by("created_at", "id")
+
+
+INBOX_PAGE_SIZE = 50
+MAX_SEEK_BRANCHES = 50  # beyond this many projects one sorted statement is cheaper than the UNION
+
+
+def seek_cursor(created_at: dt.datetime, pk: int) -> str:
+    """A (created_at, id) position as URL text: epoch microseconds and the id."""
+    delta = created_at - EPOCH
+    return f"{(delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds}.{pk}"
+
+
+def parse_seek_cursor(text: str | None) -> tuple[dt.datetime, int] | None:
+    match = re.fullmatch(r"(-?\d{1,20})\.(\d{1,20})", text or "")
+    if match is None:
+        return None
+    return EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
+
+
+@dataclass(frozen=True)
+class InboxPage:
+    """A window of the inbox with the cursors of its neighbours (None: nothing there)."""
+
+    object_list: list[ApprovalRequest]
+    newer: str | None
+    older: str | None
+
+
+def _seek(qs: QuerySet[ApprovalRequest], cursor: tuple[dt.datetime, int] | None, backwards: bool
+          ) -> QuerySet[ApprovalRequest]:
+    if cursor is not None:
+        op = "<" if backwards else ">"
+        qs = qs.extra(where=[f"(runs_app_approvalrequest.created_at, runs_app_approvalrequest.id) {op} (%s, %s)"],
+                      params=list(cursor))
+    return qs.order_by(*(("-created_at", "-id") if backwards else ("created_at", "id")))
+
+
+def inbox_page(
+    *, project_ids: Sequence[int], refine: Refine = approval_inbox_unfiltered, after: str | None = None,
+    before: str | None = None,
+) -> InboxPage:
+    """One window of INBOX_PAGE_SIZE pending approvals (`approval_inbox` with `refine`), by seeking.
+
+    The list is oldest first: `after` is the next (newer) window, `before` the previous (older) one.
+    1. Per project, seek in the (project, created_at, id) index of pending approvals from the cursor
+       for one row more than a window (`project_id IN (a, b)` cannot be read from that index in
+       time order: PostgreSQL would sort every pending approval of those projects).
+    2. Merge those in one UNION statement; fetch the window's rows with their run and session.
+    3. The extra row says whether there is more in the direction of travel; a cursor says there is
+       something on the side it came from.
+    """
+    backwards = before is not None and after is None
+    cursor = parse_seek_cursor(before if backwards else after)
+    limit = INBOX_PAGE_SIZE + 1
+    order = ("-created_at", "-id") if backwards else ("created_at", "id")
+    if not project_ids or len(project_ids) > MAX_SEEK_BRANCHES:
+        rows = list(_seek(approval_inbox(project_ids=project_ids, refine=refine), cursor, backwards)[:limit])
+    else:
+        # Each branch names its own project (not the IN list), so its row estimate is that project's.
+        branches = [_seek(approval_inbox(project_ids=[p], refine=refine), cursor, backwards)
+                    .values_list("id", "created_at")[:limit] for p in project_ids]
+        picked = list(branches[0].union(*branches[1:], all=True).order_by(*order)[:limit]
+                      if len(branches) > 1 else branches[0])
+        found = approval_inbox(project_ids=project_ids, refine=refine).in_bulk([pk for pk, _ in picked])
+        rows = [found[pk] for pk, _ in picked if pk in found]
+    more = len(rows) > INBOX_PAGE_SIZE
+    rows = rows[:INBOX_PAGE_SIZE]
+    if backwards:
+        rows.reverse()
+    first = seek_cursor(rows[0].created_at, rows[0].pk) if rows else None
+    last = seek_cursor(rows[-1].created_at, rows[-1].pk) if rows else None
+    has_older = more if backwards else cursor is not None
+    has_newer = cursor is not None if backwards else more
+    return InboxPage(rows, last if has_newer else None, first if has_older else None)
+
+
+def inbox_agents(*, project_ids: Sequence[int]) -> list[str]:
+    return list(
+        Run.objects.for_projects(project_ids).filter(approvals__status=ApprovalStatus.PENDING).exclude(active_agent="")
+        .values_list("active_agent", flat=True).distinct().order_by("active_agent")[:200]
+    )
+
+
+def session_recent_items(session_id: int, limit: int = 10) -> list[SessionItem]:
+    items = list(SessionItem.objects.filter(session_id=session_id).order_by("-seq")[:limit])
+    items.reverse()
+    return items
+
+
+def resume_trace(approval: ApprovalRequest, limit: int = 200) -> list[RunEvent]:
+    """The run's events from this approval's decision on: the resume, step by step."""
+    if approval.status == ApprovalStatus.PENDING:
+        return []
+    decision = (
+        RunEvent.objects.filter(run_id=approval.run_id, kind=f"approval.{approval.status}", data__approval=approval.pk)
+        .values_list("seq", flat=True)
+        .first()
+    )
+    events = RunEvent.objects.filter(run_id=approval.run_id)
+    if decision is not None:
+        events = events.filter(seq__gte=decision)
+    elif approval.decided_at is not None:
+        events = events.filter(created_at__gte=approval.decided_at)
+    return with_data_json(list(events.order_by("seq")[:limit]))
+
+
+def with_data_json(events: Sequence[RunEvent]) -> list[RunEvent]:
+    """Give each event a compact JSON rendering of its data for the page (templates print repr otherwise)."""
+    for event in events:
+        event.data_json = json.dumps(event.data, sort_keys=True, ensure_ascii=False, default=str)  # type: ignore[attr-defined]
+    return list(events)
+
+
+def resume_in_progress(run: Run) -> bool:
+    """Whether the decision page should keep polling: the worker has not finished with the run yet."""
+    return run.status == RunStatus.WAITING_APPROVAL or bool(run.lease_owner)
+
+
+def run_events(run: Run) -> QuerySet[RunEvent]:
+    return RunEvent.objects.filter(run=run).order_by("-seq")
+
+
+def run_node_executions(run: Run, limit: int = 200) -> list[NodeExecution]:
+    return list(NodeExecution.objects.filter(run=run).order_by("-started_at", "-id")[:limit])
+
+
+def run_effects(run: Run, limit: int = 200) -> list[ExternalEffect]:
+    return list(ExternalEffect.objects.filter(run=run).order_by("-created_at", "-id")[:limit])
+
+
+def run_approvals(run: Run, limit: int = 200) -> list[ApprovalRequest]:
+    return list(ApprovalRequest.objects.filter(run=run).select_related("decided_by").order_by("-created_at")[:limit])
+
+
+def run_context_snapshots(run: Run, limit: int = 10) -> list[Any]:
+    """What was handed to the model for this run, newest first (recorded by memory's context projection)."""
+    from memory_app.models import ContextSnapshot
+
+    snapshots = list(
+        ContextSnapshot.objects.filter(project_id=run.project_id, run=run).order_by("-created_at", "-id")[:limit]
+    )
+    for snapshot in snapshots:
+        snapshot.content_json = json.dumps(snapshot.content, indent=2, ensure_ascii=False, default=str)  # type: ignore[attr-defined]
+    return snapshots
+
+
+# --- lineage -------------------------------------------------------------------------------
+
+# How many checkpoints the lineage page draws: the newest ones (the head and its recent ancestors
+# and siblings); older ones are a link away, so the page costs the same however long the history.
+LINEAGE_WINDOW = 200
+_DX, _DY, _PAD = 150, 64, 30
+
+
+@dataclass
+class LineageNode:
+    checkpoint: Checkpoint
+    x: int = 0
+    y: int = 0
+    children: list["LineageNode"] = field(default_factory=list)
+    is_fork: bool = False
+    parent_x: int | None = None
+    parent_y: int | None = None
+
+
+@dataclass
+class Lineage:
+    nodes: list[LineageNode]
+    width: int
+    height: int
+    truncated: bool
+    older: int | None = None  # the id to page back from when older checkpoints are not drawn
+
+    @property
+    def edges(self) -> list[LineageNode]:
+        return [n for n in self.nodes if n.parent_x is not None]
+
+
+def lineage_checkpoints(
+    *, project_ids: Sequence[int], run: Run | None = None, task: Task | None = None, before: int | None = None
+) -> QuerySet:
+    """The owner's checkpoints newest first (served by the (run, -id) and (task, -id) indexes);
+    `before`: only those older than that id, for the page's "older" link."""
+    qs = Checkpoint.objects.for_projects(project_ids)
+    qs = qs.filter(run=run) if run is not None else qs.filter(task=task)
+    if before is not None:
+        qs = qs.filter(id__lt=before)
+    return qs.only("id", "parent_id", "label", "depth", "created_at", "run_id", "task_id").order_by("-id")
+
+
+_LINEAGE_WINDOW_SQL = """
+WITH RECURSIVE up(id, parent_id, n) AS (
+    SELECT c.id, c.parent_id, 1 FROM runs_app_checkpoint c
+     WHERE c.id = COALESCE(%(anchor)s::bigint, (
+               SELECT l.id FROM runs_app_checkpoint l WHERE l.{owner} = %(owner)s ORDER BY l.id DESC LIMIT 1))
+       AND c.{owner} = %(owner)s AND c.project_id = ANY(%(projects)s)
+    UNION ALL
+    SELECT c.id, c.parent_id, up.n + 1 FROM runs_app_checkpoint c JOIN up ON c.id = up.parent_id
+     WHERE up.n < %(size)s AND c.{owner} = %(owner)s
+), top AS (
+    SELECT id, parent_id, n FROM up ORDER BY n DESC LIMIT 1
+), down(id) AS (
+    SELECT id FROM top
+    UNION ALL
+    -- LATERAL with a LIMIT is not flattened into a join: each step probes the parent index for
+    -- one node's children instead of hashing all of the owner's checkpoints on every step. The
+    -- children in id order: without it, which siblings fill the window depended on the plan.
+    SELECT k.id FROM down, LATERAL (
+        SELECT c.id FROM runs_app_checkpoint c WHERE c.parent_id = down.id AND c.{owner} = %(owner)s
+         ORDER BY c.id LIMIT %(size)s) AS k
+)
+SELECT c.id, c.run_id, c.task_id, c.parent_id, c.label, c.depth, c.created_at,
+       (SELECT CASE WHEN top.n >= %(size)s THEN top.parent_id END FROM top) AS older
+  FROM runs_app_checkpoint c
+ WHERE c.id IN (SELECT id FROM up UNION SELECT id FROM (SELECT id FROM down LIMIT %(size)s) AS d)
+ ORDER BY c.id
+"""
+
+
+def lineage_window(
+    *, project_ids: Sequence[int], run: Run | None = None, task: Task | None = None, before: int | None = None,
+    size: int | None = None,
+) -> tuple[list[Checkpoint], int | None]:
+    """A bounded window of the owner's checkpoint tree, anchored at its head, in one statement.
+
+    1. Walk up from the anchor (`before`, else the run's latest-checkpoint pointer, else its newest
+       checkpoint) through the parents, at most `size` steps: primary-key lookups only.
+    2. Walk down from the topmost of those through the children (the parent index), at most `size`
+       more, so the branches that fork inside the window are drawn too.
+    3. Return the window in id order and, when the walk up stopped at `size`, the id to continue
+       from for older checkpoints (None: the window reaches the root).
+    The cost follows `size`, not the length of the history.
+    """
+    size = size or LINEAGE_WINDOW
+    owner, owner_id = ("run_id", run.pk) if run is not None else ("task_id", task.pk if task else None)
+    anchor = before if before is not None else (run.last_checkpoint_id if run is not None else None)
+    params = {"anchor": anchor, "owner": owner_id, "projects": list(project_ids), "size": size}
+    rows = list(Checkpoint.objects.raw(_LINEAGE_WINDOW_SQL.format(owner=owner), params))
+    older: int | None = getattr(rows[0], "older", None) if rows else None
+    return rows, older
+
+
+def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False, older: int | None = None) -> Lineage:
+    """Lay the checkpoint tree out for an SVG picture: depth down, siblings across.
+
+    1. Link each checkpoint to its parent when the parent is in the set (else it is a root).
+    2. Walk the forest depth-first in id order; each leaf takes the next column, each inner node
+       sits above its first child, so a fork spreads its branches side by side.
+    3. Record each node's parent position so the template draws the edges.
+    """
+    by_id = {c.pk: LineageNode(checkpoint=c) for c in sorted(checkpoints, key=lambda c: c.pk)}
+    roots: list[LineageNode] = []
+    for node in by_id.values():
+        parent = by_id.get(node.checkpoint.parent_id) if node.checkpoint.parent_id else None
+        (parent.children if parent else roots).append(node)
+    column = 0
+    ordered: list[LineageNode] = []
+    # An explicit stack, not recursion: a long linear chain would exceed Python's recursion limit.
+    stack: list[tuple[LineageNode, int, bool]] = [(root, 0, False) for root in reversed(roots)]
+    while stack:
+        node, level, done = stack.pop()
+        if done:
+            node.x = node.children[0].x if node.children else node.x
+            continue
+        node.y = _PAD + level * _DY
+        node.is_fork = len(node.children) > 1
+        ordered.append(node)
+        if not node.children:
+            node.x = _PAD + column * _DX
+            column += 1
+            continue
+        stack.append((node, level, True))
+        for child in reversed(node.children):
+            stack.append((child, level + 1, False))
+    for node in ordered:
+        for child in node.children:
+            child.parent_x, child.parent_y = node.x, node.y
+    depth = max((n.y for n in ordered), default=_PAD)
+    return Lineage(
+        nodes=ordered, width=_PAD * 2 + max(column - 1, 0) * _DX + 120, height=depth + _PAD + 20, truncated=truncated,
+        older=older,
+    )
+
+
+# --- diff ----------------------------------------------------------------------------------
+
+DIFF_FIELDS = (
+    "cursor", "state", "artifact_fingerprints", "pending_gate", "authority_ref", "resume_policy",
+    "schema_version", "label", "content_hash",
+)
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    path: str
+    kind: str  # added | removed | changed
+    before: str
+    after: str
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, str]) -> None:
+    if isinstance(value, dict) and value:
+        for key in sorted(value):
+            _flatten(value[key], f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list) and value:
+        for index, item in enumerate(value):
+            _flatten(item, f"{prefix}[{index}]", out)
+    else:
+        out[prefix] = json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def checkpoint_diff(a: Checkpoint, b: Checkpoint) -> list[DiffLine]:
+    """Every leaf value that differs between two checkpoints, by its path (`state.files[2]`)."""
+    left: dict[str, str] = {}
+    right: dict[str, str] = {}
+    for name in DIFF_FIELDS:
+        _flatten(getattr(a, name), name, left)
+        _flatten(getattr(b, name), name, right)
+    lines = []
+    for path in sorted(left.keys() | right.keys()):
+        if path not in right:
+            lines.append(DiffLine(path, "removed", left[path], ""))
+        elif path not in left:
+            lines.append(DiffLine(path, "added", "", right[path]))
+        elif left[path] != right[path]:
+            lines.append(DiffLine(path, "changed", left[path], right[path]))
+    return lines

@@ -13,8 +13,9 @@ from django.views.decorators.http import require_GET, require_POST
 from harness.errors import ConflictError, DomainError, Forbidden
 from harness.tenancy import Role
 from harness.views import ConsoleRequest, asked_part, console_page, project_ids, render_page, role_required
-from runs_app import console_selectors as sel
-from runs_app.forms import ApprovalFilterForm, ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
+from runs_app import selectors as sel
+from runs_app.filters import ApprovalInboxFilter
+from runs_app.forms import ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
 from runs_app.models import ApprovalRequest, ApprovalStatus
 from runs_app.services import Decision, approval_decide
 
@@ -29,18 +30,19 @@ def pretty(value: Any) -> str:
 @require_GET
 @console_page
 def approval_inbox(request: ConsoleRequest) -> HttpResponse:
-    form = ApprovalFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    filters = ApprovalInboxFilter(request.GET or None)
+    # A bad value in any filter shows the whole inbox, as the form's page always has.
+    refine = filters.filter_queryset if filters.is_bound and filters.is_valid() else sel.approval_inbox_unfiltered
     ids = project_ids(request)
-    chosen = {k: v for k, v in filters.items() if v}
-    pending = sel.approval_inbox(ids, **chosen)
-    page = sel.inbox_page(ids, chosen, after=request.GET.get("after"), before=request.GET.get("before"))
+    pending = sel.approval_inbox(project_ids=ids, refine=refine)
+    page = sel.inbox_page(project_ids=ids, refine=refine, after=request.GET.get("after"),
+                          before=request.GET.get("before"))
     context = {
-        "form": form,
+        "form": filters.form,
         "page": page,
         "pending_count": sel.capped_count(pending),
         "count_cap": sel.COUNT_CAP,
-        "agents": sel.inbox_agents(ids),
+        "agents": sel.inbox_agents(project_ids=ids),
         "query": _query_without_page(request),
     }
     return render_page(
@@ -99,7 +101,7 @@ DETAIL_PARTIALS = ("decision", "trace")
 @require_GET
 @console_page
 def approval_detail(request: ConsoleRequest, approval_id: int) -> HttpResponse:
-    approval = sel.approval_get(project_ids(request), approval_id)
+    approval = sel.approval_for_decision(project_ids=project_ids(request), approval_id=approval_id)
     context = _decision_context(request, approval)
     if not asked_part(request, DETAIL_PARTIALS):
         context.update(_page_context(approval))
@@ -118,7 +120,7 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     4. Success: htmx swaps in the panel, which polls the resume trace; a plain POST redirects.
     """
     ids = project_ids(request)
-    approval = sel.approval_get(ids, approval_id)
+    approval = sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
     form = form_class(request.POST)
     form_key = {"ApproveForm": "approve_form", "RejectForm": "reject_form", "EditApproveForm": "edit_form"}[
         form_class.__name__
@@ -142,12 +144,13 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
         notice = exc.detail
         if exc.code != "already_decided":
             notice = f"{exc.detail} Reload the page to see the approval as it is now."
-        return _decision_response(request, sel.approval_get(ids, approval_id), status=409, conflict=notice)
+        return _decision_response(request, sel.approval_for_decision(project_ids=ids, approval_id=approval_id),
+                                  status=409, conflict=notice)
     except DomainError as exc:
         return _decision_response(request, approval, status=400, error=exc.detail, **{form_key: form})
     if not request.htmx:
         return redirect(reverse("runs:approval_detail", args=[approval_id]))
-    return _decision_response(request, sel.approval_get(ids, approval_id), status=200)
+    return _decision_response(request, sel.approval_for_decision(project_ids=ids, approval_id=approval_id), status=200)
 
 
 def _decision_response(
@@ -190,7 +193,7 @@ def approval_edit_approve(request: ConsoleRequest, approval_id: int) -> HttpResp
 @require_GET
 @console_page
 def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
-    run = sel.run_get(project_ids(request), run_id)
+    run = sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
     events = Paginator(sel.run_events(run), 100).get_page(request.GET.get("page"))
     events.object_list = sel.with_data_json(list(events.object_list))
     context: dict[str, Any] = {"run": run, "events": events}
@@ -219,7 +222,7 @@ def _lineage_before(request: ConsoleRequest) -> int | None:
 def _lineage_page(request: ConsoleRequest, *, owner: Any, kind: str) -> HttpResponse:
     before = _lineage_before(request)
     scope = {"run": owner} if kind == "run" else {"task": owner}
-    rows, older = sel.lineage_window(project_ids(request), before=before, **scope)
+    rows, older = sel.lineage_window(project_ids=project_ids(request), before=before, **scope)
     lineage = sel.lineage_layout(rows, truncated=older is not None, older=older)
     context = {
         "owner": owner,
@@ -234,21 +237,21 @@ def _lineage_page(request: ConsoleRequest, *, owner: Any, kind: str) -> HttpResp
 @require_GET
 @console_page
 def run_lineage(request: ConsoleRequest, run_id: int) -> HttpResponse:
-    run = sel.run_get(project_ids(request), run_id)
+    run = sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
     return _lineage_page(request, owner=run, kind="run")
 
 
 @require_GET
 @console_page
 def task_lineage(request: ConsoleRequest, task_id: int) -> HttpResponse:
-    task = sel.task_get(project_ids(request), task_id)
+    task = sel.task_get(project_ids=project_ids(request), task_id=task_id)
     return _lineage_page(request, owner=task, kind="task")
 
 
 @require_GET
 @console_page
 def checkpoint_detail(request: ConsoleRequest, checkpoint_id: int) -> HttpResponse:
-    checkpoint = sel.checkpoint_get(project_ids(request), checkpoint_id)
+    checkpoint = sel.checkpoint_detail(project_ids=project_ids(request), checkpoint_id=checkpoint_id)
     return render_page(
         request,
         "runs/checkpoint_detail.html",
@@ -270,8 +273,8 @@ def checkpoint_diff(request: ConsoleRequest) -> HttpResponse:
     status = 200
     if form.is_valid():
         ids = project_ids(request)
-        a = sel.checkpoint_get(ids, form.cleaned_data["a"])
-        b = sel.checkpoint_get(ids, form.cleaned_data["b"])
+        a = sel.checkpoint_detail(project_ids=ids, checkpoint_id=form.cleaned_data["a"])
+        b = sel.checkpoint_detail(project_ids=ids, checkpoint_id=form.cleaned_data["b"])
         context.update(a=a, b=b, lines=sel.checkpoint_diff(a, b))
     else:
         status = 400

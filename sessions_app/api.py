@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
 from sessions_app import selectors, services
+from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
 
 # --- serializers: inputs name only what a client may set; outputs are read-only ------------------
@@ -36,12 +37,6 @@ class SessionCreateInSerializer(serializers.Serializer):
 class SessionTransitionInSerializer(serializers.Serializer):
     to = serializers.ChoiceField(choices=SessionStatus.choices)
     expected_version = IdField(required=False, allow_null=True, default=None)
-
-
-class SessionFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=SessionStatus.choices, required=False)
-    role = serializers.ChoiceField(choices=SessionRole.choices, required=False)
-    updated_since = serializers.DateTimeField(required=False)
 
 
 class ItemOutSerializer(serializers.ModelSerializer):
@@ -130,14 +125,14 @@ def item_out(item: SessionItem) -> dict[str, Any]:
 @extend_schema(tags=["sessions"])
 class SessionListCreateApi(AgentListView):
     serializer_class = SessionOutSerializer
-    filter_serializer = SessionFilterSerializer
+    filterset_class = SessionFilter
 
-    @extend_schema(operation_id="sessions_list", parameters=[SessionFilterSerializer])
+    @extend_schema(operation_id="sessions_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.session_list(projects=scope(self.request), **self.filters())
+        return selectors.session_list(project_ids=scope(self.request))
 
     @extend_schema(
         operation_id="sessions_create", request=SessionCreateInSerializer, responses={201: SessionOutSerializer}
@@ -153,7 +148,7 @@ class SessionListCreateApi(AgentListView):
 class SessionDetailApi(AgentApiView):
     @extend_schema(operation_id="sessions_read", responses={200: SessionOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        session = selectors.session_get(projects=scope(request), session_id=pk)
+        session = selectors.session_get(project_ids=scope(request), session_id=pk)
         return Response(SessionOutSerializer(session).data)
 
 
@@ -180,7 +175,7 @@ class SessionItemsApi(AgentListView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> Any:
-        return selectors.session_item_list(projects=scope(self.request), session_id=self.kwargs["pk"])
+        return selectors.session_item_list(project_ids=scope(self.request), session_id=self.kwargs["pk"])
 
     @extend_schema(
         operation_id="session_items_append", request=ItemsAppendInSerializer,

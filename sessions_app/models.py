@@ -3,7 +3,7 @@
 from django.db import models
 from django.db.models import Q
 
-from harness.models import Project
+from harness.models import Project, ProjectScopedQuerySet
 from harness.transitions import StateMachine
 
 
@@ -69,6 +69,8 @@ class Session(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -1,43 +1,47 @@
-"""Read queries on sessions and items, always scoped to the caller's projects."""
+"""Read queries on sessions and items, for the API and the console alike.
+
+Every read a door makes takes `project_ids`, the ids of the projects the caller may see, and starts from
+`Session.objects.for_projects`: another project's session is absent (NotFoundError, a 404 at every
+door). List filters are FilterSets (sessions_app.filters) the views apply to `session_list`.
+"""
 
 import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import CharField, Count, QuerySet, Value
 
-from harness.db import json_rows, prepared_cursor
+from harness.db import EPOCH, json_rows, prepared_cursor
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
+from runs_app.models import Run
 from sessions_app.models import Session, SessionItem
 
 
-def session_list(
-    *,
-    projects: QuerySet[Project],
-    status: str | None = None,
-    role: str | None = None,
-    updated_since: dt.datetime | None = None,
-) -> QuerySet[Session]:
-    sessions = Session.objects.filter(project__in=projects)
-    if status:
-        sessions = sessions.filter(status=status)
-    if role:
-        sessions = sessions.filter(role=role)
-    if updated_since:
-        sessions = sessions.filter(updated_at__gte=updated_since)
-    return sessions
+def session_list(*, project_ids: Sequence[int]) -> QuerySet[Session]:
+    return Session.objects.for_projects(project_ids)
 
 
-def session_get(*, projects: QuerySet[Project], session_id: int) -> Session:
-    session = Session.objects.filter(project__in=projects, pk=session_id).first()
+def session_get(*, project_ids: Sequence[int], session_id: int) -> Session:
+    session = session_list(project_ids=project_ids).filter(pk=session_id).select_related("project").first()
     if session is None:
         raise NotFoundError(f"Session {session_id} does not exist.")
     return session
 
 
-def session_item_list(*, projects: QuerySet[Project], session_id: int) -> QuerySet[SessionItem]:
-    session = session_get(projects=projects, session_id=session_id)
+def session_item_list(*, project_ids: Sequence[int], session_id: int) -> QuerySet[SessionItem]:
+    session = session_get(project_ids=project_ids, session_id=session_id)
     return SessionItem.objects.filter(session=session)
+
+
+def session_list_page(*, project_ids: Sequence[int]) -> QuerySet[Session]:
+    """The console's list: each session with its project and its number of runs, latest first."""
+    return (
+        session_list(project_ids=project_ids).select_related("project").annotate(run_count=Count("runs"))
+        .order_by("-updated_at", "-id")
+    )
 
 
 MAX_LATEST_ITEMS = 500
@@ -71,3 +75,84 @@ def session_items_latest(*, project: Project | int, session_id: int, limit: int 
         raise NotFoundError(f"Session {session_id} does not exist.")
     rows.reverse()
     return json_rows(rows)
+
+
+# --- the console's timeline ---------------------------------------------------------------
+
+TIMELINE_PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    kind: str  # "item" | "run"
+    obj: Any
+
+
+@dataclass(frozen=True)
+class TimelinePage:
+    """One window of the timeline and the keyset cursors of its neighbours (None: nothing there)."""
+
+    entries: list[TimelineEntry]
+    earlier: str | None
+    later: str | None
+
+
+def timeline_cursor(created_at: dt.datetime, pk: int) -> str:
+    """A position in the timeline as text for a URL: epoch microseconds and the id."""
+    delta = created_at - EPOCH
+    return f"{(delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds}.{pk}"
+
+
+def parse_timeline_cursor(text: str | None) -> tuple[dt.datetime, int] | None:
+    match = re.fullmatch(r"(-?\d{1,20})\.(\d{1,20})", text or "")
+    if match is None:
+        return None
+    return EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
+
+
+def _seek(qs: QuerySet, cursor: tuple[dt.datetime, int] | None, *, backwards: bool) -> QuerySet:
+    # A row comparison, so the (session, created_at, id) index seeks to the cursor instead of
+    # counting past an OFFSET: each window costs the same wherever it is in the history.
+    if cursor is not None:
+        qs = qs.extra(where=[f"(created_at, id) {'<' if backwards else '>'} (%s, %s)"], params=list(cursor))
+    order = ("-created_at", "-id") if backwards else ("created_at", "id")
+    return qs.order_by(*order)[: TIMELINE_PAGE_SIZE + 1]
+
+
+def session_timeline(session: Session, *, after: str | None = None, before: str | None = None) -> TimelinePage:
+    """Items and runs of a session in time order, one window of TIMELINE_PAGE_SIZE, in three queries.
+
+    1. Seek in each table from the cursor (`after`: the next window; `before`: the previous one;
+       neither: the start) for one row more than a window, and merge both in one UNION statement.
+    2. Fetch the window's items and runs by id, then lay them out in time order.
+    3. The extra row says whether there is more in the direction of travel; a cursor says there is
+       something on the side it came from.
+    """
+    backwards = before is not None and after is None
+    cursor = parse_timeline_cursor(before if backwards else after)
+    items = _seek(SessionItem.objects.filter(session=session), cursor, backwards=backwards).values_list(
+        Value("item", output_field=CharField()), "id", "created_at"
+    )
+    runs = _seek(Run.objects.filter(session=session), cursor, backwards=backwards).values_list(
+        Value("run", output_field=CharField()), "id", "created_at"
+    )
+    order = ("-created_at", "-id") if backwards else ("created_at", "id")
+    rows = list(items.union(runs, all=True).order_by(*order)[: TIMELINE_PAGE_SIZE + 1])
+    more = len(rows) > TIMELINE_PAGE_SIZE
+    rows = rows[:TIMELINE_PAGE_SIZE]
+    if backwards:
+        rows.reverse()
+    item_ids = [r[1] for r in rows if r[0] == "item"]
+    run_ids = [r[1] for r in rows if r[0] == "run"]
+    found_items = SessionItem.objects.in_bulk(item_ids) if item_ids else {}
+    found_runs = Run.objects.select_related("task").in_bulk(run_ids) if run_ids else {}
+    entries = [
+        TimelineEntry("item", found_items[r[1]]) if r[0] == "item" else TimelineEntry("run", found_runs[r[1]])
+        for r in rows
+        if (found_items if r[0] == "item" else found_runs).get(r[1]) is not None
+    ]
+    first = timeline_cursor(rows[0][2], rows[0][1]) if rows else None
+    last = timeline_cursor(rows[-1][2], rows[-1][1]) if rows else None
+    has_earlier = more if backwards else cursor is not None
+    has_later = cursor is not None if backwards else more
+    return TimelinePage(entries, first if has_earlier else None, last if has_later else None)

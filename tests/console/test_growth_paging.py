@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from runs_app import console_selectors as sel
+from runs_app import selectors as sel
 from runs_app.models import ApprovalRequest, RunStatus
 from runs_app.services import approval_request_create, checkpoint_create, run_transition
 from tests import factories
@@ -55,7 +55,7 @@ def test_counts_stop_at_the_cap(project) -> None:  # type: ignore[no-untyped-def
         _waiting_approval(project, i)
     pending = ApprovalRequest.objects.filter(project=project, status="pending")
     assert sel.capped_count(pending, cap=2) == 3  # "2+"
-    assert sel.capped_count(pending) == 4 == sel.pending_approval_count([project.pk])
+    assert sel.capped_count(pending) == 4 == sel.pending_approval_count(project_ids=[project.pk])
 
 
 def test_the_lineage_page_draws_a_window_at_the_head_and_links_to_older(project, reviewer_client,
@@ -71,24 +71,25 @@ def test_the_lineage_page_draws_a_window_at_the_head_and_links_to_older(project,
     run.refresh_from_db()
     run.last_checkpoint_id = chain[-1]
 
-    rows, older = sel.lineage_window([project.pk], run=run, size=5)
+    rows, older = sel.lineage_window(project_ids=[project.pk], run=run, size=5)
     assert [c.pk for c in rows] == chain[-5:] + [branch] and older == chain[-6]
-    rows, older = sel.lineage_window([project.pk], run=run, size=5, before=older)
+    rows, older = sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=older)
     assert [c.pk for c in rows] == chain[-10:-5] and older == chain[-11]
-    rows, older = sel.lineage_window([project.pk], run=run, size=5, before=older)
+    rows, older = sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=older)
     # At the root: its ancestors end, and the walk down from the root fills the window.
     assert [c.pk for c in rows] == chain[:5] and older is None
-    assert sel.lineage_window([project.pk + 1000], run=run, size=5) == ([], None)  # another project's: nothing
+    # another project's: nothing
+    assert sel.lineage_window(project_ids=[project.pk + 1000], run=run, size=5) == ([], None)
     # Anchored at the branch, the walk down from its topmost ancestor takes siblings in id order:
     # c8 before the later branch, whatever plan PostgreSQL picks.
-    rows, _ = sel.lineage_window([project.pk], run=run, size=5, before=branch)
+    rows, _ = sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=branch)
     assert [c.pk for c in rows] == chain[-8:-3] + [branch]
 
     monkeypatch.setattr(sel, "LINEAGE_WINDOW", 5)
     url = reverse("runs:run_lineage", args=[run.pk])
     body = reviewer_client.get(url).content.decode()
     # The newest checkpoint is the branch (the run's pointer): its ancestors, then their children.
-    assert body.count("<circle") == len(sel.lineage_window([project.pk], run=run)[0])
+    assert body.count("<circle") == len(sel.lineage_window(project_ids=[project.pk], run=run)[0])
     link = re.search(r'href="\?before=(\d+)" id="lineage-older"', body)
     assert link is not None
     back = reviewer_client.get(f"{url}?before={link[1]}").content.decode()

@@ -68,10 +68,10 @@ def test_the_approval_page_lists_the_workers_resume_steps_in_order(scene: Scene,
 
 
 def test_lineage_draws_forks_side_by_side(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
-    from runs_app.console_selectors import lineage_checkpoints, lineage_layout
+    from runs_app.selectors import lineage_checkpoints, lineage_layout
 
     root, located, fork, patched = scene.checkpoints
-    lineage = lineage_layout(list(lineage_checkpoints([scene.project.pk], run=scene.run)))
+    lineage = lineage_layout(list(lineage_checkpoints(project_ids=[scene.project.pk], run=scene.run)))
     nodes = {n.checkpoint.pk: n for n in lineage.nodes}
     assert nodes[root.pk].is_fork and not nodes[located.pk].is_fork
     assert nodes[located.pk].y == nodes[fork.pk].y > nodes[root.pk].y  # siblings on one level

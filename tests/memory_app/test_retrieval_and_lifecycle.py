@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from harness.errors import Forbidden
 from harness.models import AuditEntry
+from memory_app.filters import MemoryRecordFilter
 from memory_app.models import ContextSnapshot, MemoryRecord
 from memory_app.policy import content_hash
 from memory_app.selectors import memory_list, memory_retrieve, memory_retrieve_scopes
@@ -113,7 +114,8 @@ def test_expired_and_stale_records_drop_out_of_retrieval_and_stay_in_storage(pro
     for record in (lapsed, stale, expired_now):
         stored = MemoryRecord.objects.get(pk=record.pk)
         assert (stored.status, bool(stored.content)) == ("active", True)
-    assert {r.pk for r in memory_list(project=project, fresh=False)} == {lapsed.pk, stale.pk, expired_now.pk}
+    stale_ones = MemoryRecordFilter({"fresh": "false"}, queryset=memory_list(project_ids=[project.pk])).qs
+    assert {r.pk for r in stale_ones} == {lapsed.pk, stale.pk, expired_now.pk}
 
 
 def test_writing_a_lapsed_fact_again_renews_it(project, agent, run):

@@ -31,9 +31,9 @@ def _chain(project: Project, n: int) -> list[Checkpoint]:
 @pytest.mark.django_db
 def test_lineage_rows_are_the_serializers_representation_newest_first(project: Project) -> None:
     chain = _chain(project, 4)
-    projects = Project.objects.filter(pk=project.pk)
+    projects = [project.pk]
     with CaptureQueriesContext(connection) as queries:
-        rows = selectors.checkpoint_lineage(projects=projects, checkpoint_id=chain[-1].pk)
+        rows = selectors.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[-1].pk)
     assert len(queries) == 1  # the scope check, the walk and the rows
     expected = [CheckpointOutSerializer(Checkpoint.objects.get(pk=c.pk)).data for c in reversed(chain)]
     rendered = [{**row, "created_at": CheckpointOutSerializer().fields["created_at"].to_representation(
@@ -47,12 +47,12 @@ def test_lineage_starts_anywhere_stops_at_the_cap_and_stays_in_its_project(
     project: Project, other_project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chain = _chain(project, 5)
-    projects = Project.objects.filter(pk=project.pk)
-    middle = selectors.checkpoint_lineage(projects=projects, checkpoint_id=chain[2].pk)
+    projects = [project.pk]
+    middle = selectors.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[2].pk)
     assert [row["id"] for row in middle] == [chain[2].pk, chain[1].pk, chain[0].pk]
     assert [row["parent"] for row in middle] == [chain[1].pk, chain[0].pk, None]
     monkeypatch.setattr(selectors, "MAX_LINEAGE", 3)
-    capped = selectors.checkpoint_lineage(projects=projects, checkpoint_id=chain[4].pk)
+    capped = selectors.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[4].pk)
     assert [row["depth"] for row in capped] == [4, 3, 2]
     with pytest.raises(NotFoundError):
-        selectors.checkpoint_lineage(projects=Project.objects.filter(pk=other_project.pk), checkpoint_id=chain[4].pk)
+        selectors.checkpoint_lineage(project_ids=[other_project.pk], checkpoint_id=chain[4].pk)

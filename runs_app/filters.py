@@ -1,0 +1,108 @@
+"""The list filters of runs, events, checkpoints, approvals, effects and tasks (API) and of the
+approval inbox (console). Each narrows a queryset a selector scoped already (runs_app.selectors)."""
+
+import datetime as dt
+
+import django_filters
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from rest_framework import serializers
+
+from harness.api_base import IdField
+from harness.filters import ApiFilter
+from runs_app.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+    Checkpoint,
+    EffectStatus,
+    ExternalEffect,
+    Risk,
+    Run,
+    RunEvent,
+    RunStatus,
+    Task,
+    TaskStatus,
+)
+
+# --- API -------------------------------------------------------------------------------------------
+
+
+class RunFilter(django_filters.FilterSet):
+    status = ApiFilter(serializers.ChoiceField(choices=RunStatus.choices))
+    session = ApiFilter(IdField(), field_name="session_id")
+    task = ApiFilter(IdField(), field_name="task_id")
+    updated_since = ApiFilter(serializers.DateTimeField(), field_name="updated_at", lookup_expr="gte")
+
+    class Meta:
+        model = Run
+        fields: list[str] = []
+
+
+class RunEventFilter(django_filters.FilterSet):
+    kind = ApiFilter(serializers.CharField(max_length=64))
+
+    class Meta:
+        model = RunEvent
+        fields: list[str] = []
+
+
+class CheckpointFilter(django_filters.FilterSet):
+    run = ApiFilter(IdField(), field_name="run_id")
+    task = ApiFilter(IdField(), field_name="task_id")
+
+    class Meta:
+        model = Checkpoint
+        fields: list[str] = []
+
+
+class ApprovalFilter(django_filters.FilterSet):
+    status = ApiFilter(serializers.ChoiceField(choices=ApprovalStatus.choices))
+    run = ApiFilter(IdField(), field_name="run_id")
+
+    class Meta:
+        model = ApprovalRequest
+        fields: list[str] = []
+
+
+class EffectFilter(django_filters.FilterSet):
+    status = ApiFilter(serializers.ChoiceField(choices=EffectStatus.choices))
+    run = ApiFilter(IdField(), field_name="run_id")
+
+    class Meta:
+        model = ExternalEffect
+        fields: list[str] = []
+
+
+class TaskFilter(django_filters.FilterSet):
+    status = ApiFilter(serializers.ChoiceField(choices=TaskStatus.choices))
+
+    class Meta:
+        model = Task
+        fields: list[str] = []
+
+
+# --- console ---------------------------------------------------------------------------------------
+
+AGE_FILTERS = {"1h": dt.timedelta(hours=1), "1d": dt.timedelta(days=1), "7d": dt.timedelta(days=7)}
+
+
+class ApprovalInboxFilter(django_filters.FilterSet):
+    """The inbox's filters (`?project=&risk=&older_than=1h|1d|7d&agent=`); its form is the page's."""
+
+    project = django_filters.CharFilter(field_name="project__slug")
+    risk = django_filters.ChoiceFilter(choices=Risk.choices, empty_label="any risk")
+    older_than = django_filters.ChoiceFilter(
+        choices=[("1h", "older than 1 hour"), ("1d", "older than 1 day"), ("7d", "older than 7 days")],
+        empty_label="any age", method="filter_older_than",
+    )
+    agent = django_filters.CharFilter(max_length=200, method="filter_agent")
+
+    class Meta:
+        model = ApprovalRequest
+        fields: list[str] = []
+
+    def filter_older_than(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(created_at__lte=timezone.now() - AGE_FILTERS[value])
+
+    def filter_agent(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset.filter(Q(run__active_agent=value) | Q(requested_by=value))
