@@ -37,10 +37,11 @@ from bench.core import Measure, Settings, _percentile
 from bench.scenarios_http import BEST, agent_token
 from bench.scenarios_store import ITEM, STATE, latest_checkpoint
 from bench.scenarios_worker import REVIEWER_PASSWORD, resumed_of, reviewer, waiting_run
+from harness.actors import Actor
 from harness.models import Project
 from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_retrieve
-from memory_app.services import Actor, memory_write
+from memory_app.services import memory_write
 from runs_app.models import Checkpoint, Run, RunStatus
 from runs_app.services import approval_decide, checkpoint_create, run_create, run_transition
 from sessions_app.models import Session, SessionItem
@@ -412,7 +413,7 @@ class Feeder:
             rid, aid = self.pool[self.next]
             self.next += 1
             before = Run.objects.values_list("last_checkpoint_id", flat=True).get(pk=rid)
-            approval_decide(project=self.project, approval_id=aid, user=self.user, decision="approve")
+            approval_decide(project=self.project, approval_id=aid, actor=Actor.for_user(self.user), decision="approve")
             self.decided_at[rid] = time.time()
             self.pending.append((rid, before))
 

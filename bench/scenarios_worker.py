@@ -28,6 +28,7 @@ from bench import procs
 from bench.celery_tasks import noop_round_trip
 from bench.core import Measure, Settings, _percentile
 from bench.scenarios_store import _project, pg_url
+from harness.actors import Actor
 from harness.models import Project
 from runs_app.models import Checkpoint, Run, RunStatus
 from runs_app.services import (
@@ -80,7 +81,7 @@ def waiting_run(project: Project, n: int) -> tuple[int, int]:
                       pending_gate={"tool": "publish_chapter", "arguments": arguments})
     approval = approval_request_create(
         project=project, run_id=run.pk, tool="publish_chapter", arguments=arguments,
-        idempotency_key=f"bench:{uuid.uuid4().hex}", risk="high", reason="bench", requested_by="agent:bench",
+        idempotency_key=f"bench:{uuid.uuid4().hex}", risk="high", reason="bench", actor=Actor.for_agent("bench"),
     )
     return run.pk, approval.pk
 
@@ -135,7 +136,7 @@ def resume_check(run_id: int) -> bool:
 def decide_and_wait(project: Project, user: User, run_id: int, approval_id: int, timeout: float = 30.0) -> float:
     before = Run.objects.values_list("last_checkpoint_id", flat=True).get(pk=run_id)
     t0 = time.perf_counter()
-    approval_decide(project=project, approval_id=approval_id, user=user, decision="approve")
+    approval_decide(project=project, approval_id=approval_id, actor=Actor.for_user(user), decision="approve")
     deadline = t0 + timeout
     while not resumed(run_id, before):
         if time.perf_counter() > deadline:

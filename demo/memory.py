@@ -1,8 +1,9 @@
 """The demo's memory (`load_demo`): a few facts the writer agent kept, one superseded by a newer version."""
 
+from harness.actors import Actor
 from harness.models import Project
 from memory_app.models import MemoryRecord, MemoryScope
-from memory_app.services import Actor, memory_supersede, memory_write
+from memory_app.services import memory_supersede, memory_write
 
 
 def load_demo_memory(*, project: Project, session_id: int, run_id: int) -> None:

@@ -10,6 +10,7 @@ services; `load_demo` may call it.
 from typing import Any
 
 from demo.nodes import draft, outline
+from harness.actors import Actor
 from harness.models import Project
 from runs_app.artifacts import artifact_fingerprints
 from runs_app.models import Run, RunStatus, TaskStatus
@@ -26,7 +27,7 @@ DEMO_PLAN = ["outline", "draft", "publish", "summarize"]
 DEMO_ACTION = {"chapter": 3, "title": "The Lighthouse"}
 
 
-def demo_scenario_create(*, project: Project, requested_by: str = "agent:writer-1") -> Run:
+def demo_scenario_create(*, project: Project, requested_by: Actor | None = None) -> Run:
     """Build T-7 and R-101 waiting for approval (returns the existing R-101 if there is one).
 
     1. Task T-7 with the demo plan; outline and draft completed with their artifacts.
@@ -64,6 +65,7 @@ def demo_scenario_create(*, project: Project, requested_by: str = "agent:writer-
     approval_request_create(
         project=project, run_id=run.pk, tool="publish_chapter", arguments=dict(DEMO_ACTION),
         idempotency_key=f"{project.slug}:R-101:publish:chapter-3", risk="high",
-        reason="Publishing chapter 3 is visible to readers and cannot be undone.", requested_by=requested_by,
+        reason="Publishing chapter 3 is visible to readers and cannot be undone.",
+        actor=requested_by or Actor.for_agent("writer-1"),
     )
     return Run.objects.get(pk=run.pk)

@@ -74,10 +74,6 @@ def agent_project(request: Request) -> Project:
     return user.project
 
 
-def principal_name(request: Request) -> str:
-    return request.user.get_username()
-
-
 class AgentApiView(APIView):
     permission_classes = [AgentApiAccess]
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from harness.actors import Actor
 from harness.admin_helpers import AppendOnlyAdmin
 from harness.audit import audit_record
 from harness.errors import DomainError
@@ -17,14 +18,13 @@ from memory_app import services
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryWritePolicy
 from memory_app.policy import validate_patterns
 from memory_app.selectors import is_fresh
-from memory_app.services import Actor
 
 
 def _each(
     modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[MemoryRecord], verb: str,
     apply: Callable[[MemoryRecord, Actor], Any],
 ) -> None:
-    actor = Actor.for_user(request.user)  # type: ignore[arg-type]
+    actor = Actor.of(request.user)
     done = 0
     for record in queryset.only("id", "project_id", "version"):
         try:
@@ -130,7 +130,7 @@ class MemoryWritePolicyAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: MemoryWritePolicy, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         audit_record(
-            project=obj.project_id, actor=f"user:{request.user.get_username()}", action="memory.policy_saved",
+            project=obj.project_id, actor=Actor.of(request.user), action="memory.policy_saved",
             target=obj, data={"scope": obj.scope, "decision": obj.decision, "max_chars": obj.max_chars,
                               "provenance_required": obj.provenance_required,
                               "blocked_patterns": len(obj.blocked_patterns or [])},
@@ -139,7 +139,7 @@ class MemoryWritePolicyAdmin(admin.ModelAdmin):
 
 def _audit_policy_deleted(request: HttpRequest, policy: MemoryWritePolicy) -> None:
     # Removing a policy changes what memory is stored from now on (the built-in default applies).
-    audit_record(project=policy.project_id, actor=f"user:{request.user.get_username()}",
+    audit_record(project=policy.project_id, actor=Actor.of(request.user),
                  action="memory.policy_deleted", target=policy,
                  data={"scope": policy.scope, "decision": policy.decision, "max_chars": policy.max_chars})
 

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from harness.actors import Actor
 from harness.api_base import IdField, NewestFirstPagination, scope
 from harness.auth import AgentPrincipal
 from harness.errors import Forbidden, NotFoundError, ValidationFailed
@@ -24,11 +25,10 @@ from harness.filters import ApiFilterBackend, validated
 from harness.models import Project
 from harness.permissions import TokenRole
 from harness.tenancy import Role, user_has_role
-from memory_app import selectors, services
+from memory_app import context, selectors, services
 from memory_app.filters import MemoryRecordFilter
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, ProvenanceKind
 from memory_app.policy import Outcome
-from memory_app.services import Actor
 
 _CONTENT_MAX = 100_000  # the policy's max_chars decides; this only bounds what is parsed
 
@@ -54,13 +54,6 @@ class MemoryAccess(BasePermission):
         if not user_has_role(user, Role.OPERATOR):
             raise Forbidden("Only operators work with memory.", code="not_an_operator")
         return True
-
-
-def _actor(request: Request) -> Actor:
-    user = request.user
-    if isinstance(user, AgentPrincipal):
-        return Actor.for_agent(user.name)
-    return Actor.for_user(user)
 
 
 def _projects(request: Request) -> QuerySet[Project]:
@@ -237,7 +230,7 @@ class ProjectFilterSerializer(serializers.Serializer):
 
 class ContextInSerializer(serializers.Serializer):
     run_id = IdField()
-    budget_chars = serializers.IntegerField(min_value=1, max_value=services.MAX_BUDGET_CHARS)
+    budget_chars = serializers.IntegerField(min_value=1, max_value=context.MAX_BUDGET_CHARS)
     query = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
 
@@ -287,7 +280,7 @@ class RecordListView(ListAPIView):
     def post(self, request: Request) -> Response:
         data = _validated(WriteInSerializer, request.data)
         project = _named_project(request, data.pop("project", None))
-        result = services.memory_write(project=project, actor=_actor(request), **data)
+        result = services.memory_write(project=project, actor=Actor.of(request.user), **data)
         if result.outcome == Outcome.REJECTED:
             body = {"code": result.code, "detail": result.reason, "outcome": result.outcome, "reason": result.reason}
             return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
@@ -326,7 +319,7 @@ class RecordSupersedeView(MemoryView):
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(SupersedeInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
-        standing = services.memory_supersede(project=project_id, actor=_actor(request), record_id=pk, **data)
+        standing = services.memory_supersede(project=project_id, actor=Actor.of(request.user), record_id=pk, **data)
         return Response(_record_out(project_id, standing.pk), status=status.HTTP_201_CREATED)
 
 
@@ -340,7 +333,7 @@ class RecordReviewView(OperatorRecordView):
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(ReviewInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
-        services.memory_review(project=project_id, actor=_actor(request), record_id=pk,
+        services.memory_review(project=project_id, actor=Actor.of(request.user), record_id=pk,
                                approve=data["decision"] == "approve", expected_version=data.get("expected_version"))
         return Response(_record_out(project_id, pk))
 
@@ -351,7 +344,7 @@ class RecordExpireView(OperatorRecordView):
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(ExpireInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
-        services.memory_expire(project=project_id, actor=_actor(request), record_id=pk, at=data.get("at"),
+        services.memory_expire(project=project_id, actor=Actor.of(request.user), record_id=pk, at=data.get("at"),
                                expected_version=data.get("expected_version"))
         return Response(_record_out(project_id, pk))
 
@@ -362,7 +355,7 @@ class RecordDeleteView(OperatorRecordView):
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(VersionInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
-        services.memory_delete(project=project_id, actor=_actor(request), record_id=pk,
+        services.memory_delete(project=project_id, actor=Actor.of(request.user), record_id=pk,
                                expected_version=data.get("expected_version"))
         return Response(_record_out(project_id, pk))
 
@@ -374,7 +367,7 @@ class RecordEraseView(OperatorRecordView):
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(EraseInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
-        erased = services.memory_erase(project=project_id, actor=_actor(request), record_id=pk, **data)
+        erased = services.memory_erase(project=project_id, actor=Actor.of(request.user), record_id=pk, **data)
         return Response({"erased": erased})
 
 
@@ -384,7 +377,7 @@ class BulkDeleteView(OperatorRecordView):
     def post(self, request: Request) -> Response:
         data = _validated(BulkInSerializer, request.data)
         project = _named_project(request, data["project"])
-        result = services.memory_bulk_delete(project=project, actor=_actor(request), record_ids=data["ids"])
+        result = services.memory_bulk_delete(project=project, actor=Actor.of(request.user), record_ids=data["ids"])
         return Response(BulkOutSerializer({"done": result.done, "failed": result.failed}).data)
 
 
@@ -394,7 +387,7 @@ class BulkExpireView(OperatorRecordView):
     def post(self, request: Request) -> Response:
         data = _validated(BulkInSerializer, request.data)
         project = _named_project(request, data["project"])
-        result = services.memory_bulk_expire(project=project, actor=_actor(request), record_ids=data["ids"])
+        result = services.memory_bulk_expire(project=project, actor=Actor.of(request.user), record_ids=data["ids"])
         return Response(BulkOutSerializer({"done": result.done, "failed": result.failed}).data)
 
 
@@ -453,7 +446,7 @@ class ContextCreateView(MemoryView):
         project_id = project_ids.first()
         if project_id is None:
             raise NotFoundError(f"Run {data['run_id']} does not exist.")
-        snapshot = services.context_project(project=project_id, run_id=data["run_id"],
+        snapshot = context.context_project(project=project_id, run_id=data["run_id"],
                                             budget_chars=data["budget_chars"], query=data["query"])
         return Response(ContextOutSerializer(snapshot).data, status=status.HTTP_201_CREATED)
 

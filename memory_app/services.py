@@ -9,13 +9,12 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from harness.actors import Actor
 from harness.audit import audit_record
-from harness.canonical import canonical_json
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import Role, user_can_see_project, user_has_role
@@ -31,32 +30,10 @@ from memory_app.models import (
     ProvenanceKind,
 )
 from memory_app.policy import Outcome
-from memory_app.selectors import memory_chain, memory_conflicts_of, memory_records, memory_retrieve_scopes
+from memory_app.selectors import memory_chain, memory_conflicts_of, memory_records
 
 MAX_BULK = 500
-MAX_BUDGET_CHARS = 200_000
 LIVE = (MemoryStatus.ACTIVE, MemoryStatus.HELD)
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who is changing memory: an agent (by its token's name) or a console user."""
-
-    label: str
-    user: User | None = None
-    agent_name: str = ""
-
-    @classmethod
-    def for_agent(cls, name: str) -> "Actor":
-        return cls(label=f"agent:{name}", agent_name=name)
-
-    @classmethod
-    def for_user(cls, user: User) -> "Actor":
-        return cls(label=f"user:{user.get_username()}", user=user)
-
-    @property
-    def is_agent(self) -> bool:
-        return bool(self.agent_name)
 
 
 @dataclass(frozen=True)
@@ -150,7 +127,7 @@ def _validate_sources(
 
 
 def _audit(project_id: int, actor: Actor, action: str, target: Any, **data: Any) -> None:
-    audit_record(project=project_id, actor=actor.label, action=action, target=target, data=data)
+    audit_record(project=project_id, actor=actor, action=action, target=target, data=data)
 
 
 # --- writes --------------------------------------------------------------------------------
@@ -536,75 +513,3 @@ def _bulk(record_ids: list[int], apply: Any) -> BulkResult:
         except (ConflictError, NotFoundError) as exc:
             failed[pk] = exc.detail
     return BulkResult(done=done, failed=failed)
-
-
-# --- context projection --------------------------------------------------------------------
-
-MEMORY_PER_SCOPE = 20
-ITEMS_SCANNED = 500
-
-
-def context_project(
-    *, project: Project | int, run_id: int, budget_chars: int, query: str | None = None
-) -> ContextSnapshot:
-    """Build and record the bounded context a run's model may see.
-
-    1. Relevant memory: active, fresh records of the project-wide scope, the run's session and its
-       active agent (with a `query`, those sharing a word with it, best ranked first; without one,
-       the most recent), into at most half the budget.
-    2. The session's most recent items, newest first, until the rest of the budget is used; the
-       first item that does not fit ends the window so it stays contiguous.
-    3. Store exactly what was handed over (ids, seqs and the text) as a ContextSnapshot.
-    """
-    from runs_app.models import Run
-    from sessions_app.models import SessionItem
-
-    project_id = _project_id(project)
-    if not 1 <= budget_chars <= MAX_BUDGET_CHARS:
-        raise ValidationFailed(f"budget_chars is between 1 and {MAX_BUDGET_CHARS}.", code="invalid_budget")
-    query = (query or "").strip()[:500]
-    run = Run.objects.filter(project_id=project_id, pk=run_id).only("id", "session_id", "active_agent").first()
-    if run is None:
-        raise NotFoundError(f"Run {run_id} does not exist.")
-    scopes = [(MemoryScope.PROJECT, ""), (MemoryScope.SESSION, str(run.session_id))]
-    if run.active_agent:
-        scopes.append((MemoryScope.AGENT, run.active_agent))
-    candidates = memory_retrieve_scopes(project=project_id, scopes=scopes, query=query, k=MEMORY_PER_SCOPE,
-                                        any_term=True)
-    if query:
-        candidates.sort(key=lambda r: -float(getattr(r, "rank", 0.0)))
-    memory: list[dict[str, Any]] = []
-    used = 0
-    for record in candidates:
-        if used + len(record.content) > budget_chars // 2:
-            continue
-        used += len(record.content)
-        memory.append({
-            "id": record.pk, "scope": record.scope, "scope_key": record.scope_key, "subject": record.subject,
-            "content": record.content, "provenance_kind": record.provenance_kind,
-            "created_at": record.created_at.isoformat(),
-        })
-    items: list[dict[str, Any]] = []
-    recent = SessionItem.objects.filter(session_id=run.session_id).order_by("-seq").only("seq", "role", "content")
-    for item in recent[:ITEMS_SCANNED]:
-        text = _item_text(item.content)
-        if used + len(text) > budget_chars:
-            break
-        used += len(text)
-        items.append({"seq": item.seq, "role": item.role, "text": text})
-    items.reverse()
-    # One INSERT: no savepoint needed when the resume worker calls this inside its transaction.
-    with transaction.atomic(savepoint=False):
-        return ContextSnapshot.objects.create(
-            project_id=project_id, run_id=run.pk, item_seqs=[i["seq"] for i in items],
-            memory_ids=[m["id"] for m in memory], query=query, budget_chars=budget_chars, used_chars=used,
-            content={"run": run.pk, "session": run.session_id, "query": query, "memory": memory, "items": items},
-        )
-
-
-def _item_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict) and isinstance(content.get("text"), str):
-        return content["text"]
-    return canonical_json(content)

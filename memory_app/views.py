@@ -10,6 +10,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from harness.actors import Actor
 from harness.errors import DomainError, Forbidden, NotFoundError
 from harness.tenancy import Role
 from harness.views import ConsoleRequest, console_page, console_roles, project_ids, render_page, role_required
@@ -19,10 +20,6 @@ from memory_app.filters import MemoryListFilter
 from memory_app.forms import BulkForm, DeleteForm, ResolveForm, ReviewForm, SupersedeForm
 from memory_app.models import MemoryStatus
 from memory_app.selectors import is_fresh, memory_chain, memory_conflicts_of
-
-
-def _actor(request: ConsoleRequest) -> services.Actor:
-    return services.Actor.for_user(request.user)  # type: ignore[arg-type]
 
 
 @require_GET
@@ -86,7 +83,7 @@ def record_edit(request: ConsoleRequest, record_id: int) -> HttpResponse:
             project=record.project_id,
             record_id=record.pk,
             content=form.cleaned_data["content"],
-            actor=_actor(request),
+            actor=Actor.of(request.user),
             expected_version=form.cleaned_data["version"],
         )
     except Forbidden as exc:
@@ -128,7 +125,7 @@ def record_resolve(request: ConsoleRequest, record_id: int) -> HttpResponse:
         return _card(request, record, status=400, error="Choose the record to keep.")
     try:
         kept = services.memory_supersede(
-            project=record.project_id, actor=_actor(request), record_id=record.pk,
+            project=record.project_id, actor=Actor.of(request.user), record_id=record.pk,
             replacement_id=form.cleaned_data["keep"], expected_version=form.cleaned_data["version"],
         )
     except Forbidden as exc:
@@ -157,7 +154,7 @@ def record_delete(request: ConsoleRequest, record_id: int) -> HttpResponse:
         return render_page(request, "memory/record_delete.html", {"record": record, "form": form}, status=400)
     try:
         services.memory_delete(
-            project=record.project_id, actor=_actor(request), record_id=record.pk,
+            project=record.project_id, actor=Actor.of(request.user), record_id=record.pk,
             expected_version=form.cleaned_data.get("version"),
         )
     except Forbidden as exc:
@@ -187,7 +184,7 @@ def record_bulk(request: ConsoleRequest) -> HttpResponse:
     bulk = services.memory_bulk_delete if form.cleaned_data["action"] == "delete" else services.memory_bulk_expire
     done, refused = 0, 0
     for project_id, ids in by_project.items():
-        result = bulk(project=project_id, actor=_actor(request), record_ids=ids)
+        result = bulk(project=project_id, actor=Actor.of(request.user), record_ids=ids)
         done += len(result.done)
         refused += len(result.failed)
     verb = "deleted" if form.cleaned_data["action"] == "delete" else "expired"
@@ -214,7 +211,7 @@ def held_review(request: ConsoleRequest, record_id: int) -> HttpResponse:
         try:
             services.memory_review(
                 project=record.project_id,
-                actor=_actor(request),
+                actor=Actor.of(request.user),
                 record_id=record.pk,
                 approve=form.cleaned_data["decision"] == "accept",
             )

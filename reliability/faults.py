@@ -35,11 +35,12 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from harness.actors import Actor
 from harness.canonical import canonical_json
 from harness.errors import ConflictError
 from harness.models import Project
 from memory_app.models import MemoryRecord
-from memory_app.services import Actor, memory_delete, memory_expire, memory_supersede, memory_write
+from memory_app.services import memory_delete, memory_expire, memory_supersede, memory_write
 from reliability.core import Result, command_for, experiment
 from runs_app.models import ApprovalRequest, Checkpoint, Run, RunEvent, RunStatus, Task
 from runs_app.services import (
@@ -224,7 +225,8 @@ def reviewer_for(*projects: Project, role: str = "reviewer") -> Any:
 
 def approve(run: Run, user: Any) -> None:
     assert run.pending_approval_id is not None
-    approval_decide(project=run.project_id, approval_id=run.pending_approval_id, user=user, decision="approve")
+    approval_decide(project=run.project_id, approval_id=run.pending_approval_id, actor=Actor.for_user(user),
+                    decision="approve")
 
 
 def _seconds(started: float) -> float:
@@ -451,7 +453,7 @@ def stale_lease_fencing(quick: bool) -> Result:
                         accepted.append(f"{run_id}:{write}")
             for run_id in ids:
                 run_transition(project=project.pk, run_id=run_id, to=RunStatus.SUCCEEDED, expected_version=None,
-                               lease_owner=f"worker:B-{run_id}", by_worker=True)
+                               lease_owner=f"worker:B-{run_id}", actor=Actor.for_worker(f"worker:B-{run_id}"))
     parents = Counter(Checkpoint.objects.filter(run_id__in=runs).exclude(parent=None).values_list("parent_id",
                                                                                                   flat=True))
     b_heads = Run.objects.filter(pk__in=runs, status=RunStatus.SUCCEEDED, last_checkpoint__label="B").count()
@@ -492,7 +494,7 @@ def _stale_writes(project: int, run_id: int, parent: int | None, owner: str) -> 
         "checkpoint": lambda: checkpoint_create(project=project, run_id=run_id, parent_id=parent,
                                                label="A (stale)", lease_owner=owner),
         "transition": lambda: run_transition(project=project, run_id=run_id, to=RunStatus.SUCCEEDED,
-                                             expected_version=None, lease_owner=owner, by_worker=True),
+                                             expected_version=None, lease_owner=owner, actor=Actor.for_worker(owner)),
         "heartbeat": lambda: run_heartbeat(project=project, run_id=run_id, owner=owner, lease_seconds=60),
         "current_node": lambda: run_set_current_node(project=project, run_id=run_id, owner=owner, node="stale"),
     }
@@ -863,8 +865,9 @@ def transactional_enqueue(quick: bool) -> Result:
                     run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
                     approval = approval_request_create(project=project, run_id=run.pk, tool="publish_chapter",
                                                        arguments={"n": i}, idempotency_key=f"enqueue-{i}",
-                                                       requested_by="agent:enqueue")
-                    approval_decide(project=project.pk, approval_id=approval.pk, user=user, decision="approve")
+                                                       actor=Actor.for_agent("enqueue"))
+                    approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(user),
+                                    decision="approve")
                     if i in rolled:
                         raise _RolledBack
             except _RolledBack:

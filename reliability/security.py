@@ -30,6 +30,7 @@ from django.contrib.auth.models import Permission, User
 from django.db import connection, transaction
 from django.test import Client, override_settings
 
+from harness.actors import Actor
 from harness.canonical import action_fingerprint, digest
 from harness.errors import ConflictError
 from harness.models import AuditEntry, Project
@@ -107,7 +108,7 @@ def bearer(secret: str) -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
 
 
-def waiting_run(project: Project, session: Session, *, key: str, arguments: dict, requested_by: str = "agent:e",
+def waiting_run(project: Project, session: Session, *, key: str, arguments: dict, requester: Actor | None = None,
                 task_id: int | None = None, checkpoint: bool = False) -> tuple[Run, ApprovalRequest]:
     """A running, agent-driven run that asks for approval of `sec_tool(arguments)`."""
     run = factories.make_run(project, session, task_id=task_id)
@@ -117,7 +118,7 @@ def waiting_run(project: Project, session: Session, *, key: str, arguments: dict
         checkpoint_create(project=project, run_id=run.pk, label="before the gate",
                           artifact_fingerprints=artifact_fingerprints(task_refs), pending_gate={"tool": TOOL})
     approval = approval_request_create(project=project, run_id=run.pk, tool=TOOL, arguments=arguments,
-                                       idempotency_key=key, requested_by=requested_by)
+                                       idempotency_key=key, actor=requester or Actor.for_agent("e"))
     return Run.objects.get(pk=run.pk), approval
 
 
@@ -186,10 +187,11 @@ def competing_reviewers(quick: bool) -> Result:
 
             def decide(which: int, approval_id: int = approval.pk) -> str:
                 if which == 0:
-                    approval_decide(project=project.pk, approval_id=approval_id, user=alice, decision="approve")
+                    approval_decide(project=project.pk, approval_id=approval_id, actor=Actor.for_user(alice),
+                                    decision="approve")
                     return "approved"
-                approval_decide(project=project.pk, approval_id=approval_id, user=bob, decision="reject",
-                                reason="Too risky")
+                approval_decide(project=project.pk, approval_id=approval_id, actor=Actor.for_user(bob),
+                                decision="reject", reason="Too risky")
                 return "rejected"
 
             outcomes = run_concurrently(2, decide)
@@ -277,7 +279,7 @@ def _self_approval_attempts(project: Project, session: Session, figures: Counter
     person, anonymous = logged_in(requester), Client()
     for i in range(rounds):
         _, approval = waiting_run(project, session, key=f"e10-self-{project.slug}-{i}", arguments={"amount": i},
-                                  requested_by=f"user:{requester.pk}")
+                                  requester=Actor.for_user(requester))
         api = f"/api/v1/approvals/{approval.pk}/decision/"
         console = f"/approvals/{approval.pk}/approve/"
         admin_action = {"action": "approve", "_selected_action": [approval.pk], "index": 0}
@@ -325,8 +327,8 @@ def self_approval_and_tampering(quick: bool) -> Result:
                                             task_id=task.pk, checkpoint=True)
                 decision = "reject" if kind == "rejection_rewritten" else "approve"
                 edited = {"to": "acme", "amount": i + 1} if i % 2 else None
-                approval_decide(project=project.pk, approval_id=approval.pk, user=reviewer, decision=decision,
-                                reason="no", edited_arguments=edited)
+                approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(reviewer),
+                                decision=decision, reason="no", edited_arguments=edited)
                 approval.refresh_from_db()
                 _tamper(kind, approval)
                 outcome = resume_run_by_id(run.pk)
@@ -339,8 +341,8 @@ def self_approval_and_tampering(quick: bool) -> Result:
             key = f"e10-control-{project.slug}-{i}"
             run, approval = waiting_run(project, session, key=key, arguments={"to": "acme", "amount": i})
             edited = {"to": "acme", "amount": i, "memo": "edited"} if i % 2 else None
-            approval_decide(project=project.pk, approval_id=approval.pk, user=reviewer, decision="approve",
-                            edited_arguments=edited)
+            approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(reviewer),
+                            decision="approve", edited_arguments=edited)
             outcome = resume_run_by_id(run.pk)
             approved = AuditEntry.objects.get(target_type="approvalrequest", target_id=str(approval.pk),
                                               action="approval.approved").data["approved_fingerprint"]
@@ -406,7 +408,9 @@ def _body(method: str, template: str, world: Any) -> Any:
 
 
 def _memory_of(project: Project, run: Run) -> tuple[int, int]:
-    from memory_app.services import Actor, context_project, memory_write
+    from harness.actors import Actor
+    from memory_app.context import context_project
+    from memory_app.services import memory_write
 
     record = memory_write(project=project, actor=Actor.for_agent("e11"), scope="project", subject="secret",
                           content=f"The vault code of {project.slug} is 4711.", source_run_id=run.pk).record
@@ -564,7 +568,7 @@ class _Doors:
         self.person.user_permissions.add(*Permission.objects.filter(
             content_type__app_label__in=["runs_app", "memory_app"],
             content_type__model__in=["approvalrequest", "run", "task", "memoryrecord", "memorywritepolicy"]))
-        self.requester = f"agent:{tag()}"
+        self.requester = Actor.for_agent(tag())
         _, secret = factories.make_agent_token(self.project, name=f"e16-{tag()}")
         self.agent = bearer(secret)
         self.token = bearer(factories.make_personal_token(self.person)[1])
@@ -578,11 +582,12 @@ class _Doors:
     def approval(self) -> ApprovalRequest:
         self.n += 1
         _, approval = waiting_run(self.project, self.session, key=f"e16-{self.project.slug}-{self.n}",
-                                  arguments={"n": self.n}, requested_by=self.requester)
+                                  arguments={"n": self.n}, requester=self.requester)
         return approval
 
     def record(self, scope: str = "project", scope_key: str = "", *, agent: bool = True) -> int:
-        from memory_app.services import Actor, memory_write
+        from harness.actors import Actor
+        from memory_app.services import memory_write
 
         self.n += 1
         actor = Actor.for_agent("e16") if agent else Actor.for_user(self.person)
@@ -1025,7 +1030,9 @@ def schema_fuzz(quick: bool) -> Result:
     from drf_spectacular.generators import SchemaGenerator
     from hypothesis import strategies as st
 
-    from memory_app.services import Actor, context_project, memory_write
+    from harness.actors import Actor
+    from memory_app.context import context_project
+    from memory_app.services import memory_write
     from tests.api.conftest import build_world
     from tests.api.test_schema_fuzz import _real_ids, _strategy
     from tests.memory_app.test_api_schema import OPERATOR_ONLY as MEMORY_OPERATOR_ONLY

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from harness.actors import Actor
 from harness.admin_helpers import AppendOnlyAdmin, transition_actions
 from harness.audit import audit_record
 from harness.errors import DomainError
@@ -23,7 +24,7 @@ from runs_app.services import approval_decide, run_transition, task_transition
 
 
 def _move_run(request: HttpRequest, obj: Run, to: str) -> Any:
-    # Not by_worker: the admin cannot push a waiting run past its approval either.
+    # Not as the worker: the admin cannot push a waiting run past its approval either.
     with transaction.atomic():
         run = run_transition(project=obj.project_id, run_id=obj.pk, to=to, expected_version=obj.version,
                              error={"by": f"admin:{request.user.get_username()}"} if to == "failed" else None)
@@ -40,7 +41,7 @@ def _move_task(request: HttpRequest, obj: Task, to: str) -> Any:
 
 def _audit_move(request: HttpRequest, obj: Run | Task, to: str) -> None:
     # A person moving a run or task (deciding a blocked run, say) is a human decision: audited like the others.
-    audit_record(project=obj.project_id, actor=f"user:{request.user.get_username()}",
+    audit_record(project=obj.project_id, actor=Actor.of(request.user),
                  action=f"{type(obj).__name__.lower()}.{to}", target=obj,
                  data={"from": obj.status, "version": obj.version, "door": "admin"})
 
@@ -114,7 +115,7 @@ class ApprovalRequestAdmin(admin.ModelAdmin):
     def approve(self, request: HttpRequest, queryset: QuerySet[ApprovalRequest]) -> None:
         for approval in queryset.filter(status=ApprovalStatus.PENDING):
             try:
-                approval_decide(project=approval.project_id, approval_id=approval.pk, user=request.user,
+                approval_decide(project=approval.project_id, approval_id=approval.pk, actor=Actor.of(request.user),
                                 decision="approve", expected_version=approval.version)
             except DomainError as exc:
                 self.message_user(request, f"{approval}: {exc.detail}", messages.ERROR)

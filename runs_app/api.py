@@ -12,6 +12,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from harness.actors import Actor
 from harness.api_base import (
     MAX_ID,
     MAX_INT,
@@ -20,10 +21,8 @@ from harness.api_base import (
     IdField,
     SeqPagination,
     agent_project,
-    principal_name,
     scope,
 )
-from harness.auth import AgentPrincipal
 from harness.permissions import ReviewerOnly
 from runs_app import selectors, services
 from runs_app.filters import ApprovalFilter, CheckpointFilter, EffectFilter, RunEventFilter, RunFilter, TaskFilter
@@ -305,10 +304,8 @@ class RunApprovalCreateApi(AgentApiView):
                    description="Post a pending action; the run moves to waiting_approval in the same transaction.")
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(ApprovalCreateInSerializer, request.data)
-        principal: AgentPrincipal = request.user
         approval = services.approval_request_create(
-            project=agent_project(request), run_id=pk, requested_by=principal_name(request),
-            requested_by_token=principal.token, **data,
+            project=agent_project(request), run_id=pk, actor=Actor.of(request.user), **data,
         )
         return Response(ApprovalOutSerializer(approval).data, status=status.HTTP_201_CREATED)
 
@@ -342,7 +339,8 @@ class ApprovalDecisionApi(AgentApiView):
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(ApprovalDecisionInSerializer, request.data)
         approval = selectors.approval_get(project_ids=scope(request), approval_id=pk)
-        decided = services.approval_decide(project=approval.project_id, approval_id=pk, user=request.user, **data)
+        decided = services.approval_decide(project=approval.project_id, approval_id=pk, actor=Actor.of(request.user),
+                                           **data)
         decided = selectors.approval_get(project_ids=scope(request), approval_id=decided.pk)
         return Response(ApprovalOutSerializer(decided).data)
 

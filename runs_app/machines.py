@@ -6,6 +6,7 @@ not among the UPDATE's legal sources, so the refusal needs no read of the row be
 `if` in a service (DESIGN.md, "State machines"; tests/harness/test_machines_match_design.py pins them).
 """
 
+from harness.actors import ActorKind
 from harness.transitions import Guard, StateMachine
 from runs_app.models import ApprovalStatus, EffectStatus, RunStatus, TaskStatus
 
@@ -27,7 +28,7 @@ RUN_MACHINE = StateMachine.declare(
         # A waiting run continues only after the resume worker has re-validated everything
         # (DESIGN.md, "Resume"); the API, the console and the admin cannot push it past its approval.
         (R.WAITING_APPROVAL, R.RUNNING): Guard(
-            only="worker", code="worker_only_transition",
+            only=ActorKind.WORKER, code="worker_only_transition",
             detail="A run waiting for approval continues only through the resume worker.",
         ),
     },

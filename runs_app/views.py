@@ -10,6 +10,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from harness.actors import Actor
 from harness.errors import ConflictError, DomainError, Forbidden
 from harness.tenancy import Role
 from harness.views import ConsoleRequest, asked_part, console_page, project_ids, render_page, role_required
@@ -132,7 +133,7 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
         approval = approval_decide(
             project=approval.project_id,
             approval_id=approval.pk,
-            user=request.user,  # type: ignore[arg-type]
+            actor=Actor.of(request.user),
             decision=decision,
             reason=data.get("reason", ""),
             edited_arguments=data.get("arguments"),

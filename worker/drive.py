@@ -4,6 +4,7 @@ import logging
 
 from django.db import transaction
 
+from harness.actors import Actor
 from harness.errors import ConflictError
 from runs_app.models import (
     NodeExecution,
@@ -75,7 +76,7 @@ def drive_nodes(r: Resume) -> int:
         executed += 1
     with transaction.atomic():
         r.run = run_transition(project=r.project_id, run_id=r.run_id, to=RunStatus.SUCCEEDED, expected_version=None,
-                               lease_owner=r.owner, by_worker=True, updates={"current_node": ""})
+                               lease_owner=r.owner, actor=Actor.for_worker(r.owner), updates={"current_node": ""})
         r.leased = False
         _task_finish(r.project_id, r.task.pk)  # type: ignore[union-attr]
     return executed

@@ -26,6 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from harness.actors import Actor
 from harness.errors import ConflictError
 from runs_app.models import (
     NodeExecution,
@@ -192,7 +193,8 @@ def _finish_rejected(r: Resume) -> None:
     with transaction.atomic():
         r.run = run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.FAILED, expected_version=None, lease_owner=r.owner,
-            by_worker=True, error={"step": "continue", "reason": f"the approval was rejected: {r.bound['reason']}"},
+            actor=Actor.for_worker(r.owner), error={"step": "continue",
+                                   "reason": f"the approval was rejected: {r.bound['reason']}"},
         )
         r.leased = False
 
@@ -202,7 +204,7 @@ def _block(r: Resume, step: str, reason: str, detail: dict) -> None:
         run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.BLOCKED,
             expected_version=None if r.leased else r.run.version, lease_owner=r.owner if r.leased else None,
-            blocked_step=step, error={"step": step, "reason": reason, **detail}, by_worker=True,
+            blocked_step=step, error={"step": step, "reason": reason, **detail}, actor=Actor.for_worker(r.owner),
             updates={"lease_owner": "", "lease_expires_at": None} if r.leased else None,
         )
         r.leased = False

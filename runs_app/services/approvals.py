@@ -4,15 +4,14 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from harness.actors import Actor
 from harness.audit import audit_record
 from harness.canonical import action_fingerprint
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
-from harness.models import ApiToken, Project
+from harness.models import Project
 from harness.tenancy import Role, user_has_role
 from harness.transitions import cas_transition, cas_transition_row
 from runs_app.machines import APPROVAL_MACHINE
@@ -30,8 +29,7 @@ def approval_request_create(
     idempotency_key: str,
     risk: str = "high",
     reason: str = "",
-    requested_by: str,
-    requested_by_token: ApiToken | None = None,
+    actor: Actor,
     expected_version: int | None = None,
     expires_at: dt.datetime | None = None,
 ) -> ApprovalRequest:
@@ -47,8 +45,8 @@ def approval_request_create(
                 approval = ApprovalRequest.objects.create(
                     project=project, run=run, tool=tool, arguments=arguments,
                     action_fingerprint=action_fingerprint(tool, arguments), risk=risk,
-                    idempotency_key=idempotency_key, reason=reason, requested_by=requested_by,
-                    requested_by_token=requested_by_token, expires_at=expires_at,
+                    idempotency_key=idempotency_key, reason=reason, requested_by=actor.label,
+                    requested_by_token=actor.token, expires_at=expires_at,
                 )
         except IntegrityError:
             raise ConflictError(
@@ -76,7 +74,7 @@ def approval_decide(
     *,
     project: Project | int,
     approval_id: int,
-    user: AbstractBaseUser | AnonymousUser,
+    actor: Actor,
     decision: str,
     reason: str = "",
     edited_arguments: dict | None = None,
@@ -84,7 +82,8 @@ def approval_decide(
 ) -> ApprovalRequest:
     """Record a reviewer's final decision and queue the run's resume.
 
-    1. Only a reviewer who can see the project may decide; never the person who asked.
+    1. Only a reviewer (a person, not an agent or the worker) who can see the project may decide;
+       never the one who asked.
     2. Rejection needs a reason. Edit-and-approve records the edited arguments and their new
        fingerprint; plain approval records the requested action's fingerprint.
     3. One conditional UPDATE from pending: of two reviewers deciding at once, one stands and the
@@ -95,12 +94,15 @@ def approval_decide(
 
     project_id = project if isinstance(project, int) else project.pk
     approvals = ApprovalRequest.objects.filter(project_id=project_id)
+    user = actor.user
+    if user is None:  # an agent token or the worker
+        raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
     approval = approvals.filter(pk=approval_id).first()
     if approval is None or not user_can_see_project(user, project_id):
         raise NotFoundError(f"Approval {approval_id} does not exist.")
     if not user_has_role(user, Role.REVIEWER):
         raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
-    if approval.requested_by == f"user:{user.pk}":
+    if approval.requested_by == actor.label:
         raise Forbidden("Nobody approves their own request.", code="self_approval")
     if decision not in (Decision.APPROVE, Decision.REJECT):
         raise ValidationFailed("decision is 'approve' or 'reject'.", code="invalid")
@@ -132,7 +134,7 @@ def approval_decide(
                 exc.code = "already_decided"
             raise
         audit_record(
-            project=project_id, actor=f"user:{user.get_username()}", action=f"approval.{to}", target=approval,
+            project=project_id, actor=actor, action=f"approval.{to}", target=approval,
             data={
                 "reason": approval.decision_reason,
                 "requested_fingerprint": approval.action_fingerprint,

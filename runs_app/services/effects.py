@@ -227,7 +227,7 @@ def _effect_conflict(project_id: int, effect: ExternalEffect, computed: str) -> 
         if run and RUN_MACHINE.can(run["status"], RunStatus.BLOCKED):
             run_transition(
                 project=project_id, run_id=effect.run_id, to=RunStatus.BLOCKED, expected_version=None,
-                blocked_step="effect_conflict", by_worker=True,
+                blocked_step="effect_conflict",
                 error={"step": "effect_conflict", "key": effect.idempotency_key,
                        "result_hash": effect.result_hash, "conflicting_hash": computed},
             )

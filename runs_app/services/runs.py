@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from harness.actors import Actor
 from harness.db import fetch_instance, prepared_cursor, returning
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
@@ -74,14 +75,14 @@ def run_transition(
     lease_owner: str | None = None,
     error: dict | None = None,
     blocked_step: str = "",
-    by_worker: bool = False,
+    actor: Actor | None = None,
     updates: dict | None = None,
 ) -> Run:
     """Move a run through RUN_MACHINE with a compare-and-set on its version.
 
     1. One conditional UPDATE (status, version, and the lease owner when one is named) from the
        sources RUN_MACHINE opens to the caller: its worker-only edge (waiting_approval -> running)
-       only when the worker says so with `by_worker`.
+       only for the worker (an `actor` of kind worker).
     2. Append a `status.<to>` event in the same transaction.
     """
     fields: dict[str, Any] = dict(updates or {})
@@ -109,7 +110,7 @@ def run_transition(
                 expected_version=expected_version,
                 extra_filter=lease_guard,
                 updates=fields,
-                actor="worker" if by_worker else None,
+                actor=actor.kind if actor is not None else None,
             )
         except (ConflictError, NotFoundError) as exc:
             refused = exc

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from harness.actors import Actor
 from harness.models import Project
 from runs_app import services as run_services
 from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, Task
@@ -71,7 +72,7 @@ def build_world(project: Project, prefix: str) -> World:
     run_services.run_transition(project=project, run_id=waiting.pk, to="running", expected_version=None)
     approval = run_services.approval_request_create(
         project=project, run_id=waiting.pk, tool="send_email", arguments={"to": "a@example.com"},
-        idempotency_key=f"{prefix}-approval", requested_by="agent:seed",
+        idempotency_key=f"{prefix}-approval", actor=Actor.for_agent("seed"),
     )
     checkpoint = run_services.checkpoint_create(project=project, run_id=run.pk, label="first")
     run_services.run_claim(project=project, run_id=run.pk, owner=f"{prefix}-worker", lease_seconds=300)

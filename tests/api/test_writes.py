@@ -7,6 +7,7 @@ import pytest
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
 
+from harness.actors import Actor
 from harness.canonical import digest
 from harness.models import ApiToken, Project
 from runs_app.models import ApprovalRequest, ExternalEffect, Run, Task
@@ -308,7 +309,7 @@ def test_a_reader_token_from_the_command_reads_but_does_not_write(capsys, world:
 
 def test_a_blocked_run_can_be_failed_by_the_agent(world: World) -> None:
     run_transition(project=world.project, run_id=world.running_run.pk, to="blocked", expected_version=None,
-                   blocked_step="x", by_worker=True)
+                   blocked_step="x", actor=Actor.for_worker("worker:test"))
     run = Run.objects.get(pk=world.running_run.pk)
     response = world.agent.post(f"/api/v1/runs/{run.pk}/transition/",
                                 {"to": "failed", "expected_version": run.version, "error": {"why": "gave up"}})

@@ -4,9 +4,10 @@ waiting for approval of a high-risk tool call, task T-7 with a forked checkpoint
 
 from dataclasses import dataclass
 
+from harness.actors import Actor
 from harness.models import Project
 from memory_app.models import MemoryRecord
-from memory_app.services import Actor, memory_write
+from memory_app.services import memory_write
 from runs_app.models import ApprovalRequest, Checkpoint, Run, RunStatus, Task
 from runs_app.services import (
     approval_request_create,
@@ -59,7 +60,7 @@ def build_scene(project: Project, *, suffix: str = "") -> Scene:
     approval = approval_request_create(
         project=project, run_id=run.pk, tool="git.push",
         arguments={"branch": "fix/login", "remote": "origin", "force": False},
-        idempotency_key=f"push-{run.pk}", risk="high", reason="Push the fix", requested_by="agent:coder",
+        idempotency_key=f"push-{run.pk}", risk="high", reason="Push the fix", actor=Actor.for_agent("coder"),
     )
     run_event_append(project=project, run_id=run.pk, kind="note", data={"text": "waiting"})
     factories.make_run(project, session, ref=f"R-102{suffix}", active_agent="tester")

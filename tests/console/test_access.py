@@ -6,6 +6,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from harness.actors import Actor
 from memory_app.models import MemoryRecord, MemoryStatus
 from runs_app.models import ApprovalRequest, ApprovalStatus
 from tests import factories
@@ -126,7 +127,7 @@ def test_agent_written_values_are_escaped_and_inert(project, reviewer_client) ->
     session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": {"t": evil}}])
     approval = approval_request_create(
         project=project, run_id=run.pk, tool="shell", arguments={"cmd": evil}, idempotency_key="k-evil",
-        reason=evil, requested_by="agent:x",
+        reason=evil, actor=Actor.for_agent("x"),
     )
     for target in (
         reverse("runs:approval_detail", args=[approval.pk]),

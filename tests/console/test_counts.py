@@ -6,6 +6,7 @@ import pytest
 from django.urls import reverse
 
 from console import context_processors
+from harness.actors import Actor
 from memory_app.models import MemoryRecord, MemoryStatus
 from tests.console.scenario import Scene
 
@@ -32,7 +33,8 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_the_overview_shows_each_apps_count_once_per_request(scene: Scene, reviewer_client, calls) -> None:  # type: ignore[no-untyped-def]
     from runs_app.services import run_transition
 
-    run_transition(project=scene.project, run_id=scene.run.pk, to="blocked", expected_version=None, by_worker=True,
+    run_transition(project=scene.project, run_id=scene.run.pk, to="blocked", expected_version=None,
+                   actor=Actor.for_worker("worker:test"),
                    blocked_step="capability", error={"reason": "no adapter"})
     MemoryRecord.objects.filter(pk=scene.memory.pk).update(status=MemoryStatus.HELD)
     body = reviewer_client.get(reverse("dashboard")).content.decode()

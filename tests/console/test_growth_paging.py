@@ -5,6 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from harness.actors import Actor
 from runs_app import selectors as sel
 from runs_app.models import ApprovalRequest, RunStatus
 from runs_app.services import approval_request_create, checkpoint_create, run_transition
@@ -17,7 +18,7 @@ def _waiting_approval(project, n: int) -> int:  # type: ignore[no-untyped-def]
     run = factories.make_run(project)
     run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
     return approval_request_create(project=project, run_id=run.pk, tool="git.push", arguments={"n": n},
-                                   idempotency_key=f"k-{run.pk}", requested_by="agent:coder").pk
+                                   idempotency_key=f"k-{run.pk}", actor=Actor.for_agent("coder")).pk
 
 
 def _shown(body: str) -> list[int]:

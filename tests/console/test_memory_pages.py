@@ -3,8 +3,9 @@
 import pytest
 from django.urls import reverse
 
+from harness.actors import Actor
 from memory_app.models import MemoryRecord, MemoryStatus
-from memory_app.services import Actor, memory_write
+from memory_app.services import memory_write
 from tests.console.scenario import Scene
 
 pytestmark = pytest.mark.django_db

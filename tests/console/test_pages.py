@@ -5,6 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from harness.actors import Actor
 from tests import factories
 from tests.console.scenario import Scene
 
@@ -106,7 +107,8 @@ def test_the_dashboard_names_the_step_a_blocked_run_failed(scene: Scene, reviewe
     from runs_app.services import run_transition
 
     run_transition(
-        project=scene.project, run_id=scene.run.pk, to="blocked", expected_version=None, by_worker=True,
+        project=scene.project, run_id=scene.run.pk, to="blocked", expected_version=None,
+        actor=Actor.for_worker("worker:test"),
         blocked_step="approval_preconditions", error={"reason": "the fingerprint changed"},
     )
     body = reviewer_client.get(reverse("dashboard")).content.decode()
@@ -175,7 +177,7 @@ def test_an_expired_session_sends_htmx_to_the_login_page(scene: Scene, client) -
 
 
 def test_the_run_inspector_shows_the_context_handed_to_the_model(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
-    from memory_app.services import context_project
+    from memory_app.context import context_project
 
     snapshot = context_project(project=scene.project, run_id=scene.run.pk, budget_chars=2000)
     body = reviewer_client.get(reverse("runs:run_inspector", args=[scene.run.pk])).content.decode()

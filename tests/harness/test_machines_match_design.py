@@ -12,6 +12,7 @@ import pytest
 
 # The tables and the worker-only edges, imported by name only and only here: issue 13 moves these
 # modules (runs_app/machines.py, the worker app), so this block is the one place to follow them.
+from harness.actors import Actor
 from harness.errors import ConflictError
 from memory_app.models import MEMORY_MACHINE
 from runs_app.machines import APPROVAL_MACHINE, EFFECT_MACHINE, RUN_MACHINE, TASK_MACHINE
@@ -67,7 +68,7 @@ def test_run_machine_is_exactly_design():
 
 def test_the_run_edges_reserved_for_the_worker_are_exactly_design():
     # The guard is part of the table (runs_app.machines: a Guard naming the worker on the edge); run_transition
-    # opens the edge only when the worker passes by_worker=True; the API and the admin never pass it.
+    # opens the edge only to an actor of kind worker; the API and the admin act as users or agents.
     assert {(str(src), str(dst)) for src, dst in RUN_MACHINE.edges_only_for("worker")} == RUN_WORKER_ONLY_DESIGN
     assert RUN_WORKER_ONLY_DESIGN <= _edges(RUN_DESIGN)  # noqa: SIM300 - a subset test; reserved, still legal for the worker
 
@@ -84,7 +85,8 @@ def test_only_the_worker_moves_a_run_on_its_reserved_edges(project, src, dst):
             run_transition(project=project, run_id=run.pk, to=dst, expected_version=version)
         assert caught.value.code == "worker_only_transition"
         assert Run.objects.values_list("status", "version").get(pk=run.pk) == (src, version)
-        moved = run_transition(project=project, run_id=run.pk, to=dst, expected_version=version, by_worker=True)
+        moved = run_transition(project=project, run_id=run.pk, to=dst, expected_version=version,
+                               actor=Actor.for_worker("worker:test"))
     else:
         moved = run_transition(project=project, run_id=run.pk, to=dst, expected_version=version)
     assert (moved.status, moved.version) == (dst, version + 1)

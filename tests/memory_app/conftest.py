@@ -1,6 +1,6 @@
 import pytest
 
-from memory_app.services import Actor
+from harness.actors import Actor
 from tests import factories
 
 

@@ -7,8 +7,10 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from harness.actors import Actor
+from memory_app.context import context_project
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryWritePolicy
-from memory_app.services import Actor, context_project, memory_write
+from memory_app.services import memory_write
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,9 @@ import pytest
 import schemathesis
 from drf_spectacular.generators import SchemaGenerator
 
-from memory_app.services import Actor, context_project, memory_write
+from harness.actors import Actor
+from memory_app.context import context_project
+from memory_app.services import memory_write
 from tests import factories
 from tests.schema_fuzz import (
     fuzzer,

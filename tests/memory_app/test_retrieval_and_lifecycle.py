@@ -7,15 +7,15 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from harness.actors import Actor
 from harness.errors import Forbidden
 from harness.models import AuditEntry
+from memory_app.context import context_project
 from memory_app.filters import MemoryRecordFilter
 from memory_app.models import ContextSnapshot, MemoryRecord
 from memory_app.policy import content_hash
 from memory_app.selectors import memory_list, memory_retrieve, memory_retrieve_scopes
 from memory_app.services import (
-    Actor,
-    context_project,
     memory_bulk_delete,
     memory_bulk_expire,
     memory_delete,

@@ -3,11 +3,12 @@
 
 import pytest
 
+from harness.actors import Actor
 from harness.errors import ConflictError, Forbidden
 from harness.models import AuditEntry
 from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_chain, memory_conflicts, memory_retrieve
-from memory_app.services import Actor, memory_supersede, memory_write
+from memory_app.services import memory_supersede, memory_write
 from tests import factories
 from tests.threads import run_concurrently
 

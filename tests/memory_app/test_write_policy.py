@@ -70,7 +70,7 @@ def test_a_reviewer_cannot_review_held_memory(project, agent, run):
     MemoryWritePolicy.objects.create(project=project, scope="project", decision="hold")
     held = memory_write(project=project, actor=agent, scope="project", content="Maybe west.", source_run_id=run.pk)
     reviewer = factories.make_user("rita", role="reviewer", projects=[project])
-    from memory_app.services import Actor
+    from harness.actors import Actor
 
     with pytest.raises(Forbidden):
         memory_review(project=project, actor=Actor.for_user(reviewer), record_id=held.record.pk, approve=True)

@@ -7,6 +7,7 @@ Each experiment commits its rows (threads, gunicorn and the browser read them), 
 import pytest
 from django.test import Client
 
+from harness.actors import Actor
 from reliability import security
 
 QUICK = True  # the experiments' CI form (they take `quick` positionally, as the registry calls them)
@@ -49,7 +50,8 @@ def test_resume_checks_the_approval_row_against_the_audited_decision(kind: str) 
         key = f"reg10-{kind}-{project.slug}"
         run, approval = security.waiting_run(project, session, key=key, arguments={"to": "acme", "amount": 1})
         decision = "reject" if kind == "rejection_rewritten" else "approve"
-        security.approval_decide(project=project.pk, approval_id=approval.pk, user=reviewer, decision=decision,
+        security.approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(reviewer),
+                                 decision=decision,
                                  reason="no")
         approval.refresh_from_db()
         security._tamper(kind, approval)

@@ -1,6 +1,7 @@
 import pytest
 from django.db import IntegrityError, transaction
 
+from harness.actors import Actor
 from harness.canonical import action_fingerprint, digest
 from harness.errors import ConflictError, Forbidden, ValidationFailed
 from harness.models import AuditEntry
@@ -68,7 +69,7 @@ def test_an_idempotency_key_names_one_action(project):
 def test_posting_an_approval_moves_the_run_to_waiting(project):
     run = _running_run(project)
     approval = approval_request_create(project=project, run_id=run.pk, tool="publish", arguments={"ch": 3},
-                                       idempotency_key="pub-3", requested_by="agent:writer")
+                                       idempotency_key="pub-3", actor=Actor.for_agent("writer"))
     run.refresh_from_db()
     assert run.status == "waiting_approval" and run.pending_approval_id == approval.pk
     assert approval.action_fingerprint == action_fingerprint("publish", {"ch": 3})
@@ -79,7 +80,7 @@ def test_a_failed_run_transition_leaves_no_approval(project):
     run = factories.make_run(project)  # created: cannot wait for approval
     with pytest.raises(ConflictError):
         approval_request_create(project=project, run_id=run.pk, tool="publish", arguments={},
-                                idempotency_key="k", requested_by="agent")
+                                idempotency_key="k", actor=Actor.for_agent("agent"))
     assert not ApprovalRequest.objects.exists()
 
 
@@ -87,19 +88,19 @@ def test_a_failed_run_transition_leaves_no_approval(project):
 def test_decisions_need_a_reviewer_who_is_not_the_requester(project, django_capture_on_commit_callbacks):
     run = _running_run(project)
     approval = approval_request_create(project=project, run_id=run.pk, tool="publish", arguments={"ch": 3},
-                                       idempotency_key="pub", requested_by="agent")
+                                       idempotency_key="pub", actor=Actor.for_agent("agent"))
     operator = factories.make_user("olga", role="operator", projects=[project])
     outsider = factories.make_user("rex", role="reviewer")
     with pytest.raises(Forbidden):
-        approval_decide(project=project, approval_id=approval.pk, user=operator, decision="approve")
+        approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(operator), decision="approve")
     from harness.errors import NotFoundError
 
     with pytest.raises(NotFoundError):
-        approval_decide(project=project, approval_id=approval.pk, user=outsider, decision="approve")
+        approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(outsider), decision="approve")
     requester = factories.make_user("rita", role="reviewer", projects=[project])
-    ApprovalRequest.objects.filter(pk=approval.pk).update(requested_by=f"user:{requester.pk}")
+    ApprovalRequest.objects.filter(pk=approval.pk).update(requested_by=Actor.for_user(requester).label)
     with pytest.raises(Forbidden) as caught:
-        approval_decide(project=project, approval_id=approval.pk, user=requester, decision="approve")
+        approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(requester), decision="approve")
     assert caught.value.code == "self_approval"
     assert ApprovalRequest.objects.get(pk=approval.pk).status == "pending"
 
@@ -112,10 +113,11 @@ def test_edit_and_approve_records_the_new_fingerprint_and_audits(project, monkey
     monkeypatch.setattr(tasks, "enqueue_resume", queued.append)
     run = _running_run(project)
     approval = approval_request_create(project=project, run_id=run.pk, tool="publish", arguments={"ch": 3},
-                                       idempotency_key="pub", requested_by="agent")
+                                       idempotency_key="pub", actor=Actor.for_agent("agent"))
     reviewer = factories.make_user("rev", role="reviewer", projects=[project])
     with transaction.atomic():
-        decided = approval_decide(project=project, approval_id=approval.pk, user=reviewer, decision="approve",
+        decided = approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(reviewer),
+                                  decision="approve",
                                   edited_arguments={"ch": 4})
     assert decided.status == "approved"
     assert decided.approved_fingerprint == action_fingerprint("publish", {"ch": 4}) != decided.action_fingerprint
@@ -132,13 +134,15 @@ def test_rejection_needs_a_reason_and_a_second_decision_names_the_first(project,
     monkeypatch.setattr(tasks, "enqueue_resume", lambda run_id: None)
     run = _running_run(project)
     approval = approval_request_create(project=project, run_id=run.pk, tool="publish", arguments={},
-                                       idempotency_key="pub", requested_by="agent")
+                                       idempotency_key="pub", actor=Actor.for_agent("agent"))
     ann = factories.make_user("ann", role="reviewer", projects=[project])
     bob = factories.make_user("bob", role="reviewer", projects=[project])
     with pytest.raises(ValidationFailed):
-        approval_decide(project=project, approval_id=approval.pk, user=ann, decision="reject", reason="  ")
-    approval_decide(project=project, approval_id=approval.pk, user=ann, decision="reject", reason="too risky")
+        approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(ann), decision="reject",
+                        reason="  ")
+    approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(ann), decision="reject",
+                    reason="too risky")
     with pytest.raises(ConflictError) as caught:
-        approval_decide(project=project, approval_id=approval.pk, user=bob, decision="approve")
+        approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(bob), decision="approve")
     assert caught.value.code == "already_decided" and caught.value.extra["decided_by"] == "ann"
     assert Run.objects.get(pk=run.pk).status == "waiting_approval"

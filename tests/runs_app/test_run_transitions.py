@@ -1,5 +1,6 @@
 import pytest
 
+from harness.actors import Actor
 from harness.errors import ConflictError
 from runs_app.models import Run, RunEvent, RunStatus
 from runs_app.services import run_claim, run_transition
@@ -73,7 +74,7 @@ def test_waiting_for_approval_continues_only_through_the_worker(project):
         run_transition(project=project, run_id=run.pk, to="running", expected_version=version)
     assert caught.value.code == "worker_only_transition"
     assert run_transition(project=project, run_id=run.pk, to="running", expected_version=version,
-                          by_worker=True).status == "running"
+                          actor=Actor.for_worker("worker:test")).status == "running"
 
 
 @pytest.mark.django_db

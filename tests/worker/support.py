@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from django.contrib.auth.models import User
 
 from demo.scenario import demo_scenario_create
+from harness.actors import Actor
 from harness.models import Project
 from runs_app.models import Run, RunEvent
 from runs_app.services import approval_decide
@@ -190,7 +191,8 @@ def reviewer(project: Project, username: str = "rita") -> User:
 
 
 def approve(run: Run, user: User) -> None:
-    approval_decide(project=run.project_id, approval_id=run.pending_approval_id, user=user, decision="approve")
+    approval_decide(project=run.project_id, approval_id=run.pending_approval_id, actor=Actor.for_user(user),
+                    decision="approve")
 
 
 def run_status(run_id: int) -> str:

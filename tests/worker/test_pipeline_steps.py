@@ -6,6 +6,7 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
+from harness.actors import Actor
 from memory_app.models import ContextSnapshot
 from runs_app.models import (
     ApprovalRequest,
@@ -108,7 +109,8 @@ def test_a_run_leased_by_another_worker_is_left_to_it(r101) -> None:
 
 def test_rejection_binds_the_reason_executes_nothing_and_fails_the_worker_plan(r101) -> None:
     run, rita = r101
-    approval_decide(project=run.project_id, approval_id=run.pending_approval_id, user=rita, decision="reject",
+    approval_decide(project=run.project_id, approval_id=run.pending_approval_id, actor=Actor.for_user(rita),
+                    decision="reject",
                     reason="Chapter 3 needs another pass")
 
     resume_run_by_id(run.pk, owner=OWNER)
@@ -127,7 +129,7 @@ def _agent_run(project, *, arguments=None):  # type: ignore[no-untyped-def]
                    updates={"current_node": "send"})
     approval_request_create(project=project, run_id=run.pk, tool="publish_chapter",
                             arguments=arguments or {"chapter": 1, "title": "One"}, idempotency_key=f"k-{run.pk}",
-                            requested_by="agent:a")
+                            actor=Actor.for_agent("a"))
     return Run.objects.get(pk=run.pk)
 
 
@@ -147,7 +149,7 @@ def test_an_agent_driven_run_returns_to_running_with_the_result_bound_and_its_le
 
 def test_an_agent_driven_rejection_returns_to_running_with_the_rejection_bound(project) -> None:
     run = _agent_run(project)
-    approval_decide(project=project, approval_id=run.pending_approval_id, user=reviewer(project),
+    approval_decide(project=project, approval_id=run.pending_approval_id, actor=Actor.for_user(reviewer(project)),
                     decision="reject", reason="no")
 
     resume_run_by_id(run.pk, owner=OWNER)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
+from harness.actors import Actor
 from runs_app.models import Checkpoint, EffectStatus, ExternalEffect, Run, RunEvent, RunStatus
 from runs_app.services import approval_request_create, checkpoint_create, run_transition
 from tests import factories
@@ -60,7 +61,7 @@ def _agent_run_waiting_for_approval(project) -> Run:  # type: ignore[no-untyped-
     checkpoint_create(project=project, run_id=run.pk, label="before publish", cursor={"node": "publish"},
                       pending_gate={"tool": "publish_chapter", "arguments": arguments})
     approval_request_create(project=project, run_id=run.pk, tool="publish_chapter", arguments=arguments,
-                            idempotency_key=f"k-{run.pk}", requested_by="agent:a")
+                            idempotency_key=f"k-{run.pk}", actor=Actor.for_agent("a"))
     return Run.objects.get(pk=run.pk)
 
 

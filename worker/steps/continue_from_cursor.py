@@ -3,6 +3,7 @@
 import logging
 from typing import Any
 
+from harness.actors import Actor
 from runs_app.models import (
     RunStatus,
 )
@@ -55,6 +56,6 @@ def run(r: Resume) -> dict:
         updates.update(lease_owner="", lease_expires_at=None)
         r.leased = False
     r.run = run_transition(project=r.project_id, run_id=r.run_id, to=RunStatus.RUNNING, expected_version=None,
-                           lease_owner=r.owner, by_worker=True, updates=updates)
+                           lease_owner=r.owner, actor=Actor.for_worker(r.owner), updates=updates)
     return {"decision": r.bound["decision"], "receipt": r.bound.get("receipt", ""), "node": gate,
             "driven_by": "worker" if r.worker_driven else "agent"}

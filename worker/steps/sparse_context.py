@@ -4,7 +4,7 @@ import logging
 
 from harness.canonical import digest
 from harness.errors import DomainError
-from memory_app.services import context_project
+from memory_app.context import context_project
 from runs_app.artifacts import artifact_fingerprints
 from worker.state import Resume, StepFailed
 
@@ -19,7 +19,7 @@ def run(r: Resume) -> dict:
 
     1. The task's durable state (objective, plan, completed nodes, artifact fingerprints, the pending
        action): what a node handler is given.
-    2. Memory and the recent session window through memory_app's `context_project`, which stores
+    2. Memory and the recent session window through memory_app.context's `context_project`, which stores
        the snapshot it hands over (a ContextSnapshot row); the trace names it.
     """
     task = r.task

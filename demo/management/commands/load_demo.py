@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from demo.memory import load_demo_memory
+from harness.actors import Actor
 from harness.canonical import digest
 from harness.models import Membership, Project
 from harness.tenancy import Role
@@ -112,7 +113,7 @@ class Command(BaseCommand):
         runs.approval_request_create(
             project=project, run_id=r101.pk, tool="publish_chapter",
             arguments={"chapter": 3, "title": "The Lighthouse"}, idempotency_key="T-7/publish/chapter-3",
-            risk="high", reason="Publishing is public and cannot be undone.", requested_by="agent:writer",
+            risk="high", reason="Publishing is public and cannot be undone.", actor=Actor.for_agent("writer"),
         )
 
         # queued for tomorrow, not started.
