@@ -24,7 +24,8 @@ def load_demo_memory(*, project: Project, session_id: int, run_id: int) -> None:
         project=project, actor=writer, scope=MemoryScope.PROJECT, subject="lighthouse keeper",
         content="The lighthouse keeper is called Tomas.", provenance_kind="observed", source_run_id=run_id,
     )
-    assert first.record is not None
+    if first.record is None:  # the default policy accepts an agent's observed project fact
+        raise RuntimeError(f"the demo's first fact was not stored: {first.code} ({first.reason})")
     memory_supersede(
         project=project, actor=writer, record_id=first.record.pk,
         content="The lighthouse keeper is called Tomás Ferreira; he is sixty-one.", source_run_id=run_id,

@@ -10,7 +10,7 @@ from harness.canonical import digest
 from runs_app.models import Run, Task
 
 
-def _text_artifact(node: str, content: str) -> dict:
+def _text_artifact(node: str, content: str) -> dict[str, str]:
     return {"kind": "text", "node": node, "content": content, "sha256": digest(content)}
 
 
@@ -19,16 +19,16 @@ def _content(ref: Any) -> str:
     return ref.get("content", "") if isinstance(ref, dict) else str(ref or "")
 
 
-def outline(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
+def outline(*, task: Task, run: Run, node: str, artifacts: dict[str, Any], context: dict[str, Any]) -> dict[str, str]:
     return _text_artifact(node, f"Outline for: {task.objective}\n1. Arrival\n2. The storm\n3. The Lighthouse")
 
 
-def draft(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
+def draft(*, task: Task, run: Run, node: str, artifacts: dict[str, Any], context: dict[str, Any]) -> dict[str, str]:
     source = _content(artifacts.get("outline"))
     return _text_artifact(node, f"Draft of chapter 3, from an outline of {len(source)} characters.")
 
 
-def summarize(*, task: Task, run: Run, node: str, artifacts: dict, context: dict) -> dict:
+def summarize(*, task: Task, run: Run, node: str, artifacts: dict[str, Any], context: dict[str, Any]) -> dict[str, str]:
     publish = artifacts.get("publish")
     published = (publish.get("result") if isinstance(publish, dict) else None) or {}
     done = ", ".join(sorted(name for name in artifacts if name != node))

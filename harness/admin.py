@@ -8,13 +8,13 @@ from harness.models import ApiToken, AuditEntry, IdempotentRequest, Membership, 
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(admin.ModelAdmin[Project]):
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(admin.ModelAdmin[Membership]):
     list_display = ["user", "project", "created_at"]
     list_filter = ["project"]
     search_fields = ["user__username", "project__slug"]
@@ -22,7 +22,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
     """Tokens are created by `manage.py create_agent_token` (the secret is shown once); here they are revoked."""
 
     list_display = ["name", "kind", "role", "project", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
@@ -41,14 +41,14 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(IdempotentRequest)
-class IdempotentRequestAdmin(AppendOnlyAdmin):
+class IdempotentRequestAdmin(AppendOnlyAdmin[IdempotentRequest]):
     list_display = ["principal", "key", "method", "path", "state", "response_status", "created_at"]
     list_filter = ["state", "method"]
     search_fields = ["principal", "key", "path"]
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(AppendOnlyAdmin):
+class AuditEntryAdmin(AppendOnlyAdmin[AuditEntry]):
     list_display = ["created_at", "project", "actor", "action", "target_type", "target_id"]
     list_filter = ["project", "action", "target_type"]
     search_fields = ["actor", "action", "target_id"]

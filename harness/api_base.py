@@ -1,7 +1,8 @@
 """Shared pieces of the agent API: tenant scope, id fields, pagination, schema documentation."""
 
-from typing import Any
+from typing import Any, TypeVar
 
+from django.db.models import Model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import register_converter
 from django.views import defaults
@@ -91,7 +92,10 @@ class SeqPagination(NewestFirstPagination):
     ordering = "seq"
 
 
-class AgentListView(ListAPIView):
+_M = TypeVar("_M", bound=Model)
+
+
+class AgentListView(ListAPIView[_M]):
     # A list endpoint: the view's scoped queryset, narrowed by its FilterSet (`filterset_class`). The
     # query string is validated before the view looks anything up, so a bad filter value is a 400 even
     # where the lookup would answer 404 (an unknown run's events). (No docstring: the schema would show
@@ -117,7 +121,7 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
     target_class = "harness.auth.BearerTokenAuthentication"
     name = "bearerAuth"
 
-    def get_security_definition(self, auto_schema: Any) -> dict:
+    def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
         return {"type": "http", "scheme": "bearer", "description": "An agent or personal token: `Bearer hc_...`."}
 
 
@@ -153,7 +157,8 @@ _IDEMPOTENCY_HEADER = {
 }
 
 
-def document_errors_and_idempotency(result: dict, generator: Any, request: Any, public: bool) -> dict:
+def document_errors_and_idempotency(result: dict[str, Any], generator: Any, request: Any, public: bool
+                                    ) -> dict[str, Any]:
     """Spectacular hook: every API operation documents the error shape; every POST the Idempotency-Key."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = _ERROR_SCHEMA
     ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}

@@ -10,13 +10,16 @@ and the test suite's query counts see it.
 
 import datetime as dt
 import functools
-from typing import Any, Self
+from collections.abc import Callable
+from typing import Any, Self, TypeVar
 
 import orjson
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
+
+_M = TypeVar("_M", bound=Model)
 
 
 class _PreparingCursor(psycopg.Cursor):
@@ -58,7 +61,7 @@ def prepared_cursor() -> CursorWrapper:
 
 
 @functools.cache
-def _fields_by_column(model: type[Model]) -> dict[str, tuple[str, list]]:
+def _fields_by_column(model: type[Model]) -> dict[str, tuple[str, list[Callable[..., Any]]]]:
     return {str(f.column): (f.attname, f.get_db_converters(connection)) for f in model._meta.concrete_fields}
 
 
@@ -74,7 +77,7 @@ def returning(model: type[Model]) -> str:
     return "RETURNING " + columns(model)
 
 
-def fetch_instance(model: type[Model], sql: str, params: Any) -> Any:
+def fetch_instance(model: type[_M], sql: str, params: Any) -> _M | None:
     """Run one prepared statement and build the model instance from its first row (None if none).
 
     What `Model.objects.raw()` does for one row, minus its per-query column mapping: columns are
@@ -87,7 +90,8 @@ def fetch_instance(model: type[Model], sql: str, params: Any) -> Any:
     if row is None:
         return None
     by_name = dict(zip(names, row, strict=True))
-    attnames, values = [], []
+    attnames: list[str] = []
+    values: list[Any] = []
     # In the model's field order: from_db fills the fields it was not given (deferred) by position.
     for column, (attname, converters) in _fields_by_column(model).items():
         if column in by_name:
@@ -102,7 +106,7 @@ def fetch_instance(model: type[Model], sql: str, params: Any) -> Any:
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
-def json_rows(rows: list[tuple]) -> list[dict[str, Any]]:
+def json_rows(rows: list[tuple[str, int]]) -> list[dict[str, Any]]:
     """Rows of (a JSON object's text, epoch microseconds) as the objects, each with its `created_at`.
 
     For reads that write each row as the API's JSON in SQL: one decode for all of them costs a

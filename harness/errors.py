@@ -88,7 +88,7 @@ _DRF_CODES = {
 }
 
 
-def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}."""
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=exc.http_status)

@@ -8,7 +8,7 @@ forms are FilterSets of plain django-filter filters (a bad value there shows the
 """
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django_filters import Filter, FilterSet
@@ -18,12 +18,16 @@ from drf_spectacular.extensions import OpenApiFilterExtension
 from drf_spectacular.plumbing import build_parameter_type
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+# Any DRF serializer field (IdField, a ChoiceField, a DateTimeField, ...): whatever it parses, the filter uses.
+DrfField = serializers.Field[Any, Any, Any, Any]
 
 
 class _DrfField(forms.Field):
     """A form field that parses its value with a DRF serializer field (the value as the API reads it)."""
 
-    def __init__(self, *, drf_field: serializers.Field, **kwargs: Any) -> None:
+    def __init__(self, *, drf_field: DrfField, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.drf_field = drf_field
 
@@ -48,14 +52,16 @@ class ApiFilter(Filter):
 
     field_class = _DrfField
 
-    def __init__(self, drf_field: serializers.Field, **kwargs: Any) -> None:
+    def __init__(self, drf_field: DrfField, **kwargs: Any) -> None:
         super().__init__(drf_field=drf_field, **kwargs)
 
 
 def validated(filterset: FilterSet) -> FilterSet:
     """The FilterSet, or the API's 400 naming each bad parameter (django-filter's DRF backend's answer)."""
     if not filterset.is_valid():
-        raise translate_validation(filterset.errors)
+        # types-django-filter types translate_validation's result as a dict; django-filter returns DRF's
+        # ValidationError (the exception its DRF backend raises).
+        raise cast(ValidationError, translate_validation(filterset.errors))
     return filterset
 
 
@@ -69,7 +75,7 @@ class ApiFilterParameters(OpenApiFilterExtension):
     target_class = "harness.filters.ApiFilterBackend"
     priority = 1  # before drf-spectacular's own django-filter extension, which matches every subclass
 
-    def get_schema_operation_parameters(self, auto_schema: Any, *args: Any, **kwargs: Any) -> list[dict]:
+    def get_schema_operation_parameters(self, auto_schema: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         filterset_class = getattr(auto_schema.view, "filterset_class", None)
         if filterset_class is None:
             return []

@@ -3,14 +3,16 @@
 import hashlib
 import secrets
 from collections.abc import Iterable
-from typing import Self
+from typing import Self, TypeVar
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+_M = TypeVar("_M", bound=models.Model)
 
-class ProjectScopedQuerySet(models.QuerySet):
+
+class ProjectScopedQuerySet(models.QuerySet[_M]):
     """A tenant's rows. Every door's read starts from `for_projects` with the ids of the projects the
     caller may see (the API's `scope`, the console's `project_ids`), so another project's row is absent."""
 
@@ -109,6 +111,9 @@ class IdempotentRequest(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["principal", "key"], name="idempotent_request_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.principal} {self.method} {self.path} (key {self.key})"
 
 
 class AuditEntry(models.Model):

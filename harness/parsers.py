@@ -44,7 +44,8 @@ def find_unstorable(value: Any) -> str | None:
 
 
 class StrictJSONParser(JSONParser):
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+              ) -> Any:
         data = super().parse(stream, media_type, parser_context)
         problem = find_unstorable(data)
         if problem:

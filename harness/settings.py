@@ -9,10 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from harness import local_postgres
 from harness.env import env_bool, env_int, env_list, env_str
+
+# Lets the classes django-stubs declare generic be subscripted at run time too (`ModelAdmin[Run]`), as
+# mypy --strict asks of the apps; it only adds __class_getitem__ to them.
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HARNESS_VAR_DIR", str(BASE_DIR / "var")))
@@ -22,7 +27,8 @@ _secret = env_str("SECRET_KEY", "")
 if not _secret:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off.")
-    _secret = "insecure-local-development-key-do-not-use-in-production"
+    # S105: a fallback only when DEBUG is on (the branch above refuses a missing key otherwise).
+    _secret = "insecure-local-development-key-do-not-use-in-production"  # noqa: S105
 SECRET_KEY = _secret
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -104,7 +110,7 @@ def _database() -> dict[str, Any]:
             "no other database is supported, SQLite included."
         )
     # Query-string options of the URL (e.g. ?sslmode=require) are kept; these are added to them.
-    options: dict = {**config.get("OPTIONS", {})}
+    options: dict[str, Any] = {**config.get("OPTIONS", {})}
     options["server_side_binding"] = env_bool("DATABASE_SERVER_SIDE_BINDING", False)
     if env_bool("DATABASE_PREPARED_STATEMENTS", True):
         # Only the hot statements ask to be prepared (harness.db.prepared_cursor); a threshold this
@@ -195,7 +201,7 @@ SPECTACULAR_SETTINGS = {
 # Celery: Redis in production; the filesystem transport serves the local start with no server.
 # The database, not the broker, is the source of truth: the recovery pass re-finds lost work.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
-CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
     for _sub in ("out", "processed", "control"):
@@ -235,7 +241,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 
-def _env_json_object(name: str) -> dict:
+def _env_json_object(name: str) -> dict[str, Any]:
     import json
 
     raw = env_str(name, "")
@@ -258,7 +264,8 @@ _DEMO_TOOL_ADAPTERS = {
     "publish_chapter": {"kind": "python", "callable": "demo.tools.publish_chapter",
                         "required_arguments": ["chapter", "title"]},
 }
-HARNESS_TOOL_ADAPTERS: dict = {
+# Values are JSON from the environment as given; worker.adapters checks each entry when it resolves it.
+HARNESS_TOOL_ADAPTERS: dict[str, Any] = {
     **(_DEMO_TOOL_ADAPTERS if HARNESS_DEMO else {}),
     **_env_json_object("HARNESS_TOOL_ADAPTERS"),
 }
@@ -270,7 +277,8 @@ _DEMO_NODE_HANDLERS = {
     "draft": "demo.nodes.draft",
     "summarize": "demo.nodes.summarize",
 }
-HARNESS_NODE_HANDLERS: dict = {
+# Values are JSON from the environment as given; worker.handlers checks each path when it imports it.
+HARNESS_NODE_HANDLERS: dict[str, Any] = {
     **(_DEMO_NODE_HANDLERS if HARNESS_DEMO else {}),
     **_env_json_object("HARNESS_NODE_HANDLERS"),
 }

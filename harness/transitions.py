@@ -12,9 +12,9 @@ reads the row, to say why.
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
-from django.core.exceptions import EmptyResultSet
+from django.core.exceptions import EmptyResultSet, FieldDoesNotExist
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.sql import UpdateQuery
@@ -22,6 +22,8 @@ from django.utils import timezone
 
 from harness.db import fetch_instance, returning
 from harness.errors import ConflictError, NotFoundError
+
+_M = TypeVar("_M", bound=models.Model)
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,8 @@ class StateMachine:
 
 
 def cas_transition(
-    queryset: models.QuerySet,
+    # Any model with a status and a version column (every model a StateMachine moves).
+    queryset: models.QuerySet[Any],
     *,
     pk: Any,
     machine: StateMachine,
@@ -124,11 +127,12 @@ def cas_transition(
     """
     row = cas_transition_row(queryset, pk=pk, machine=machine, to=to, expected_version=expected_version,
                              extra_filter=extra_filter, updates=updates, actor=actor)
-    return row.version
+    version: int = row.version
+    return version
 
 
 def cas_transition_row(
-    queryset: models.QuerySet,
+    queryset: models.QuerySet[_M],
     *,
     pk: Any,
     machine: StateMachine,
@@ -137,7 +141,7 @@ def cas_transition_row(
     extra_filter: Q | None = None,
     updates: Mapping[str, Any] | None = None,
     actor: str | None = None,
-) -> Any:
+) -> _M:
     """Move one row to `to` if it is in a legal source state and at `expected_version`; the row as written.
 
     1. One UPDATE filtered on id, the source states the table opens to the actor kind `actor` (None:
@@ -187,14 +191,14 @@ def cas_transition_row(
     )
 
 
-def _update_returning(queryset: models.QuerySet, pk: Any, filters: Q, values: dict[str, Any]) -> Any:
+def _update_returning(queryset: models.QuerySet[_M], pk: Any, filters: Q, values: dict[str, Any]) -> _M | None:
     """Apply `values` to the one row `filters` selects; that row as written, or None if none matched.
 
     The statement `QuerySet.update()` would run, compiled by Django, with a RETURNING clause for
     every column.
     """
-    query = queryset.filter(filters).query.chain(UpdateQuery)
-    assert isinstance(query, UpdateQuery)  # chain(klass) returns that class; the stubs say Query
+    # chain(klass) returns an instance of klass; django-stubs type its result as the base Query.
+    query = cast(UpdateQuery, queryset.filter(filters).query.chain(UpdateQuery))
     query.add_update_values(values)
     query.annotations = {}
     try:
@@ -207,6 +211,6 @@ def _update_returning(queryset: models.QuerySet, pk: Any, filters: Q, values: di
 def _has_field(model: type[models.Model], name: str) -> bool:
     try:
         model._meta.get_field(name)
-    except Exception:
+    except FieldDoesNotExist:
         return False
     return True

@@ -81,6 +81,8 @@ def context_project(
 def _item_text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    if isinstance(content, dict) and isinstance(content.get("text"), str):
-        return content["text"]
+    if isinstance(content, dict):
+        text = content.get("text")
+        if isinstance(text, str):
+            return text
     return canonical_json(content)

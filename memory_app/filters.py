@@ -12,7 +12,7 @@ from memory_app.models import MemoryRecord, MemoryScope, MemoryStatus, Provenanc
 from memory_app.selectors import fresh_q
 
 
-def _fresh_or_stale(queryset: QuerySet, fresh: bool) -> QuerySet:
+def _fresh_or_stale(queryset: QuerySet[MemoryRecord], fresh: bool) -> QuerySet[MemoryRecord]:
     return queryset.filter(fresh_q(timezone.now())) if fresh else queryset.exclude(fresh_q(timezone.now()))
 
 
@@ -33,10 +33,10 @@ class MemoryRecordFilter(django_filters.FilterSet):
         model = MemoryRecord
         fields: list[str] = []
 
-    def named_by_the_view(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    def named_by_the_view(self, queryset: QuerySet[MemoryRecord], name: str, value: str) -> QuerySet[MemoryRecord]:
         return queryset
 
-    def filter_fresh(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+    def filter_fresh(self, queryset: QuerySet[MemoryRecord], name: str, value: bool) -> QuerySet[MemoryRecord]:
         return _fresh_or_stale(queryset, value)
 
 
@@ -59,5 +59,5 @@ class MemoryListFilter(django_filters.FilterSet):
         model = MemoryRecord
         fields: list[str] = []
 
-    def filter_freshness(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_freshness(self, queryset: QuerySet[MemoryRecord], name: str, value: str) -> QuerySet[MemoryRecord]:
         return _fresh_or_stale(queryset, value == "fresh")

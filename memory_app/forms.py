@@ -1,5 +1,7 @@
 """Console forms for memory curation. They validate input only; memory_app.services decides."""
 
+from typing import Any
+
 from django import forms
 
 
@@ -8,7 +10,7 @@ class SupersedeForm(forms.Form):
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), max_length=20000)
 
     def clean_content(self) -> str:
-        content = self.cleaned_data["content"].strip()
+        content: str = self.cleaned_data["content"].strip()  # a CharField's value
         if not content:
             raise forms.ValidationError("The new version needs content.")
         return content
@@ -29,7 +31,7 @@ class BulkForm(forms.Form):
     action = forms.ChoiceField(choices=[("delete", "Delete"), ("expire", "Expire now")])
     confirm = forms.BooleanField(required=True, label="I am sure")
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         raw = self.data.getlist("ids") if hasattr(self.data, "getlist") else []
         try:

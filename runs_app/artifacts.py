@@ -18,6 +18,6 @@ def artifact_fingerprint(value: Any) -> str:
     return digest(value)
 
 
-def artifact_fingerprints(artifact_refs: dict) -> dict[str, str]:
+def artifact_fingerprints(artifact_refs: dict[str, Any] | None) -> dict[str, str]:
     """What a checkpoint records about the task's artifacts, for the resume to verify."""
     return {name: artifact_fingerprint(value) for name, value in sorted((artifact_refs or {}).items())}

@@ -101,8 +101,9 @@ class ApprovalInboxFilter(django_filters.FilterSet):
         model = ApprovalRequest
         fields: list[str] = []
 
-    def filter_older_than(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_older_than(self, queryset: QuerySet[ApprovalRequest], name: str, value: str
+                          ) -> QuerySet[ApprovalRequest]:
         return queryset.filter(created_at__lte=timezone.now() - AGE_FILTERS[value])
 
-    def filter_agent(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    def filter_agent(self, queryset: QuerySet[ApprovalRequest], name: str, value: str) -> QuerySet[ApprovalRequest]:
         return queryset.filter(Q(run__active_agent=value) | Q(requested_by=value))

@@ -22,7 +22,7 @@ class RejectForm(forms.Form):
     reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
 
     def clean_reason(self) -> str:
-        reason = self.cleaned_data["reason"].strip()
+        reason: str = self.cleaned_data["reason"].strip()  # a CharField's value
         if not reason:
             raise forms.ValidationError("A rejection needs a reason.")
         return reason

@@ -248,6 +248,9 @@ class NodeExecution(models.Model):
             models.UniqueConstraint(fields=["run", "node", "attempt"], name="node_execution_attempt_unique")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.node} attempt {self.attempt} ({self.status})"
+
 
 class ApprovalRequest(models.Model):
     """A pending high-risk action waiting for a human, bound to the action's fingerprint."""

@@ -1,5 +1,3 @@
-from typing import Any
-
 from django.contrib import admin
 from django.http import HttpRequest
 
@@ -8,12 +6,12 @@ from sessions_app.models import SESSION_MACHINE, Session, SessionItem
 from sessions_app.services import session_transition
 
 
-def _move(request: HttpRequest, obj: Session, to: str) -> Any:
+def _move(request: HttpRequest, obj: Session, to: str) -> Session:
     return session_transition(project=obj.project, session_id=obj.pk, to=to, expected_version=obj.version)
 
 
 @admin.register(Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(admin.ModelAdmin[Session]):
     list_display = ["__str__", "project", "role", "memory_policy", "status", "version", "last_seq", "updated_at"]
     list_filter = ["status", "role", "memory_policy", "project"]
     search_fields = ["ref", "project__slug"]
@@ -26,7 +24,7 @@ class SessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(SessionItem)
-class SessionItemAdmin(AppendOnlyAdmin):
+class SessionItemAdmin(AppendOnlyAdmin[SessionItem]):
     list_display = ["session", "seq", "role", "run", "created_at"]
     list_filter = ["role", "session__project"]
     search_fields = ["session__ref"]

@@ -2,21 +2,24 @@
 
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
+from harness.models import Project
 from sessions_app import selectors, services
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
 
 # --- serializers: inputs name only what a client may set; outputs are read-only ------------------
+# An input serializer only reads a body, never an instance: Serializer[None].
 
 
-class SessionOutSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+class SessionOutSerializer(serializers.ModelSerializer[Session]):
+    project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = Session
@@ -27,19 +30,19 @@ class SessionOutSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class SessionCreateInSerializer(serializers.Serializer):
+class SessionCreateInSerializer(serializers.Serializer[None]):
     role = serializers.ChoiceField(choices=SessionRole.choices, default=SessionRole.MANAGER)
     memory_policy = serializers.ChoiceField(choices=MemoryPolicy.choices, default=MemoryPolicy.BOUNDED)
     metadata = serializers.DictField(required=False, default=dict)
     ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
 
 
-class SessionTransitionInSerializer(serializers.Serializer):
+class SessionTransitionInSerializer(serializers.Serializer[None]):
     to = serializers.ChoiceField(choices=SessionStatus.choices)
     expected_version = IdField(required=False, allow_null=True, default=None)
 
 
-class ItemOutSerializer(serializers.ModelSerializer):
+class ItemOutSerializer(serializers.ModelSerializer[SessionItem]):
     session = serializers.IntegerField(source="session_id", read_only=True)
     run = serializers.IntegerField(source="run_id", read_only=True, allow_null=True)
     content = serializers.JSONField(read_only=True)
@@ -50,18 +53,21 @@ class ItemOutSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ItemInSerializer(serializers.Serializer):
+class ItemInSerializer(serializers.Serializer[None]):
     role = serializers.ChoiceField(choices=ItemRole.choices)
     content = serializers.JSONField()
     run = IdField(required=False, allow_null=True, default=None)
 
 
-class ItemsAppendInSerializer(serializers.Serializer):
-    items = ItemInSerializer(many=True, allow_empty=False, max_length=services.MAX_ITEMS_PER_APPEND)
+class ItemsAppendInSerializer(serializers.Serializer[None]):
+    # What ItemInSerializer(many=True, allow_empty=False, max_length=...) builds, spelled out: the stubs'
+    # many=True signature does not take the list's max_length.
+    items: serializers.ListSerializer[None] = serializers.ListSerializer(
+        child=ItemInSerializer(), allow_empty=False, max_length=services.MAX_ITEMS_PER_APPEND)
     expected_last_seq = serializers.IntegerField(min_value=0, max_value=2**63 - 1, required=False, allow_null=True)
 
 
-class ItemsAppendOutSerializer(serializers.Serializer):
+class ItemsAppendOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents the body post() builds
     items = ItemOutSerializer(many=True)
     last_seq = serializers.IntegerField()
 
@@ -123,7 +129,7 @@ def item_out(item: SessionItem) -> dict[str, Any]:
 
 
 @extend_schema(tags=["sessions"])
-class SessionListCreateApi(AgentListView):
+class SessionListCreateApi(AgentListView[Session]):
     serializer_class = SessionOutSerializer
     filterset_class = SessionFilter
 
@@ -131,7 +137,7 @@ class SessionListCreateApi(AgentListView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[Session]:
         return selectors.session_list(project_ids=scope(self.request))
 
     @extend_schema(
@@ -166,7 +172,7 @@ class SessionTransitionApi(AgentApiView):
 
 
 @extend_schema(tags=["sessions"])
-class SessionItemsApi(AgentListView):
+class SessionItemsApi(AgentListView[SessionItem]):
     serializer_class = ItemOutSerializer
     pagination_class = SeqPagination
 
@@ -174,7 +180,7 @@ class SessionItemsApi(AgentListView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[SessionItem]:
         return selectors.session_item_list(project_ids=scope(self.request), session_id=self.kwargs["pk"])
 
     @extend_schema(

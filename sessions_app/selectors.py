@@ -9,9 +9,9 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db.models import CharField, Count, QuerySet, Value
+from django.db.models import CharField, Count, Model, QuerySet, Value
 
 from harness.db import EPOCH, json_rows, prepared_cursor
 from harness.errors import NotFoundError, ValidationFailed
@@ -110,11 +110,16 @@ def parse_timeline_cursor(text: str | None) -> tuple[dt.datetime, int] | None:
     return EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
 
 
-def _seek(qs: QuerySet, cursor: tuple[dt.datetime, int] | None, *, backwards: bool) -> QuerySet:
+_M = TypeVar("_M", bound=Model)
+
+
+def _seek(qs: QuerySet[_M], cursor: tuple[dt.datetime, int] | None, *, backwards: bool) -> QuerySet[_M]:
     # A row comparison, so the (session, created_at, id) index seeks to the cursor instead of
     # counting past an OFFSET: each window costs the same wherever it is in the history.
     if cursor is not None:
-        qs = qs.extra(where=[f"(created_at, id) {'<' if backwards else '>'} (%s, %s)"], params=list(cursor))
+        # S610: the operator is one of two literals, the values bound.
+        qs = qs.extra(where=[f"(created_at, id) {'<' if backwards else '>'} (%s, %s)"],  # noqa: S610
+                      params=list(cursor))
     order = ("-created_at", "-id") if backwards else ("created_at", "id")
     return qs.order_by(*order)[: TIMELINE_PAGE_SIZE + 1]
 

@@ -1,5 +1,6 @@
 """Write operations on sessions and their items. Every door calls these, nothing else writes."""
 
+import datetime as dt
 import json
 from collections.abc import Sequence
 from typing import Any, TypedDict
@@ -28,7 +29,7 @@ def session_create(
     project: Project,
     role: str,
     memory_policy: str,
-    metadata: dict | None = None,
+    metadata: dict[str, Any] | None = None,  # the client's JSON object, kept as given
     ref: str = "",
 ) -> Session:
     return Session.objects.create(
@@ -114,7 +115,8 @@ RETURNING id, seq, created_at
 
 def _append(
     project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None
-) -> list[tuple]:
+) -> list[tuple[int, int, dt.datetime]]:
+    """The appended rows' (id, seq, created_at), in seq order; none if the append was refused."""
     params = {
         "n": len(items),
         "sid": session_id,

@@ -15,15 +15,21 @@ leave the task waiting for an agent that never comes): the worker refuses to sta
 (`check_configuration`, called from worker.tasks at `worker_init`).
 """
 
-from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from runs_app.models import Task
+from runs_app.models import Run, Task
 
-NodeHandler = Callable[..., dict]
+
+class NodeHandler(Protocol):
+    """A node handler's signature (the module docstring); artifacts and context are the task's JSON."""
+
+    def __call__(self, *, task: Task, run: Run, node: str, artifacts: dict[str, Any], context: dict[str, Any]
+                 ) -> dict[str, Any]: ...
 
 
 def node_handler(name: str) -> NodeHandler | None:
@@ -32,15 +38,15 @@ def node_handler(name: str) -> NodeHandler | None:
     if not path:
         return None
     try:
-        handler = import_string(path)
+        handler: NodeHandler = import_string(path)
     except ImportError as exc:
         raise ImproperlyConfigured(f"HARNESS_NODE_HANDLERS[{name!r}] = {path!r} cannot be imported: {exc}") from exc
     if not callable(handler):
         raise ImproperlyConfigured(f"HARNESS_NODE_HANDLERS[{name!r}] = {path!r} is not callable")
-    return handler  # type: ignore[no-any-return]
+    return handler
 
 
-def remaining_nodes(plan: list, completed: list) -> list[str]:
+def remaining_nodes(plan: Sequence[str] | None, completed: Sequence[str] | None) -> list[str]:
     done = set(completed or [])
     return [node for node in plan or [] if node not in done]
 

@@ -5,6 +5,7 @@ Both the approval's binding (steps `continue`, `checkpoint`) and the worker-driv
 """
 
 import logging
+from typing import Any
 
 from runs_app.artifacts import artifact_fingerprints
 from runs_app.models import (
@@ -17,7 +18,7 @@ from runs_app.services import (
     task_save,
 )
 from worker.handlers import remaining_nodes
-from worker.state import Resume
+from worker.state import Resume, StepFailed
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,9 @@ def checkpoint_position(r: Resume, *, label: str, parent: int | None | bool = Fa
     return checkpoint
 
 
-def task_complete_node(r: Resume, node: str, artifact: dict) -> None:
-    assert r.task is not None
+def task_complete_node(r: Resume, node: str, artifact: dict[str, Any]) -> None:
+    if r.task is None:  # the callers drive a task's plan: never without one
+        raise StepFailed(f"the node {node!r} has no task to complete", node=node)
     task = Task.objects.get(pk=r.task.pk)
     artifacts = {**(task.artifact_refs or {}), node: artifact}
     completed = [*task.completed_nodes, node] if node not in task.completed_nodes else list(task.completed_nodes)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from django.db.models import Q
 from django.utils import timezone
 
+from harness.errors import ConflictError, NotFoundError
 from runs_app.models import ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
 from runs_app.services import approval_expire_due, effect_mark_unknown
 from worker.handlers import is_worker_plan
@@ -59,13 +60,15 @@ def effects_reconcile() -> list[int]:
     for effect_id, project_id in stale.values_list("pk", "project_id"):
         try:
             effect_mark_unknown(project=project_id, effect_id=effect_id)
-        except Exception:  # noqa: BLE001 - a concurrent resume moved it on; nothing to reconcile
+        except (ConflictError, NotFoundError) as exc:
+            # A concurrent resume moved it on (or it is gone): nothing to reconcile.
+            log.info("recovery: effect %s left as it is: %s", effect_id, exc)
             continue
         marked.append(effect_id)
     return marked
 
 
-def recovery_pass(*, enqueue: Callable[[int], None]) -> dict:
+def recovery_pass(*, enqueue: Callable[[int], None]) -> dict[str, list[int]]:
     """Expire due approvals, mark orphaned effects unknown, and `enqueue` every run that needs a resume."""
     expired = approval_expire_due()
     unknown = effects_reconcile()

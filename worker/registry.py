@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from types import ModuleType
 
+from django.core.exceptions import ImproperlyConfigured
+
 PRE_CALL = "pre_call"  # one transaction, up to the approved action's dispatch (committed before the call)
 CALL = "call"  # the approved action: `dispatch` ends the pre-call transaction, `call` runs outside any, `deliver`
 BINDING = "binding"  # one transaction: consume the result, move the run on, checkpoint
@@ -42,5 +44,15 @@ STEPS = (
 )
 STEP_NAMES = tuple(step.name for step in STEPS)
 PHASES = (PRE_CALL, CALL, BINDING)
-assert [step.phase for step in STEPS] == sorted((step.phase for step in STEPS), key=PHASES.index), "phases in order"
-assert sum(step.phase == CALL for step in STEPS) == 1, "one step makes the approved call"
+
+
+def check_steps(steps: tuple[Step, ...]) -> None:
+    """The pipeline's assumptions about the list: phases in order, one step making the approved call."""
+    phases = [step.phase for step in steps]
+    if phases != sorted(phases, key=PHASES.index):
+        raise ImproperlyConfigured("worker.registry.STEPS: the steps' phases are out of order")
+    if phases.count(CALL) != 1:
+        raise ImproperlyConfigured("worker.registry.STEPS: exactly one step makes the approved call")
+
+
+check_steps(STEPS)

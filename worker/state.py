@@ -49,6 +49,7 @@ class Resume:
     run_id: int
     owner: str
     lease_seconds: int
+    # The load step sets it before any other step runs; typed as set so that the steps need no check.
     run: Run = field(default=None)  # type: ignore[assignment]
     task: Task | None = None
     checkpoint: Checkpoint | None = None
@@ -59,13 +60,13 @@ class Resume:
     adapter: ToolAdapter | None = None
     effect: ExternalEffect | None = None
     result: Any = None
-    bound: dict | None = None
-    context: dict = field(default_factory=dict)
+    bound: dict[str, Any] | None = None  # the effect's bound result (JSON): receipt, hash
+    context: dict[str, Any] = field(default_factory=dict)  # the sparse context snapshot (JSON)
     steps_ok: int = 0
     start_counted: bool = False
     dispatched: ExternalEffect | None = None  # dispatched (committed) and not called yet
-    bind_data: dict = field(default_factory=dict)
-    events: list[tuple[str, dict]] = field(default_factory=list)  # trace not written yet
+    bind_data: dict[str, Any] = field(default_factory=dict)
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # trace not written yet
     metrics_written: bool = False
 
     @property

@@ -3,7 +3,7 @@
 import logging
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import worker_init
 from django.core.exceptions import ImproperlyConfigured
 
@@ -23,7 +23,7 @@ def enqueue_resume(run_id: int) -> None:
     """Send the resume message; a broker failure is logged, and the recovery pass finds the run later."""
     try:
         resume_run.delay(run_id)
-    except Exception:  # noqa: BLE001 - the database, not the broker, is the source of truth
+    except Exception:  # any broker failure: the database, not the broker, is the source of truth
         log.exception("could not enqueue the resume of run %s; the recovery pass will pick it up", run_id)
 
 
@@ -48,10 +48,10 @@ def _check_configuration_at_start(sender: Any = None, **kwargs: Any) -> None:
 
 
 @shared_task(name=RESUME_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
-def resume_run(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
+def resume_run(self: Task[[int], str], run_id: int) -> str:
     return resume_run_by_id(run_id, owner=worker_owner(self.request.hostname or ""))
 
 
 @shared_task(name=RECOVERY_TASK, acks_late=True, reject_on_worker_lost=True)
-def recovery_pass() -> dict:
+def recovery_pass() -> dict[str, list[int]]:
     return run_recovery_pass(enqueue=enqueue_resume)

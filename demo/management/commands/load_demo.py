@@ -18,6 +18,7 @@ from harness.canonical import digest
 from harness.models import Membership, Project
 from harness.tenancy import Role
 from runs_app import services as runs
+from runs_app.models import Task
 from sessions_app.services import session_create, session_items_append, session_transition
 
 PLAN = ["outline", "draft", "publish", "summarize"]
@@ -127,8 +128,8 @@ class Command(BaseCommand):
         return runs.run_transition(project=project, run_id=run.pk, to="running", expected_version=run.version)
 
     @staticmethod
-    def _version(task: Any) -> int:
-        return type(task).objects.values_list("version", flat=True).get(pk=task.pk)
+    def _version(task: Task) -> int:
+        return Task.objects.values_list("version", flat=True).get(pk=task.pk)
 
     def _memory(self, project: Project, session_id: int, run_id: int) -> None:
         load_demo_memory(project=project, session_id=session_id, run_id=run_id)
