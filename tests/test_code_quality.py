@@ -9,6 +9,8 @@ from tests.subprocesses import ROOT
 # The apps, and the tools that ship beside them (the benchmarks and the reliability experiments).
 PACKAGES = ["harness", "sessions_app", "runs_app", "memory_app", "worker", "console", "demo"]
 TOOLS = ["bench", "reliability"]
+# The agent client, a package of its own (client/pyproject.toml): mypy --strict with that file's settings.
+CLIENT = ["client/harness_client"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -24,10 +26,12 @@ def test_every_package_is_checked():
 
 
 def test_ruff_finds_nothing():
-    done = _run("ruff", "check", *PACKAGES, *TOOLS, "tests", "--output-format", "concise")
+    done = _run("ruff", "check", *PACKAGES, *TOOLS, *CLIENT, "tests", "--output-format", "concise")
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_mypy_finds_nothing():
     done = _run("mypy", *PACKAGES, *TOOLS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = _run("mypy", "--config-file", "client/pyproject.toml", *CLIENT)
     assert done.returncode == 0, done.stdout + done.stderr

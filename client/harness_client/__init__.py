@@ -1,0 +1,81 @@
+"""Python client for the Harness Console agent API.
+
+    from harness_client import HarnessClient
+    client = HarnessClient()  # HARNESS_URL and HARNESS_TOKEN from the environment
+    session = client.create_session(role="writer")
+    client.append_items(session.id, [{"role": "user", "content": {"text": "hi"}}], expected_last_seq=0)
+
+`AsyncHarnessClient` has the same methods, awaited. Errors are `HarnessError`s (`harness_client.errors`).
+"""
+
+from harness_client.client import VERSION, AsyncHarnessClient, HarnessClient
+from harness_client.errors import (
+    ApprovalWaitTimeout,
+    AuthenticationError,
+    ConflictError,
+    HarnessError,
+    NotFoundError,
+    PermissionDenied,
+    ServerError,
+    TransportError,
+    ValidationError,
+)
+from harness_client.models import (
+    Approval,
+    BulkResult,
+    Checkpoint,
+    ContextSnapshot,
+    Effect,
+    EffectDelivery,
+    Item,
+    ItemsAppended,
+    MemoryChain,
+    MemoryConflict,
+    MemoryRecord,
+    MemoryWrite,
+    NewItem,
+    Page,
+    Provenance,
+    Run,
+    RunEvent,
+    Session,
+    Task,
+)
+from harness_client.retry import RetryPolicy
+
+__version__ = VERSION
+
+__all__ = [
+    "Approval",
+    "ApprovalWaitTimeout",
+    "AsyncHarnessClient",
+    "AuthenticationError",
+    "BulkResult",
+    "Checkpoint",
+    "ConflictError",
+    "ContextSnapshot",
+    "Effect",
+    "EffectDelivery",
+    "HarnessClient",
+    "HarnessError",
+    "Item",
+    "ItemsAppended",
+    "MemoryChain",
+    "MemoryConflict",
+    "MemoryRecord",
+    "MemoryWrite",
+    "NewItem",
+    "NotFoundError",
+    "Page",
+    "PermissionDenied",
+    "Provenance",
+    "RetryPolicy",
+    "Run",
+    "RunEvent",
+    "ServerError",
+    "Session",
+    "Task",
+    "TransportError",
+    "ValidationError",
+    "__version__",
+]

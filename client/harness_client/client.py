@@ -1,0 +1,439 @@
+"""`HarnessClient` (sync) and `AsyncHarnessClient` (async): the operations of `harness_client.operations`
+executed over httpx.
+
+Each operation is declared once, in `operations`; the `_Operations` mixin turns every one into a method
+of both clients (a descriptor that binds the operation to the client's own executor), with the operation's
+signature and docstring. The two clients differ only in their transport loops below: send, retry with
+backoff, map errors, follow pages, drive multi-request steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from types import TracebackType
+from typing import Any, Generic, ParamSpec, Self, TypeVar, cast, overload
+
+import httpx
+
+from harness_client import operations as ops
+from harness_client.errors import HarnessError, TransportError, error_from_response
+from harness_client.protocol import Call, Paged, Sleep, Steps
+from harness_client.retry import RetryPolicy
+
+__all__ = ["AsyncHarnessClient", "HarnessClient"]
+
+VERSION = "0.1.0"
+P = ParamSpec("P")
+T = TypeVar("T")
+
+log = logging.getLogger("harness_client")
+
+
+# --- what both clients share: configuration, and judging one answer ---------------------------------------
+
+
+def api_root(url: str) -> str:
+    """`http://host:8000`, `http://host:8000/` or `http://host:8000/api/v1` -> `http://host:8000/api/v1/`."""
+    url = url.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"HARNESS_URL must be an http(s) URL, not {url!r}")
+    if not url.endswith("/api/v1"):
+        url += "/api/v1"
+    return url + "/"
+
+
+class _Retry:
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+
+
+def _decode(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+class _Base:
+    """Configuration and the transport-independent half of executing a call."""
+
+    def __init__(
+        self, base_url: str | None = None, token: str | None = None, *, retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        url = base_url or os.environ.get("HARNESS_URL")
+        if not url:
+            raise ValueError("No server: pass base_url= or set HARNESS_URL (e.g. http://127.0.0.1:8000).")
+        token = token or os.environ.get("HARNESS_TOKEN")
+        if not token:
+            raise ValueError("No token: pass token= or set HARNESS_TOKEN (manage.py create_agent_token prints one).")
+        self.base_url = api_root(url)
+        self.retry = retry or RetryPolicy()
+        self._headers = {
+            "Authorization": f"Bearer {token}", "Accept": "application/json",
+            "User-Agent": f"harness-console-client/{VERSION}", **(headers or {}),
+        }
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_url!r})"
+
+    @staticmethod
+    def _request_headers(call: Call[Any]) -> dict[str, str]:
+        return {"Idempotency-Key": call.request_key} if call.request_key else {}
+
+    def _judge(self, call: Call[T], response: httpx.Response, attempt: int) -> T | _Retry:
+        """The parsed answer, a `_Retry` after a retryable error, or the mapped exception raised."""
+        body = _decode(response)
+        if response.is_success:
+            return call.parse(body)
+        code = body.get("code") if isinstance(body, dict) else None
+        delay = self.retry.after_response(attempt, response, code, replayable=call.replayable)
+        if delay is not None:
+            log.info("%s %s answered %s %s; retry %d in %.2f s", call.method, call.path, response.status_code,
+                     code or "", attempt, delay)
+            return _Retry(delay)
+        raise error_from_response(response.status_code, body, response.text, method=call.method,
+                                  url=str(response.request.url))
+
+    def _after_exception(self, call: Call[Any], exc: httpx.TransportError, attempt: int) -> float:
+        """The wait before retrying after no answer; raises TransportError when the retries are spent."""
+        delay = self.retry.after_exception(attempt, exc, replayable=call.replayable)
+        if delay is None:
+            raise TransportError(
+                f"No answer after {attempt} attempt(s): {type(exc).__name__}: {exc}", code="transport_error",
+                method=call.method, url=call.path,
+            ) from exc
+        log.info("%s %s failed (%s); retry %d in %.2f s", call.method, call.path, type(exc).__name__, attempt, delay)
+        return delay
+
+
+# --- operations as methods of both clients -----------------------------------------------------------------
+
+
+def _signature_of(build: Callable[..., Any]) -> inspect.Signature:
+    return inspect.signature(build).replace(return_annotation=inspect.Signature.empty)
+
+
+class _Op(Generic[P, T]):
+    """Base of the three descriptors: remembers the operation, binds it once per client instance."""
+
+    build: Callable[P, Any]
+
+    def __init__(self, build: Callable[P, Any]) -> None:
+        self.build = build
+        self.__doc__ = build.__doc__
+        self.name = build.__name__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def _bind(self, obj: Any) -> Any:
+        raise NotImplementedError
+
+    def _get(self, obj: Any) -> Any:
+        if obj is None:
+            return self
+        method = self._bind(obj)
+        functools.update_wrapper(method, self.build)
+        method.__signature__ = _signature_of(self.build)
+        obj.__dict__[self.name] = method  # bound once: later lookups find the instance attribute
+        return method
+
+
+class _CallOp(_Op[P, T]):
+    """An operation of one request: `T` from HarnessClient, an awaitable `T` from AsyncHarnessClient."""
+
+    def __init__(self, build: Callable[P, Call[T]]) -> None:
+        super().__init__(build)
+        self.build = build
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: HarnessClient, owner: type | None = None) -> Callable[P, T]: ...
+    @overload
+    def __get__(self, obj: AsyncHarnessClient, owner: type | None = None) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self._get(obj)
+
+    def _bind(self, obj: HarnessClient | AsyncHarnessClient) -> Any:
+        build, execute = self.build, obj._execute
+
+        if isinstance(obj, AsyncHarnessClient):
+            async def async_method(*args: P.args, **kwargs: P.kwargs) -> T:
+                return await obj._execute(build(*args, **kwargs))
+            return async_method
+
+        def method(*args: P.args, **kwargs: P.kwargs) -> T:
+            return cast(T, execute(build(*args, **kwargs)))
+        return method
+
+
+class _PagedOp(_Op[P, T]):
+    """A paginated list: an iterator over every item (the pages fetched as it goes), async on AsyncHarnessClient."""
+
+    def __init__(self, build: Callable[P, Paged[T]]) -> None:
+        super().__init__(build)
+        self.build = build
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: HarnessClient, owner: type | None = None) -> Callable[P, Iterator[T]]: ...
+    @overload
+    def __get__(self, obj: AsyncHarnessClient, owner: type | None = None) -> Callable[P, AsyncIterator[T]]: ...
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self._get(obj)
+
+    def _bind(self, obj: HarnessClient | AsyncHarnessClient) -> Any:
+        build, iterate = self.build, obj._iterate
+
+        def method(*args: P.args, **kwargs: P.kwargs) -> Any:
+            return iterate(build(*args, **kwargs))
+        return method
+
+
+class _StepsOp(_Op[P, T]):
+    """An operation of several requests (and waits), driven by the client: `T`, or an awaitable `T`."""
+
+    def __init__(self, build: Callable[P, Steps[T]]) -> None:
+        super().__init__(build)
+        self.build = build
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: HarnessClient, owner: type | None = None) -> Callable[P, T]: ...
+    @overload
+    def __get__(self, obj: AsyncHarnessClient, owner: type | None = None) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        return self._get(obj)
+
+    def _bind(self, obj: HarnessClient | AsyncHarnessClient) -> Any:
+        build, drive = self.build, obj._drive
+
+        if isinstance(obj, AsyncHarnessClient):
+            async def async_method(*args: P.args, **kwargs: P.kwargs) -> T:
+                return await obj._drive(build(*args, **kwargs))
+            return async_method
+
+        def method(*args: P.args, **kwargs: P.kwargs) -> T:
+            return cast(T, drive(build(*args, **kwargs)))
+        return method
+
+
+class _Operations:
+    """Every operation of the agent API, as a method (see `harness_client.operations` for each one's docs)."""
+
+    # sessions and items
+    create_session = _CallOp(ops.create_session)
+    get_session = _CallOp(ops.get_session)
+    list_sessions = _PagedOp(ops.list_sessions)
+    transition_session = _CallOp(ops.transition_session)
+    append_items = _CallOp(ops.append_items)
+    list_items = _PagedOp(ops.list_items)
+    recent_items = _StepsOp(ops.recent_items)
+    # runs and events
+    create_run = _CallOp(ops.create_run)
+    get_run = _CallOp(ops.get_run)
+    list_runs = _PagedOp(ops.list_runs)
+    claim_run = _CallOp(ops.claim_run)
+    heartbeat_run = _CallOp(ops.heartbeat_run)
+    transition_run = _CallOp(ops.transition_run)
+    append_event = _CallOp(ops.append_event)
+    list_events = _PagedOp(ops.list_events)
+    # tasks
+    create_task = _CallOp(ops.create_task)
+    get_task = _CallOp(ops.get_task)
+    save_task = _CallOp(ops.save_task)
+    transition_task = _CallOp(ops.transition_task)
+    list_tasks = _PagedOp(ops.list_tasks)
+    # checkpoints
+    create_checkpoint = _CallOp(ops.create_checkpoint)
+    get_checkpoint = _CallOp(ops.get_checkpoint)
+    list_checkpoints = _PagedOp(ops.list_checkpoints)
+    latest_checkpoint = _CallOp(ops.latest_checkpoint)
+    checkpoint_lineage = _CallOp(ops.checkpoint_lineage)
+    # approvals
+    request_approval = _CallOp(ops.request_approval)
+    get_approval = _CallOp(ops.get_approval)
+    list_approvals = _PagedOp(ops.list_approvals)
+    decide_approval = _CallOp(ops.decide_approval)
+    wait_for_approval = _StepsOp(ops.wait_for_approval)
+    # external effects
+    intend_effect = _CallOp(ops.intend_effect)
+    deliver_effect = _CallOp(ops.deliver_effect)
+    get_effect = _CallOp(ops.get_effect)
+    list_effects = _PagedOp(ops.list_effects)
+    # memory
+    propose_memory = _CallOp(ops.propose_memory)
+    get_memory = _CallOp(ops.get_memory)
+    memory_chain = _CallOp(ops.memory_chain)
+    list_memory = _PagedOp(ops.list_memory)
+    retrieve_memory = _CallOp(ops.retrieve_memory)
+    supersede_memory = _CallOp(ops.supersede_memory)
+    memory_conflicts = _CallOp(ops.memory_conflicts)
+    build_context = _CallOp(ops.build_context)
+    get_context = _CallOp(ops.get_context)
+    review_memory = _CallOp(ops.review_memory)
+    expire_memory = _CallOp(ops.expire_memory)
+    delete_memory = _CallOp(ops.delete_memory)
+    erase_memory = _CallOp(ops.erase_memory)
+    bulk_delete_memory = _CallOp(ops.bulk_delete_memory)
+    bulk_expire_memory = _CallOp(ops.bulk_expire_memory)
+    list_held_memory = _PagedOp(ops.list_held_memory)
+
+
+# --- the two transports -----------------------------------------------------------------------------------
+
+
+class HarnessClient(_Base, _Operations):
+    """The Harness Console agent API, synchronously.
+
+    `HarnessClient()` reads `HARNESS_URL` (the server, e.g. `http://127.0.0.1:8000`) and `HARNESS_TOKEN`
+    (an agent token); arguments override them. `retry` bounds the retries (`RetryPolicy(max_attempts=1)`
+    turns them off); `transport` replaces httpx's (tests, proxies, mounts). Use it as a context manager or
+    `close()` it. Thread-safe: one client can serve many threads.
+    """
+
+    def __init__(
+        self, base_url: str | None = None, token: str | None = None, *, timeout: float | httpx.Timeout = 30.0,
+        retry: RetryPolicy | None = None, headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, token, retry=retry, headers=headers)
+        self._http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def _execute(self, call: Call[T]) -> T:
+        """Send one call, retrying (same Idempotency-Key) as the policy allows; its parsed answer or an error."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._http.request(call.method, call.path, params=call.params, json=call.json,
+                                              headers=self._request_headers(call))
+            except httpx.TransportError as exc:
+                time.sleep(self._after_exception(call, exc, attempt))
+                continue
+            outcome = self._judge(call, response, attempt)
+            if isinstance(outcome, _Retry):
+                time.sleep(outcome.delay)
+                continue
+            return outcome
+
+    def _iterate(self, paged: Paged[T]) -> Iterator[T]:
+        call = paged.first
+        while True:
+            page = self._execute(call)
+            yield from page.results
+            if page.next is None:
+                return
+            call = paged.follow(page.next)
+
+    def _drive(self, steps: Steps[T]) -> T:
+        try:
+            instruction = next(steps)
+            while True:
+                if isinstance(instruction, Sleep):
+                    time.sleep(instruction.seconds)
+                    instruction = steps.send(None)
+                    continue
+                try:
+                    answer = self._execute(instruction)
+                except HarnessError as exc:
+                    instruction = steps.throw(exc)
+                else:
+                    instruction = steps.send(answer)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+        finally:
+            steps.close()
+
+
+class AsyncHarnessClient(_Base, _Operations):
+    """The Harness Console agent API for asyncio: the same methods as `HarnessClient`, awaited (the lists are
+    async iterators: `async for run in client.list_runs(): ...`).
+
+    Configured the same way (`HARNESS_URL`, `HARNESS_TOKEN`, or arguments); `transport` takes an
+    `httpx.AsyncBaseTransport`. Use it as an async context manager or `await aclose()`.
+    """
+
+    def __init__(
+        self, base_url: str | None = None, token: str | None = None, *, timeout: float | httpx.Timeout = 30.0,
+        retry: RetryPolicy | None = None, headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, token, retry=retry, headers=headers)
+        self._http = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=timeout,
+                                       transport=transport)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def _execute(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = await self._http.request(call.method, call.path, params=call.params, json=call.json,
+                                                    headers=self._request_headers(call))
+            except httpx.TransportError as exc:
+                await asyncio.sleep(self._after_exception(call, exc, attempt))
+                continue
+            outcome = self._judge(call, response, attempt)
+            if isinstance(outcome, _Retry):
+                await asyncio.sleep(outcome.delay)
+                continue
+            return outcome
+
+    async def _iterate(self, paged: Paged[T]) -> AsyncIterator[T]:
+        call = paged.first
+        while True:
+            page = await self._execute(call)
+            for item in page.results:
+                yield item
+            if page.next is None:
+                return
+            call = paged.follow(page.next)
+
+    async def _drive(self, steps: Steps[T]) -> T:
+        try:
+            instruction = next(steps)
+            while True:
+                if isinstance(instruction, Sleep):
+                    await asyncio.sleep(instruction.seconds)
+                    instruction = steps.send(None)
+                    continue
+                try:
+                    answer = await self._execute(instruction)
+                except HarnessError as exc:
+                    instruction = steps.throw(exc)
+                else:
+                    instruction = steps.send(answer)
+        except StopIteration as stop:
+            return cast(T, stop.value)
+        finally:
+            steps.close()

@@ -1,0 +1,434 @@
+"""The API's shapes as frozen dataclasses (answers) and TypedDicts (what a caller hands in).
+
+Every answer class has `from_json`: date-times become aware `datetime`s, decimal strings `Decimal`s,
+nested objects their classes. A field the server adds later is kept in `raw` (the whole decoded object),
+so an older client still reads it; a field the server drops reads as None.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import types
+import typing
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any, ClassVar, Generic, Literal, NotRequired, Self, TypedDict, TypeVar
+
+__all__ = [
+    "Approval",
+    "ApprovalStatus",
+    "BulkResult",
+    "Checkpoint",
+    "ContextSnapshot",
+    "Decision",
+    "Effect",
+    "EffectDelivery",
+    "EffectStatus",
+    "Item",
+    "ItemRole",
+    "ItemsAppended",
+    "MemoryChain",
+    "MemoryConflict",
+    "MemoryPolicy",
+    "MemoryRecord",
+    "MemoryScope",
+    "MemoryStatus",
+    "MemoryWrite",
+    "NewItem",
+    "Page",
+    "Provenance",
+    "ProvenanceKind",
+    "ResumePolicy",
+    "Risk",
+    "Run",
+    "RunEvent",
+    "RunStatus",
+    "Session",
+    "SessionRole",
+    "SessionStatus",
+    "Task",
+    "TaskStatus",
+]
+
+# --- the enumerations (the schema's enums) ---------------------------------------------------------
+
+SessionRole = Literal["manager", "writer", "specialist", "semantic_reviewer", "human_reviewer", "other"]
+MemoryPolicy = Literal["none", "bounded", "session", "external", "checkpoint_only"]
+SessionStatus = Literal[
+    "created", "running", "idle", "awaiting_user", "awaiting_external", "completed", "failed", "terminated", "stale"
+]
+ItemRole = Literal["user", "assistant", "system", "tool", "event"]
+RunStatus = Literal[
+    "created", "running", "waiting_approval", "waiting_external", "blocked", "succeeded", "failed", "cancelled"
+]
+TaskStatus = Literal["open", "active", "waiting", "completed", "failed", "abandoned"]
+ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
+Decision = Literal["approve", "reject"]
+Risk = Literal["low", "medium", "high", "critical"]
+ResumePolicy = Literal["revalidate", "manual", "restart_node"]
+EffectStatus = Literal["intended", "dispatched", "delivered", "consumed", "conflict", "unknown"]
+MemoryScope = Literal["project", "user", "agent", "session"]
+MemoryStatus = Literal["active", "held", "superseded", "deleted", "rejected"]
+ProvenanceKind = Literal["observed", "told", "inferred", "edited"]
+
+
+class NewItem(TypedDict):
+    """One session item to append: `{"role": "user", "content": {...}}`, optionally the run it belongs to."""
+
+    role: ItemRole
+    content: Any
+    run: NotRequired[int | None]
+
+
+# --- decoding ---------------------------------------------------------------------------------------
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _datetime(value: Any) -> Any:
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _decimal(value: Any) -> Any:
+    return Decimal(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else value
+
+
+def _converter(hint: Any) -> Callable[[Any], Any]:
+    """How to decode a JSON value into a field of this type (None passes through every converter)."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        inner = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        return _converter(inner[0]) if len(inner) == 1 else _identity
+    if origin is list:
+        (item_hint,) = typing.get_args(hint) or (Any,)
+        item = _converter(item_hint)
+        if item is _identity:
+            return _identity
+        return lambda value: [item(v) for v in value] if isinstance(value, list) else value
+    if hint is dt.datetime:
+        return _datetime
+    if hint is Decimal:
+        return _decimal
+    if isinstance(hint, type) and issubclass(hint, Model):
+        return lambda value: hint.from_json(value) if isinstance(value, Mapping) else value
+    return _identity
+
+
+def _nullable(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else convert(value)
+
+
+_PLANS: dict[type, tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
+
+
+def _plan(cls: type[Model]) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """Each field's name and decoder, worked out once per class from its type hints."""
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        plan = tuple(
+            (field.name, _nullable(_converter(hints[field.name])))
+            for field in dataclasses.fields(cls)
+            if field.name != "raw"
+        )
+        _PLANS[cls] = plan
+    return plan
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Model:
+    """Base of the answer classes."""
+
+    raw: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        values = {name: convert(data.get(name)) for name, convert in _plan(cls)}
+        return cls(**values, raw=dict(data))
+
+
+# --- sessions ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Session(Model):
+    id: int
+    project: str
+    ref: str
+    role: SessionRole
+    memory_policy: MemoryPolicy
+    status: SessionStatus
+    version: int
+    last_seq: int
+    metadata: dict[str, Any]
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Item(Model):
+    id: int
+    session: int
+    seq: int
+    role: ItemRole
+    content: Any
+    run: int | None
+    created_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ItemsAppended(Model):
+    items: list[Item]
+    last_seq: int
+
+
+# --- runs, events, tasks, checkpoints -----------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Run(Model):
+    id: int
+    project: str
+    session: int
+    task: int | None
+    ref: str
+    task_mode: str
+    status: RunStatus
+    turn_index: int
+    active_agent: str
+    current_node: str
+    cursor: dict[str, Any]
+    deadline: dt.datetime | None
+    token_budget: int | None
+    cost_budget: Decimal | None
+    tokens_used: int
+    cost_used: Decimal
+    pending_approval: int | None
+    last_checkpoint: int | None
+    error: Any
+    blocked_step: str
+    bound_result: Any
+    metrics: dict[str, Any]
+    version: int
+    lease_owner: str
+    lease_expires_at: dt.datetime | None
+    last_event_seq: int
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunEvent(Model):
+    id: int
+    run: int
+    seq: int
+    kind: str
+    data: Any
+    created_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Task(Model):
+    id: int
+    project: str
+    ref: str
+    objective: str
+    constraints: list[Any]
+    plan: list[str]
+    plan_version: int
+    completed_nodes: list[Any]
+    pending_nodes: list[Any]
+    artifact_refs: dict[str, Any]
+    effect_records: list[Any]
+    latest_checkpoint: int | None
+    schema_version: int
+    status: TaskStatus
+    version: int
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Checkpoint(Model):
+    id: int
+    run: int | None
+    task: int | None
+    parent: int | None
+    depth: int
+    label: str
+    cursor: dict[str, Any]
+    state: dict[str, Any]
+    artifact_fingerprints: dict[str, Any]
+    authority_ref: str
+    pending_gate: Any
+    approval: int | None
+    resume_policy: ResumePolicy
+    schema_version: int
+    content_hash: str
+    created_at: dt.datetime
+
+
+# --- approvals and effects ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Approval(Model):
+    id: int
+    project: str
+    run: int
+    tool: str
+    arguments: Any
+    action_fingerprint: str
+    risk: Risk
+    idempotency_key: str
+    reason: str
+    requested_by: str
+    status: ApprovalStatus
+    version: int
+    decided_by: str | None
+    decided_at: dt.datetime | None
+    decision_reason: str
+    approved_arguments: Any
+    approved_fingerprint: str
+    expires_at: dt.datetime | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+    PENDING: ClassVar[str] = "pending"
+
+    @property
+    def decided(self) -> bool:
+        """No longer pending: approved, rejected, expired or cancelled."""
+        return self.status != self.PENDING
+
+    @property
+    def approved(self) -> bool:
+        return self.status == "approved"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Effect(Model):
+    id: int
+    run: int | None
+    approval: int | None
+    idempotency_key: str
+    tool: str
+    arguments_digest: str
+    status: EffectStatus
+    version: int
+    attempts: int
+    result: Any
+    result_hash: str
+    conflicting_hash: str
+    receipt: str
+    dispatched_at: dt.datetime | None
+    delivered_at: dt.datetime | None
+    consumed_at: dt.datetime | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EffectDelivery(Model):
+    outcome: Literal["consumed", "already_consumed"]
+    receipt: str
+    effect: Effect
+
+
+# --- memory ---------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Provenance(Model):
+    kind: ProvenanceKind
+    run: int | None
+    session: int | None
+    item_seq: int | None
+    person: str | None
+    by: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MemoryRecord(Model):
+    id: int
+    scope: MemoryScope
+    scope_key: str
+    subject: str
+    content: str
+    status: MemoryStatus
+    version: int
+    provenance: Provenance
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    valid_until: dt.datetime | None
+    last_confirmed_at: dt.datetime | None
+    expires_at: dt.datetime | None
+    fresh: bool
+    superseded_by: int | None
+    supersedes: list[int]
+    policy_decision: str
+    policy_reason: str
+    deleted_by: str
+    deleted_at: dt.datetime | None
+    erased_at: dt.datetime | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MemoryWrite(Model):
+    """The policy's answer to a proposed write: accepted or held (a new record), or merged (an existing one)."""
+
+    outcome: Literal["accepted", "merged", "held"]
+    code: str
+    reason: str
+    record: MemoryRecord | None
+    conflicts: list[int]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MemoryChain(Model):
+    record: int
+    before: list[int]
+    after: list[int]
+    versions: list[MemoryRecord]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MemoryConflict(Model):
+    scope: MemoryScope
+    scope_key: str
+    subject: str
+    records: list[MemoryRecord]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ContextSnapshot(Model):
+    id: int
+    run: int
+    item_seqs: list[int]
+    memory_ids: list[int]
+    query: str
+    budget_chars: int
+    used_chars: int
+    content: Any
+    created_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BulkResult(Model):
+    done: list[int]
+    failed: dict[str, str]
+
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a cursor-paginated list; `next`/`previous` are the server's links (None at an end)."""
+
+    results: list[T]
+    next: str | None
+    previous: str | None

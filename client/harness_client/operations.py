@@ -1,0 +1,620 @@
+"""Every operation of the agent API, once: each function builds its request (a `Call`, `Paged` or `Steps`).
+
+`HarnessClient` and `AsyncHarnessClient` expose each of these as a method of the same name, signature and
+docstring (sync, or async), so this module is the whole API surface. Arguments named like the API's fields
+are sent as those fields; an argument left None is left out (the server's default applies). Every POST
+takes `request_key`, its Idempotency-Key (default: a fresh uuid4 per call, reused on the client's retries;
+pass your own to make a retry *across processes* safe, e.g. one derived from your step's identity).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from harness_client.errors import ApprovalWaitTimeout
+from harness_client.models import (
+    Approval,
+    ApprovalStatus,
+    BulkResult,
+    Checkpoint,
+    ContextSnapshot,
+    Decision,
+    Effect,
+    EffectDelivery,
+    EffectStatus,
+    Item,
+    ItemsAppended,
+    MemoryChain,
+    MemoryConflict,
+    MemoryPolicy,
+    MemoryRecord,
+    MemoryScope,
+    MemoryStatus,
+    MemoryWrite,
+    NewItem,
+    Page,
+    ProvenanceKind,
+    ResumePolicy,
+    Risk,
+    Run,
+    RunEvent,
+    RunStatus,
+    Session,
+    SessionRole,
+    SessionStatus,
+    Task,
+    TaskStatus,
+)
+from harness_client.protocol import Call, Paged, Sleep, Steps, fields, list_of, route
+
+# The list endpoints' largest page (harness.api_base.NewestFirstPagination.max_page_size).
+MAX_PAGE_SIZE = 200
+_MAX_POSITION = 2**63 - 1
+
+
+def _position_cursor(position: int, *, reverse: bool = False) -> str:
+    """A cursor that starts a list right past `position` in its order (`reverse`: reads backwards from it).
+
+    The API has no `after_seq`, `before` or newest-first parameter on its lists yet, so this builds the cursor
+    its CursorPagination would hand out itself (base64 of `r`everse and `p`osition). Each list it is used on
+    is ordered by one unique column (items and events by seq, checkpoints by -id), so a position is exactly
+    "the rows after it": items after seq N, items before seq N read backwards, checkpoints older than id N.
+    """
+    text = f"r=1&p={position}" if reverse else f"p={position}"
+    return base64.b64encode(text.encode("ascii")).decode("ascii")
+
+
+def _page_size(value: int | None) -> int | None:
+    if value is not None and not 1 <= value <= MAX_PAGE_SIZE:
+        raise ValueError(f"page_size is between 1 and {MAX_PAGE_SIZE}")
+    return value
+
+
+# --- sessions and items -------------------------------------------------------------------------------
+
+_SESSIONS_LIST = route("GET", "sessions/", "sessions_list")
+_SESSIONS_CREATE = route("POST", "sessions/", "sessions_create")
+_SESSIONS_READ = route("GET", "sessions/{id}/", "sessions_read")
+_SESSIONS_TRANSITION = route("POST", "sessions/{id}/transition/", "sessions_transition")
+_ITEMS_LIST = route("GET", "sessions/{id}/items/", "session_items_list")
+_ITEMS_APPEND = route("POST", "sessions/{id}/items/", "session_items_append")
+
+
+def create_session(
+    *, role: SessionRole | None = None, memory_policy: MemoryPolicy | None = None,
+    metadata: Mapping[str, Any] | None = None, ref: str | None = None, request_key: str | None = None,
+) -> Call[Session]:
+    """Start a session in the token's project (`ref` is your own unique reference, optional)."""
+    body = fields(role=role, memory_policy=memory_policy, metadata=metadata, ref=ref)
+    return _SESSIONS_CREATE.call(parse=Session.from_json, json=body, request_key=request_key)
+
+
+def get_session(session_id: int) -> Call[Session]:
+    """Read one session (its `last_seq` is the seq of its newest item, 0 when it has none)."""
+    return _SESSIONS_READ.call(parse=Session.from_json, id=session_id)
+
+
+def list_sessions(
+    *, status: SessionStatus | None = None, role: SessionRole | None = None,
+    updated_since: dt.datetime | None = None, page_size: int | None = None,
+) -> Paged[Session]:
+    """Every session of the project, newest first, following the pages."""
+    params = {"status": status, "role": role, "updated_since": updated_since}
+    return _SESSIONS_LIST.paged(Session.from_json, params=params, page_size=_page_size(page_size))
+
+
+def transition_session(
+    session_id: int, to: SessionStatus, *, expected_version: int | None = None, request_key: str | None = None,
+) -> Call[Session]:
+    """Move a session to another status (a compare-and-set when `expected_version` is given)."""
+    body = fields(to=to, expected_version=expected_version)
+    return _SESSIONS_TRANSITION.call(parse=Session.from_json, id=session_id, json=body, request_key=request_key)
+
+
+def append_items(
+    session_id: int, items: Sequence[NewItem | Mapping[str, Any]], *, expected_last_seq: int | None = None,
+    request_key: str | None = None,
+) -> Call[ItemsAppended]:
+    """Append items to a session; they get the next gap-free seqs, in order.
+
+    With `expected_last_seq`, the append happens only if the session's newest item is still that seq (0: no
+    items yet); otherwise ConflictError `seq_conflict`, whose `body["last_seq"]` is the actual last seq. This
+    is how two writers to one session avoid interleaving.
+    """
+    rows = [dict(item) for item in items]
+    body = fields(items=rows, expected_last_seq=expected_last_seq)
+    return _ITEMS_APPEND.call(parse=ItemsAppended.from_json, id=session_id, json=body, request_key=request_key)
+
+
+def list_items(session_id: int, *, after_seq: int | None = None, page_size: int | None = None) -> Paged[Item]:
+    """A session's items in seq order, from the first (or from the one after `after_seq`), following the pages."""
+    params = {"cursor": _position_cursor(after_seq) if after_seq is not None else None}
+    return _ITEMS_LIST.paged(Item.from_json, id=session_id, params=params, page_size=_page_size(page_size))
+
+
+def recent_items(session_id: int, limit: int = 50) -> Steps[list[Item]]:
+    """The session's newest `limit` items, oldest first (what an agent hands its model).
+
+    One request for up to 200 items (more take one request per 200).
+    """
+    if limit < 1:
+        raise ValueError("limit is at least 1")
+    size = min(limit, MAX_PAGE_SIZE)
+    params = {"cursor": _position_cursor(_MAX_POSITION, reverse=True)}
+    call: Call[Page[Item]] = _ITEMS_LIST.paged(Item.from_json, id=session_id, params=params, page_size=size).first
+    newest: list[Item] = []
+    while True:
+        page: Page[Item] = yield call
+        newest[:0] = page.results
+        if len(newest) >= limit or page.previous is None:
+            return newest[-limit:]
+        call = Paged(call).follow(page.previous)
+
+
+# --- runs and their events ------------------------------------------------------------------------------
+
+_RUNS_LIST = route("GET", "runs/", "runs_list")
+_RUNS_CREATE = route("POST", "runs/", "runs_create")
+_RUNS_READ = route("GET", "runs/{id}/", "runs_read")
+_RUNS_CLAIM = route("POST", "runs/{id}/claim/", "runs_claim")
+_RUNS_HEARTBEAT = route("POST", "runs/{id}/heartbeat/", "runs_heartbeat")
+_RUNS_TRANSITION = route("POST", "runs/{id}/transition/", "runs_transition")
+_EVENTS_LIST = route("GET", "runs/{id}/events/", "run_events_list")
+_EVENTS_APPEND = route("POST", "runs/{id}/events/", "run_events_append")
+
+
+def create_run(
+    *, session: int, task: int | None = None, ref: str | None = None, task_mode: str | None = None,
+    active_agent: str | None = None, cursor: Mapping[str, Any] | None = None, deadline: dt.datetime | None = None,
+    token_budget: int | None = None, cost_budget: Decimal | None = None, request_key: str | None = None,
+) -> Call[Run]:
+    """Create a run (status `created`) in a session, optionally working on a task."""
+    body = fields(session=session, task=task, ref=ref, task_mode=task_mode, active_agent=active_agent, cursor=cursor,
+                  deadline=deadline, token_budget=token_budget, cost_budget=cost_budget)
+    return _RUNS_CREATE.call(parse=Run.from_json, json=body, request_key=request_key)
+
+
+def get_run(run_id: int) -> Call[Run]:
+    """Read one run."""
+    return _RUNS_READ.call(parse=Run.from_json, id=run_id)
+
+
+def list_runs(
+    *, status: RunStatus | None = None, session: int | None = None, task: int | None = None,
+    updated_since: dt.datetime | None = None, page_size: int | None = None,
+) -> Paged[Run]:
+    """The project's runs, newest first, following the pages."""
+    params = {"status": status, "session": session, "task": task, "updated_since": updated_since}
+    return _RUNS_LIST.paged(Run.from_json, params=params, page_size=_page_size(page_size))
+
+
+def claim_run(run_id: int, *, owner: str, lease_seconds: int | None = None, request_key: str | None = None
+              ) -> Call[Run]:
+    """Take the run's lease for `owner` if it is free, expired, or already `owner`'s; 409 `lease_held` if not."""
+    body = fields(owner=owner, lease_seconds=lease_seconds)
+    return _RUNS_CLAIM.call(parse=Run.from_json, id=run_id, json=body, request_key=request_key)
+
+
+def heartbeat_run(run_id: int, *, owner: str, lease_seconds: int | None = None, request_key: str | None = None
+                  ) -> Call[Run]:
+    """Extend a lease `owner` still holds; 409 `lease_lost` once it expired or was taken.
+
+    There is no release endpoint: a terminal transition frees the lease, and so does letting it expire
+    (a heartbeat with `lease_seconds=1` shortens it to a second).
+    """
+    body = fields(owner=owner, lease_seconds=lease_seconds)
+    return _RUNS_HEARTBEAT.call(parse=Run.from_json, id=run_id, json=body, request_key=request_key)
+
+
+def transition_run(
+    run_id: int, to: RunStatus, *, expected_version: int, lease_owner: str | None = None,
+    error: Mapping[str, Any] | None = None, blocked_step: str | None = None, request_key: str | None = None,
+) -> Call[Run]:
+    """Move a run to another status: a compare-and-set on `expected_version` (409 with the current status and
+    version when it moved on); with `lease_owner`, only while that owner holds the lease."""
+    body = fields(to=to, expected_version=expected_version, lease_owner=lease_owner, error=error,
+                  blocked_step=blocked_step)
+    return _RUNS_TRANSITION.call(parse=Run.from_json, id=run_id, json=body, request_key=request_key)
+
+
+def append_event(run_id: int, kind: str, data: Mapping[str, Any] | None = None, *, request_key: str | None = None
+                 ) -> Call[RunEvent]:
+    """Append an event (`kind`, free-form `data`) to the run's log."""
+    body = fields(kind=kind, data=data)
+    return _EVENTS_APPEND.call(parse=RunEvent.from_json, id=run_id, json=body, request_key=request_key)
+
+
+def list_events(
+    run_id: int, *, kind: str | None = None, after_seq: int | None = None, page_size: int | None = None,
+) -> Paged[RunEvent]:
+    """The run's events in seq order (from the one after `after_seq`), following the pages."""
+    params = {"kind": kind, "cursor": _position_cursor(after_seq) if after_seq is not None else None}
+    return _EVENTS_LIST.paged(RunEvent.from_json, id=run_id, params=params, page_size=_page_size(page_size))
+
+
+# --- tasks ------------------------------------------------------------------------------------------------
+
+_TASKS_LIST = route("GET", "tasks/", "tasks_list")
+_TASKS_CREATE = route("POST", "tasks/", "tasks_create")
+_TASKS_READ = route("GET", "tasks/{id}/", "tasks_read")
+_TASKS_SAVE = route("PATCH", "tasks/{id}/", "tasks_save")
+_TASKS_TRANSITION = route("POST", "tasks/{id}/transition/", "tasks_transition")
+
+
+def create_task(
+    *, objective: str, ref: str | None = None, constraints: Sequence[Any] | None = None,
+    plan: Sequence[str] | None = None, plan_version: int | None = None, completed_nodes: Sequence[Any] | None = None,
+    pending_nodes: Sequence[Any] | None = None, artifact_refs: Mapping[str, Any] | None = None,
+    effect_records: Sequence[Any] | None = None, schema_version: int | None = None, request_key: str | None = None,
+) -> Call[Task]:
+    """Create a task: multi-day work with an objective, a plan and its progress."""
+    body = fields(objective=objective, ref=ref, constraints=constraints, plan=plan, plan_version=plan_version,
+                  completed_nodes=completed_nodes, pending_nodes=pending_nodes, artifact_refs=artifact_refs,
+                  effect_records=effect_records, schema_version=schema_version)
+    return _TASKS_CREATE.call(parse=Task.from_json, json=body, request_key=request_key)
+
+
+def get_task(task_id: int) -> Call[Task]:
+    """Load a task (its `version` is what `save_task` compares against)."""
+    return _TASKS_READ.call(parse=Task.from_json, id=task_id)
+
+
+def save_task(
+    task_id: int, *, expected_version: int, objective: str | None = None, constraints: Sequence[Any] | None = None,
+    plan: Sequence[str] | None = None, plan_version: int | None = None, completed_nodes: Sequence[Any] | None = None,
+    pending_nodes: Sequence[Any] | None = None, artifact_refs: Mapping[str, Any] | None = None,
+    effect_records: Sequence[Any] | None = None, schema_version: int | None = None,
+) -> Call[Task]:
+    """Save the fields given: a compare-and-set on `expected_version` (409 with `current_version` if the task
+    moved on; load it again and redo the change).
+
+    A PATCH, which the server's Idempotency-Key replay does not cover: the client retries it only when the
+    request surely never left (a refused connection), never after a lost reply.
+    """
+    body = fields(expected_version=expected_version, objective=objective, constraints=constraints, plan=plan,
+                  plan_version=plan_version, completed_nodes=completed_nodes, pending_nodes=pending_nodes,
+                  artifact_refs=artifact_refs, effect_records=effect_records, schema_version=schema_version)
+    return _TASKS_SAVE.call(parse=Task.from_json, id=task_id, json=body)
+
+
+def transition_task(
+    task_id: int, to: TaskStatus, *, expected_version: int | None = None, request_key: str | None = None,
+) -> Call[Task]:
+    """Move a task to another status (a compare-and-set when `expected_version` is given)."""
+    body = fields(to=to, expected_version=expected_version)
+    return _TASKS_TRANSITION.call(parse=Task.from_json, id=task_id, json=body, request_key=request_key)
+
+
+def list_tasks(*, status: TaskStatus | None = None, page_size: int | None = None) -> Paged[Task]:
+    """The project's tasks, newest first, following the pages."""
+    return _TASKS_LIST.paged(Task.from_json, params={"status": status}, page_size=_page_size(page_size))
+
+
+# --- checkpoints ------------------------------------------------------------------------------------------
+
+_CHECKPOINTS_LIST = route("GET", "checkpoints/", "checkpoints_list")
+_CHECKPOINTS_CREATE = route("POST", "checkpoints/", "checkpoints_create")
+_CHECKPOINTS_READ = route("GET", "checkpoints/{id}/", "checkpoints_read")
+_CHECKPOINTS_LINEAGE = route("GET", "checkpoints/{id}/lineage/", "checkpoints_lineage")
+
+
+def create_checkpoint(
+    *, run: int | None = None, task: int | None = None, parent: int | None = None, label: str | None = None,
+    cursor: Mapping[str, Any] | None = None, state: Mapping[str, Any] | None = None,
+    artifact_fingerprints: Mapping[str, Any] | None = None, authority_ref: str | None = None,
+    pending_gate: Any = None, approval: int | None = None, resume_policy: ResumePolicy | None = None,
+    schema_version: int | None = None, lease_owner: str | None = None, request_key: str | None = None,
+) -> Call[Checkpoint]:
+    """Write an immutable checkpoint of a run and/or task; it becomes their latest.
+
+    `parent` links it into the lineage (a parent that already has a child makes a fork); with `lease_owner`
+    it is written only while that owner holds the run's lease (a stale worker cannot fork the chain).
+    """
+    body = fields(run=run, task=task, parent=parent, label=label, cursor=cursor, state=state,
+                  artifact_fingerprints=artifact_fingerprints, authority_ref=authority_ref, pending_gate=pending_gate,
+                  approval=approval, resume_policy=resume_policy, schema_version=schema_version,
+                  lease_owner=lease_owner)
+    return _CHECKPOINTS_CREATE.call(parse=Checkpoint.from_json, json=body, request_key=request_key)
+
+
+def get_checkpoint(checkpoint_id: int) -> Call[Checkpoint]:
+    """Read one checkpoint."""
+    return _CHECKPOINTS_READ.call(parse=Checkpoint.from_json, id=checkpoint_id)
+
+
+def list_checkpoints(
+    *, run: int | None = None, task: int | None = None, before: int | None = None, page_size: int | None = None,
+) -> Paged[Checkpoint]:
+    """Checkpoints (of a run, of a task), newest first (older than checkpoint id `before`), following the pages."""
+    params = {"run": run, "task": task, "cursor": _position_cursor(before) if before is not None else None}
+    return _CHECKPOINTS_LIST.paged(Checkpoint.from_json, params=params, page_size=_page_size(page_size))
+
+
+def latest_checkpoint(*, run: int | None = None, task: int | None = None) -> Call[Checkpoint | None]:
+    """The newest checkpoint of a run or task (None if it has none): one request."""
+    if run is None and task is None:
+        raise ValueError("name a run or a task")
+
+    def first(body: Any) -> Checkpoint | None:
+        rows = body["results"]
+        return Checkpoint.from_json(rows[0]) if rows else None
+
+    return _CHECKPOINTS_LIST.call(parse=first, params={"run": run, "task": task, "limit": 1})
+
+
+def checkpoint_lineage(checkpoint_id: int) -> Call[list[Checkpoint]]:
+    """The checkpoint and its ancestors, newest first (the checkpoint itself, its parent, ..., the root)."""
+    return _CHECKPOINTS_LINEAGE.call(parse=list_of(Checkpoint.from_json), id=checkpoint_id)
+
+
+# --- approvals --------------------------------------------------------------------------------------------
+
+_APPROVALS_REQUEST = route("POST", "runs/{id}/approvals/", "approvals_request")
+_APPROVALS_LIST = route("GET", "approvals/", "approvals_list")
+_APPROVALS_READ = route("GET", "approvals/{id}/", "approvals_read")
+_APPROVALS_DECIDE = route("POST", "approvals/{id}/decision/", "approvals_decide")
+
+
+def request_approval(
+    run_id: int, *, tool: str, idempotency_key: str, arguments: Mapping[str, Any] | None = None,
+    risk: Risk | None = None, reason: str | None = None, expected_version: int | None = None,
+    expires_at: dt.datetime | None = None, request_key: str | None = None,
+) -> Call[Approval]:
+    """Ask a human to approve a tool call; the run moves to `waiting_approval` in the same transaction.
+
+    `idempotency_key` is the *action's* identity (the effect it would have), not the HTTP request's; a run
+    has at most one pending approval (409 `approval_pending`). Wait for the decision with `wait_for_approval`.
+    """
+    body = fields(tool=tool, idempotency_key=idempotency_key, arguments=arguments, risk=risk, reason=reason,
+                  expected_version=expected_version, expires_at=expires_at)
+    return _APPROVALS_REQUEST.call(parse=Approval.from_json, id=run_id, json=body, request_key=request_key)
+
+
+def get_approval(approval_id: int) -> Call[Approval]:
+    """Read one approval request."""
+    return _APPROVALS_READ.call(parse=Approval.from_json, id=approval_id)
+
+
+def list_approvals(*, status: ApprovalStatus | None = None, run: int | None = None, page_size: int | None = None
+                   ) -> Paged[Approval]:
+    """Approval requests, newest first, following the pages."""
+    return _APPROVALS_LIST.paged(Approval.from_json, params={"status": status, "run": run},
+                                 page_size=_page_size(page_size))
+
+
+def decide_approval(
+    approval_id: int, decision: Decision, *, reason: str | None = None,
+    edited_arguments: Mapping[str, Any] | None = None, expected_version: int | None = None,
+    request_key: str | None = None,
+) -> Call[Approval]:
+    """Approve or reject (a reviewer's personal token; agent tokens get 403). A rejection needs a `reason`;
+    `edited_arguments` approves changed arguments (a new fingerprint)."""
+    body = fields(decision=decision, reason=reason, edited_arguments=edited_arguments,
+                  expected_version=expected_version)
+    return _APPROVALS_DECIDE.call(parse=Approval.from_json, id=approval_id, json=body, request_key=request_key)
+
+
+def wait_for_approval(
+    approval_id: int, *, timeout: float = 600.0, poll_interval: float = 1.0, max_poll_interval: float = 10.0,
+) -> Steps[Approval]:
+    """Poll the approval until it is decided (approved, rejected, expired or cancelled) and return it.
+
+    Polls every `poll_interval` seconds, growing by half each time up to `max_poll_interval`; raises
+    `ApprovalWaitTimeout` (a `TimeoutError`, carrying the last seen approval) after `timeout` seconds.
+    """
+    if timeout < 0 or poll_interval <= 0 or max_poll_interval < poll_interval:
+        raise ValueError("timeout >= 0 and 0 < poll_interval <= max_poll_interval")
+    deadline = time.monotonic() + timeout
+    interval = poll_interval
+    while True:
+        approval: Approval = yield get_approval(approval_id)
+        if approval.decided:
+            return approval
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ApprovalWaitTimeout(
+                f"Approval {approval_id} is still {approval.status} after {timeout:g} s.", approval=approval
+            )
+        yield Sleep(min(interval, remaining))
+        interval = min(interval * 1.5, max_poll_interval)
+
+
+# --- external effects -----------------------------------------------------------------------------------
+
+_EFFECTS_LIST = route("GET", "effects/", "effects_list")
+_EFFECTS_INTEND = route("POST", "effects/", "effects_intend")
+_EFFECTS_READ = route("GET", "effects/{id}/", "effects_read")
+_EFFECTS_DELIVER = route("POST", "effects/deliver/", "effects_deliver")
+
+
+def intend_effect(
+    *, idempotency_key: str, tool: str, arguments: Any = None, run: int | None = None, approval: int | None = None,
+    request_key: str | None = None,
+) -> Call[Effect]:
+    """Record the intent to call `tool` under the action's `idempotency_key`, before calling it.
+
+    The same key and action again answers the first record (check its `status`: an effect already
+    `consumed` must not be executed again).
+    """
+    body = fields(idempotency_key=idempotency_key, tool=tool, arguments=arguments, run=run, approval=approval)
+    return _EFFECTS_INTEND.call(parse=Effect.from_json, json=body, request_key=request_key)
+
+
+def deliver_effect(
+    *, idempotency_key: str, result: Any, result_hash: str | None = None, request_key: str | None = None,
+) -> Call[EffectDelivery]:
+    """Deliver the tool's result once: `consumed`, or `already_consumed` with the original receipt for the same
+    result again. A *different* result under the key is a hard stop: ConflictError `effect_conflict` (its
+    body has `result_hash`, `conflicting_hash`, `run`, `run_status`) and the run is blocked."""
+    body = {"idempotency_key": idempotency_key, "result": result, **fields(result_hash=result_hash)}
+    return _EFFECTS_DELIVER.call(parse=EffectDelivery.from_json, json=body, request_key=request_key)
+
+
+def get_effect(effect_id: int) -> Call[Effect]:
+    """Read one external effect."""
+    return _EFFECTS_READ.call(parse=Effect.from_json, id=effect_id)
+
+
+def list_effects(*, status: EffectStatus | None = None, run: int | None = None, page_size: int | None = None
+                 ) -> Paged[Effect]:
+    """External effects, newest first, following the pages."""
+    return _EFFECTS_LIST.paged(Effect.from_json, params={"status": status, "run": run},
+                               page_size=_page_size(page_size))
+
+
+# --- memory -----------------------------------------------------------------------------------------------
+
+_MEMORY_LIST = route("GET", "memory/records/", "memory_records_list")
+_MEMORY_WRITE = route("POST", "memory/records/", "memory_records_write")
+_MEMORY_READ = route("GET", "memory/records/{id}/", "memory_records_read")
+_MEMORY_CHAIN = route("GET", "memory/records/{id}/chain/", "memory_records_chain")
+_MEMORY_SUPERSEDE = route("POST", "memory/records/{id}/supersede/", "memory_records_supersede")
+_MEMORY_REVIEW = route("POST", "memory/records/{id}/review/", "memory_records_review")
+_MEMORY_EXPIRE = route("POST", "memory/records/{id}/expire/", "memory_records_expire")
+_MEMORY_DELETE = route("POST", "memory/records/{id}/delete/", "memory_records_delete")
+_MEMORY_ERASE = route("POST", "memory/records/{id}/erase/", "memory_records_erase")
+_MEMORY_BULK_DELETE = route("POST", "memory/records/bulk-delete/", "memory_records_bulk_delete")
+_MEMORY_BULK_EXPIRE = route("POST", "memory/records/bulk-expire/", "memory_records_bulk_expire")
+_MEMORY_RETRIEVE = route("GET", "memory/retrieve/", "memory_retrieve")
+_MEMORY_HELD = route("GET", "memory/held/", "memory_held_list")
+_MEMORY_CONFLICTS = route("GET", "memory/conflicts/", "memory_conflicts_list")
+_CONTEXT_CREATE = route("POST", "memory/context/", "memory_context_create")
+_CONTEXT_READ = route("GET", "memory/context/{id}/", "memory_context_read")
+
+
+def propose_memory(
+    *, scope: MemoryScope, content: str, scope_key: str | None = None, subject: str | None = None,
+    provenance_kind: ProvenanceKind | None = None, source_run_id: int | None = None,
+    source_session_id: int | None = None, source_item_seq: int | None = None, valid_until: dt.datetime | None = None,
+    expires_at: dt.datetime | None = None, project: str | None = None, request_key: str | None = None,
+) -> Call[MemoryWrite]:
+    """Propose a long-term memory write; the project's write policy decides.
+
+    Returns the decision: `accepted` or `held` (a new record) or `merged` (the same content is already in that
+    scope). A rejection is a ValidationError (422) whose `code` says why (`too_long`, `blocked_pattern`,
+    `provenance_required`, ...). Provenance (`source_run_id`, or `source_session_id` + `source_item_seq`) is
+    required unless the policy says otherwise.
+    """
+    body = fields(scope=scope, content=content, scope_key=scope_key, subject=subject,
+                  provenance_kind=provenance_kind, source_run_id=source_run_id, source_session_id=source_session_id,
+                  source_item_seq=source_item_seq, valid_until=valid_until, expires_at=expires_at, project=project)
+    return _MEMORY_WRITE.call(parse=MemoryWrite.from_json, json=body, request_key=request_key)
+
+
+def get_memory(record_id: int) -> Call[MemoryRecord]:
+    """Read one memory record (in any status)."""
+    return _MEMORY_READ.call(parse=MemoryRecord.from_json, id=record_id)
+
+
+def memory_chain(record_id: int) -> Call[MemoryChain]:
+    """The record's version chain: the versions it replaced and the ones that replaced it."""
+    return _MEMORY_CHAIN.call(parse=MemoryChain.from_json, id=record_id)
+
+
+def list_memory(
+    *, scope: MemoryScope | None = None, scope_key: str | None = None, status: MemoryStatus | None = None,
+    subject: str | None = None, text: str | None = None, fresh: bool | None = None, project: str | None = None,
+    page_size: int | None = None,
+) -> Paged[MemoryRecord]:
+    """The project's memory records in every status (filters narrow it), newest first, following the pages."""
+    params = {"scope": scope, "scope_key": scope_key, "status": status, "subject": subject, "text": text,
+              "fresh": fresh, "project": project}
+    return _MEMORY_LIST.paged(MemoryRecord.from_json, params=params, page_size=_page_size(page_size))
+
+
+def retrieve_memory(
+    *, scope: MemoryScope, scope_key: str | None = None, q: str | None = None, k: int | None = None,
+    project: str | None = None,
+) -> Call[list[MemoryRecord]]:
+    """The top `k` active, fresh records of one scope, ranked by full-text relevance to `q` (websearch syntax)."""
+    params = {"scope": scope, "scope_key": scope_key, "q": q, "k": k, "project": project}
+    return _MEMORY_RETRIEVE.call(parse=list_of(MemoryRecord.from_json), params=params)
+
+
+def supersede_memory(
+    record_id: int, *, content: str | None = None, replacement_id: int | None = None, subject: str | None = None,
+    provenance_kind: ProvenanceKind | None = None, source_run_id: int | None = None,
+    source_session_id: int | None = None, source_item_seq: int | None = None, valid_until: dt.datetime | None = None,
+    expires_at: dt.datetime | None = None, expected_version: int | None = None, request_key: str | None = None,
+) -> Call[MemoryRecord]:
+    """Replace a record with a new version (`content`), or let another live record stand instead
+    (`replacement_id`, resolving a conflict). Agents supersede only what they wrote. Returns the standing
+    record."""
+    body = fields(content=content, replacement_id=replacement_id, subject=subject, provenance_kind=provenance_kind,
+                  source_run_id=source_run_id, source_session_id=source_session_id,
+                  source_item_seq=source_item_seq, valid_until=valid_until, expires_at=expires_at,
+                  expected_version=expected_version)
+    return _MEMORY_SUPERSEDE.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
+
+
+def memory_conflicts(*, project: str | None = None) -> Call[list[MemoryConflict]]:
+    """Groups of live records that disagree about the same subject in the same scope."""
+    return _MEMORY_CONFLICTS.call(parse=list_of(MemoryConflict.from_json), params={"project": project})
+
+
+def build_context(run_id: int, *, budget_chars: int, query: str | None = None, request_key: str | None = None
+                  ) -> Call[ContextSnapshot]:
+    """Build and record the run's bounded context: recent session items within `budget_chars` plus memory
+    relevant to `query`. The snapshot is exactly what the model is given; the run inspector shows it."""
+    body = fields(run_id=run_id, budget_chars=budget_chars, query=query)
+    return _CONTEXT_CREATE.call(parse=ContextSnapshot.from_json, json=body, request_key=request_key)
+
+
+def get_context(snapshot_id: int) -> Call[ContextSnapshot]:
+    """Read a recorded context snapshot."""
+    return _CONTEXT_READ.call(parse=ContextSnapshot.from_json, id=snapshot_id)
+
+
+# Operators' memory curation (a console user's personal token in the operator group; agent tokens get 403).
+
+
+def review_memory(record_id: int, decision: Decision, *, expected_version: int | None = None,
+                  request_key: str | None = None) -> Call[MemoryRecord]:
+    """Approve or reject a held record (operators)."""
+    body = fields(decision=decision, expected_version=expected_version)
+    return _MEMORY_REVIEW.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
+
+
+def expire_memory(record_id: int, *, at: dt.datetime | None = None, expected_version: int | None = None,
+                  request_key: str | None = None) -> Call[MemoryRecord]:
+    """Make a record expire at `at` (now by default) (operators)."""
+    body = fields(at=at, expected_version=expected_version)
+    return _MEMORY_EXPIRE.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
+
+
+def delete_memory(record_id: int, *, expected_version: int | None = None, request_key: str | None = None
+                  ) -> Call[MemoryRecord]:
+    """Delete a record (a tombstone keeps who and when) (operators)."""
+    body = fields(expected_version=expected_version)
+    return _MEMORY_DELETE.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
+
+
+def erase_memory(record_id: int, *, include_history: bool | None = None, request_key: str | None = None
+                 ) -> Call[list[int]]:
+    """Erase a record's content (and its earlier versions' by default) everywhere; returns the erased ids
+    (operators)."""
+    body = fields(include_history=include_history)
+    return _MEMORY_ERASE.call(parse=lambda b: [int(i) for i in b["erased"]], id=record_id, json=body,
+                              request_key=request_key)
+
+
+def bulk_delete_memory(*, project: str, ids: Iterable[int], request_key: str | None = None) -> Call[BulkResult]:
+    """Delete many records of a project (operators)."""
+    body = {"project": project, "ids": list(ids)}
+    return _MEMORY_BULK_DELETE.call(parse=BulkResult.from_json, json=body, request_key=request_key)
+
+
+def bulk_expire_memory(*, project: str, ids: Iterable[int], request_key: str | None = None) -> Call[BulkResult]:
+    """Expire many records of a project now (operators)."""
+    body = {"project": project, "ids": list(ids)}
+    return _MEMORY_BULK_EXPIRE.call(parse=BulkResult.from_json, json=body, request_key=request_key)
+
+
+def list_held_memory(*, project: str | None = None, page_size: int | None = None) -> Paged[MemoryRecord]:
+    """Records held for review, newest first, following the pages (operators)."""
+    return _MEMORY_HELD.paged(MemoryRecord.from_json, params={"project": project}, page_size=_page_size(page_size))
