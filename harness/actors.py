@@ -39,10 +39,21 @@ class Actor:
 
     @classmethod
     def of(cls, principal: object) -> "Actor":
-        """The actor behind a request's `user`: an agent token's principal (harness.auth) or a user."""
-        if getattr(principal, "is_agent", False):
-            return cls.for_agent(principal.name, principal.token)  # type: ignore[attr-defined]
-        return cls.for_user(principal)  # type: ignore[arg-type]
+        """The actor behind a request's `user`: an agent token's principal (harness.auth) or a user.
+
+        Every door authenticates before it acts, so anything else (an anonymous user) is a bug there.
+        """
+        # Imported here: harness.auth loads DRF, and the transition tables (runs_app.machines) import
+        # this module while the models load.
+        from django.contrib.auth.models import User
+
+        from harness.auth import AgentPrincipal
+
+        if isinstance(principal, AgentPrincipal):
+            return cls.for_agent(principal.name, principal.token)
+        if isinstance(principal, User):
+            return cls.for_user(principal)
+        raise TypeError(f"no actor for a {type(principal).__name__}: the door must authenticate first")
 
     @classmethod
     def for_worker(cls, owner: str) -> "Actor":

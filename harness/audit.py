@@ -2,12 +2,14 @@
 
 from typing import Any
 
+from django.db.models import Model
+
 from harness.actors import Actor
 from harness.models import AuditEntry, Project
 
 
 def audit_record(
-    *, project: Project | int, actor: Actor, action: str, target: Any, data: dict | None = None
+    *, project: Project | int, actor: Actor, action: str, target: Model, data: dict[str, Any] | None = None
 ) -> AuditEntry:
     """Write one audit entry inside the caller's transaction (it commits or rolls back with it)."""
     project_id = project if isinstance(project, int) else project.pk

@@ -2,7 +2,6 @@
 write policies are edited here."""
 
 from collections.abc import Callable
-from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -21,8 +20,8 @@ from memory_app.selectors import is_fresh
 
 
 def _each(
-    modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[MemoryRecord], verb: str,
-    apply: Callable[[MemoryRecord, Actor], Any],
+    modeladmin: admin.ModelAdmin[MemoryRecord], request: HttpRequest, queryset: QuerySet[MemoryRecord],
+    verb: str, apply: Callable[[MemoryRecord, Actor], object],
 ) -> None:
     actor = Actor.of(request.user)
     done = 0
@@ -37,7 +36,7 @@ def _each(
 
 
 @admin.register(MemoryRecord)
-class MemoryRecordAdmin(admin.ModelAdmin):
+class MemoryRecordAdmin(admin.ModelAdmin[MemoryRecord]):
     """No field is edited here: a change of content is a supersede, a status change an action."""
 
     list_display = ["id", "project", "scope", "scope_key", "subject", "short_content", "status", "version", "fresh",
@@ -47,13 +46,13 @@ class MemoryRecordAdmin(admin.ModelAdmin):
     list_select_related = ["project"]
     actions = ["approve_held", "reject_held", "expire_now", "tombstone", "erase"]
 
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_readonly_fields(self, request: HttpRequest, obj: MemoryRecord | None = None) -> list[str]:
         return [f.name for f in MemoryRecord._meta.concrete_fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # writes go through the policy (API, console)
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: MemoryRecord | None = None) -> bool:
         return False  # deletion keeps a tombstone: the "tombstone" and "erase" actions
 
     @admin.display(description="content")
@@ -89,13 +88,13 @@ class MemoryRecordAdmin(admin.ModelAdmin):
         _each(self, request, queryset, "erased", lambda r, actor: services.memory_erase(
             project=r.project_id, actor=actor, record_id=r.pk))
 
-    def get_actions(self, request: HttpRequest) -> dict:
+    def get_actions(self, request: HttpRequest) -> dict[str, tuple[Callable[..., str], str, str] | None]:
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
 
 
-class MemoryWritePolicyForm(forms.ModelForm):
+class MemoryWritePolicyForm(forms.ModelForm[MemoryWritePolicy]):
     class Meta:
         model = MemoryWritePolicy
         fields = ["project", "scope", "decision", "max_chars", "provenance_required", "blocked_patterns"]
@@ -108,7 +107,7 @@ class MemoryWritePolicyForm(forms.ModelForm):
 
 
 @admin.register(MemoryWritePolicy)
-class MemoryWritePolicyAdmin(admin.ModelAdmin):
+class MemoryWritePolicyAdmin(admin.ModelAdmin[MemoryWritePolicy]):
     """One policy per project and scope; with none, writes are accepted up to 4,000 characters
     and need provenance."""
 
@@ -127,7 +126,8 @@ class MemoryWritePolicyAdmin(admin.ModelAdmin):
                 _audit_policy_deleted(request, policy)
             super().delete_queryset(request, queryset)
 
-    def save_model(self, request: HttpRequest, obj: MemoryWritePolicy, form: Any, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: MemoryWritePolicy, form: MemoryWritePolicyForm, change: bool
+                   ) -> None:
         super().save_model(request, obj, form, change)
         audit_record(
             project=obj.project_id, actor=Actor.of(request.user), action="memory.policy_saved",
@@ -145,7 +145,7 @@ def _audit_policy_deleted(request: HttpRequest, policy: MemoryWritePolicy) -> No
 
 
 @admin.register(ContextSnapshot)
-class ContextSnapshotAdmin(AppendOnlyAdmin):
+class ContextSnapshotAdmin(AppendOnlyAdmin[ContextSnapshot]):
     list_display = ["id", "project", "run", "budget_chars", "used_chars", "created_at"]
     list_filter = ["project"]
     search_fields = ["run__ref", "query"]

@@ -6,7 +6,7 @@ login session or personal token) also review held records, expire, delete and er
 per operation: validate the input serializer, call one service or selector, render the output.
 """
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -31,6 +31,7 @@ from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, Proven
 from memory_app.policy import Outcome
 
 _CONTENT_MAX = 100_000  # the policy's max_chars decides; this only bounds what is parsed
+_Row = TypeVar("_Row")  # what a queryset yields: GenericAPIView.filter_queryset keeps it
 
 # --- access --------------------------------------------------------------------------------------
 
@@ -41,7 +42,7 @@ class MemoryAccess(BasePermission):
     A view with `operators_only = True` refuses agent tokens too.
     """
 
-    def has_permission(self, request: Request, view: Any) -> bool:
+    def has_permission(self, request: Request, view: APIView) -> bool:
         user = request.user
         if user is None or not user.is_authenticated:
             return False  # 401
@@ -84,7 +85,7 @@ def _project_of(request: Request, model: type[MemoryRecord] | type[ContextSnapsh
     return project_id
 
 
-def _validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+def _validated(serializer_class: type[serializers.Serializer[None]], data: Any) -> dict[str, Any]:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
@@ -98,7 +99,7 @@ class MemoryView(APIView):
 # --- serializers ---------------------------------------------------------------------------------
 
 
-class ProvenanceSerializer(serializers.Serializer):
+class ProvenanceSerializer(serializers.Serializer[MemoryRecord]):
     kind = serializers.CharField(source="provenance_kind")
     run = serializers.IntegerField(source="source_run_id", allow_null=True)
     session = serializers.IntegerField(source="source_session_id", allow_null=True)
@@ -110,7 +111,7 @@ class ProvenanceSerializer(serializers.Serializer):
         return record.source_person.get_username() if record.source_person is not None else None
 
 
-class MemoryRecordOutSerializer(serializers.ModelSerializer):
+class MemoryRecordOutSerializer(serializers.ModelSerializer[MemoryRecord]):
     provenance = ProvenanceSerializer(source="*")
     supersedes = serializers.SerializerMethodField()
     fresh = serializers.SerializerMethodField()
@@ -141,7 +142,7 @@ def _record_out(project_id: int, record_id: int) -> dict[str, Any]:
     return MemoryRecordOutSerializer(selectors.memory_get(project_ids=[project_id], record_id=record_id)).data
 
 
-class WriteInSerializer(serializers.Serializer):
+class WriteInSerializer(serializers.Serializer[None]):
     project = serializers.SlugField(required=False, help_text="Operators name the project; agents need not.")
     scope = serializers.ChoiceField(choices=MemoryScope.choices)
     scope_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
@@ -155,7 +156,7 @@ class WriteInSerializer(serializers.Serializer):
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
-class WriteOutSerializer(serializers.Serializer):
+class WriteOutSerializer(serializers.Serializer[dict[str, Any]]):
     outcome = serializers.ChoiceField(choices=[Outcome.ACCEPTED, Outcome.MERGED, Outcome.HELD, Outcome.REJECTED])
     code = serializers.CharField()
     reason = serializers.CharField()
@@ -163,7 +164,7 @@ class WriteOutSerializer(serializers.Serializer):
     conflicts = serializers.ListField(child=serializers.IntegerField())
 
 
-class RetrieveFilterSerializer(serializers.Serializer):
+class RetrieveFilterSerializer(serializers.Serializer[None]):
     project = serializers.SlugField(required=False)
     scope = serializers.ChoiceField(choices=MemoryScope.choices)
     scope_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
@@ -171,7 +172,7 @@ class RetrieveFilterSerializer(serializers.Serializer):
     k = serializers.IntegerField(required=False, default=10, min_value=1, max_value=selectors.MAX_K)
 
 
-class SupersedeInSerializer(serializers.Serializer):
+class SupersedeInSerializer(serializers.Serializer[None]):
     content = serializers.CharField(required=False, max_length=_CONTENT_MAX, trim_whitespace=False, allow_blank=True)
     replacement_id = IdField(required=False, help_text="Resolve a conflict: this live record stands instead.")
     subject = serializers.CharField(required=False, allow_blank=True, max_length=200)
@@ -184,7 +185,7 @@ class SupersedeInSerializer(serializers.Serializer):
     expected_version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
 
 
-class VersionInSerializer(serializers.Serializer):
+class VersionInSerializer(serializers.Serializer[None]):
     expected_version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
 
 
@@ -196,45 +197,45 @@ class ExpireInSerializer(VersionInSerializer):
     at = serializers.DateTimeField(required=False, help_text="When it expires; now by default.")
 
 
-class EraseInSerializer(serializers.Serializer):
+class EraseInSerializer(serializers.Serializer[None]):
     include_history = serializers.BooleanField(default=True, help_text="Also erase the versions it replaced.")
 
 
-class BulkInSerializer(serializers.Serializer):
+class BulkInSerializer(serializers.Serializer[None]):
     project = serializers.SlugField()
     ids = serializers.ListField(child=IdField(), min_length=1, max_length=services.MAX_BULK)
 
 
-class BulkOutSerializer(serializers.Serializer):
+class BulkOutSerializer(serializers.Serializer[dict[str, Any]]):
     done = serializers.ListField(child=serializers.IntegerField())
     failed = serializers.DictField(child=serializers.CharField())
 
 
-class ChainOutSerializer(serializers.Serializer):
+class ChainOutSerializer(serializers.Serializer[dict[str, Any]]):
     record = serializers.IntegerField()
     before = serializers.ListField(child=serializers.IntegerField(), help_text="Older versions, oldest first.")
     after = serializers.ListField(child=serializers.IntegerField(), help_text="Newer versions, newest last.")
     versions = MemoryRecordOutSerializer(many=True)
 
 
-class ConflictOutSerializer(serializers.Serializer):
+class ConflictOutSerializer(serializers.Serializer[selectors.Conflict]):
     scope = serializers.CharField()
     scope_key = serializers.CharField()
     subject = serializers.CharField()
     records = MemoryRecordOutSerializer(many=True)
 
 
-class ProjectFilterSerializer(serializers.Serializer):
+class ProjectFilterSerializer(serializers.Serializer[None]):
     project = serializers.SlugField(required=False)
 
 
-class ContextInSerializer(serializers.Serializer):
+class ContextInSerializer(serializers.Serializer[None]):
     run_id = IdField()
     budget_chars = serializers.IntegerField(min_value=1, max_value=context.MAX_BUDGET_CHARS)
     query = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
 
-class ContextOutSerializer(serializers.ModelSerializer):
+class ContextOutSerializer(serializers.ModelSerializer[ContextSnapshot]):
     class Meta:
         model = ContextSnapshot
         fields = ["id", "run", "item_seqs", "memory_ids", "query", "budget_chars", "used_chars", "content",
@@ -250,7 +251,7 @@ _ERROR = inline_serializer("MemoryPolicyRejection", fields={
 # --- records -------------------------------------------------------------------------------------
 
 
-class RecordListView(ListAPIView):
+class RecordListView(ListAPIView[MemoryRecord]):
     """GET lists a project's records in every status (filters); POST proposes a write."""
 
     permission_classes = [MemoryAccess]
@@ -265,7 +266,7 @@ class RecordListView(ListAPIView):
         project = _named_project(self.request, filters.form.cleaned_data.get("project"))
         return _with_links(filters.filter_queryset(selectors.memory_list(project_ids=[project.pk])))
 
-    def filter_queryset(self, queryset: QuerySet[MemoryRecord]) -> QuerySet[MemoryRecord]:
+    def filter_queryset(self, queryset: QuerySet[MemoryRecord, _Row]) -> QuerySet[MemoryRecord, _Row]:
         return queryset  # filtered in get_queryset, once the project is known
 
     @extend_schema(tags=["memory"], operation_id="memory_records_list")
@@ -281,10 +282,9 @@ class RecordListView(ListAPIView):
         data = _validated(WriteInSerializer, request.data)
         project = _named_project(request, data.pop("project", None))
         result = services.memory_write(project=project, actor=Actor.of(request.user), **data)
-        if result.outcome == Outcome.REJECTED:
+        if result.record is None:  # rejected by the policy: nothing was stored
             body = {"code": result.code, "detail": result.reason, "outcome": result.outcome, "reason": result.reason}
             return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
-        assert result.record is not None
         out = {
             "outcome": result.outcome, "code": result.code, "reason": result.reason,
             "record": _record_out(project.pk, result.record.pk), "conflicts": result.conflicts,
@@ -408,7 +408,7 @@ class RetrieveView(MemoryView):
         return Response(MemoryRecordOutSerializer(found, many=True).data)
 
 
-class HeldListView(ListAPIView):
+class HeldListView(ListAPIView[MemoryRecord]):
     permission_classes = [MemoryAccess]
     operators_only = True
     pagination_class = NewestFirstPagination
@@ -430,7 +430,8 @@ class ConflictListView(MemoryView):
     def get(self, request: Request) -> Response:
         filters = _validated(ProjectFilterSerializer, request.query_params)
         conflicts = selectors.memory_conflicts(project=_named_project(request, filters.get("project")))
-        return Response(ConflictOutSerializer(conflicts, many=True).data)
+        # The stubs give a plain Serializer no many=True signature taking a list (ModelSerializer's has one).
+        return Response(ConflictOutSerializer(conflicts, many=True).data)  # type: ignore[arg-type]
 
 
 class ContextCreateView(MemoryView):

@@ -6,11 +6,12 @@ erase must remove the content everywhere it is stored).
 """
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Model, Q
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -126,7 +127,7 @@ def _validate_sources(
             raise ValidationFailed(f"Session {source_session_id} is not in this project.", code="invalid_source")
 
 
-def _audit(project_id: int, actor: Actor, action: str, target: Any, **data: Any) -> None:
+def _audit(project_id: int, actor: Actor, action: str, target: Model, **data: Any) -> None:
     audit_record(project=project_id, actor=actor, action=action, target=target, data=data)
 
 
@@ -265,11 +266,10 @@ def memory_supersede(
     old = _get(project_id, record_id)
     if actor.is_agent and old.source_note != actor.label:
         raise Forbidden("An agent supersedes only records it wrote.", code="not_owner")
-    if (content is None) == (replacement_id is None):
-        raise ValidationFailed("Give either content or replacement_id.", code="invalid")
-    if replacement_id is not None:
+    if content is None and replacement_id is not None:
         return _supersede_onto(project_id, actor, old, _get(project_id, replacement_id), expected_version)
-    assert content is not None
+    if content is None or replacement_id is not None:
+        raise ValidationFailed("Give either content or replacement_id.", code="invalid")
     _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
     if provenance_kind is not None and provenance_kind not in ProvenanceKind.values:
         raise ValidationFailed(f"provenance_kind is one of {', '.join(ProvenanceKind.values)}.", code="invalid")
@@ -501,7 +501,7 @@ def memory_bulk_expire(
     return _bulk(record_ids, lambda pk: memory_expire(project=project, actor=actor, record_id=pk, at=at))
 
 
-def _bulk(record_ids: list[int], apply: Any) -> BulkResult:
+def _bulk(record_ids: list[int], apply: Callable[[int], object]) -> BulkResult:
     if len(record_ids) > MAX_BULK:
         raise ValidationFailed(f"At most {MAX_BULK} records at once.", code="batch_too_large")
     done: list[int] = []

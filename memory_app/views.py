@@ -18,7 +18,7 @@ from memory_app import selectors as sel
 from memory_app import services
 from memory_app.filters import MemoryListFilter
 from memory_app.forms import BulkForm, DeleteForm, ResolveForm, ReviewForm, SupersedeForm
-from memory_app.models import MemoryStatus
+from memory_app.models import MemoryRecord, MemoryStatus
 from memory_app.selectors import is_fresh, memory_chain, memory_conflicts_of
 
 
@@ -48,7 +48,7 @@ def record_detail(request: ConsoleRequest, record_id: int) -> HttpResponse:
     return render_page(request, "memory/record_detail.html", _detail_context(record), partials=("record-card",))
 
 
-def _detail_context(record: Any, **extra: Any) -> dict[str, Any]:
+def _detail_context(record: MemoryRecord, **extra: Any) -> dict[str, Any]:
     chain = memory_chain(project=record.project_id, record_id=record.pk)
     conflicts = memory_conflicts_of(project=record.project_id, record=record) if record.status == "active" else []
     return {
@@ -102,7 +102,7 @@ def record_edit(request: ConsoleRequest, record_id: int) -> HttpResponse:
     return redirect("memory:record_detail", successor.pk)
 
 
-def _card(request: ConsoleRequest, record: Any, *, status: int, **extra: Any) -> HttpResponse:
+def _card(request: ConsoleRequest, record: MemoryRecord, *, status: int, **extra: Any) -> HttpResponse:
     context = _detail_context(record, **extra)
     if request.htmx:
         # htmx 2 swaps only 2xx by default; the card carries its own errors.

@@ -1,5 +1,3 @@
-from typing import Any
-
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
@@ -23,7 +21,7 @@ from runs_app.models import (
 from runs_app.services import approval_decide, run_transition, task_transition
 
 
-def _move_run(request: HttpRequest, obj: Run, to: str) -> Any:
+def _move_run(request: HttpRequest, obj: Run, to: str) -> Run:
     # Not as the worker: the admin cannot push a waiting run past its approval either.
     with transaction.atomic():
         run = run_transition(project=obj.project_id, run_id=obj.pk, to=to, expected_version=obj.version,
@@ -32,7 +30,7 @@ def _move_run(request: HttpRequest, obj: Run, to: str) -> Any:
         return run
 
 
-def _move_task(request: HttpRequest, obj: Task, to: str) -> Any:
+def _move_task(request: HttpRequest, obj: Task, to: str) -> Task:
     with transaction.atomic():
         task = task_transition(project=obj.project_id, task_id=obj.pk, to=to, expected_version=obj.version)
         _audit_move(request, obj, to)
@@ -47,7 +45,7 @@ def _audit_move(request: HttpRequest, obj: Run | Task, to: str) -> None:
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(admin.ModelAdmin[Task]):
     list_display = ["__str__", "project", "status", "plan_version", "version", "updated_at"]
     list_filter = ["status", "project"]
     search_fields = ["ref", "objective"]
@@ -56,7 +54,7 @@ class TaskAdmin(admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(admin.ModelAdmin[Run]):
     list_display = ["__str__", "project", "session", "task", "status", "version", "lease_owner", "lease_expires_at",
                     "updated_at"]
     list_filter = ["status", "project"]
@@ -74,14 +72,14 @@ class RunAdmin(admin.ModelAdmin):
 
 
 @admin.register(RunEvent)
-class RunEventAdmin(AppendOnlyAdmin):
+class RunEventAdmin(AppendOnlyAdmin[RunEvent]):
     list_display = ["run", "seq", "kind", "created_at"]
     list_filter = ["kind"]
     search_fields = ["run__ref", "kind"]
 
 
 @admin.register(Checkpoint)
-class CheckpointAdmin(AppendOnlyAdmin):
+class CheckpointAdmin(AppendOnlyAdmin[Checkpoint]):
     list_display = ["__str__", "project", "run", "task", "parent", "depth", "content_hash", "created_at"]
     list_filter = ["project", "resume_policy"]
     search_fields = ["label", "content_hash", "run__ref", "task__ref"]
@@ -89,14 +87,14 @@ class CheckpointAdmin(AppendOnlyAdmin):
 
 
 @admin.register(NodeExecution)
-class NodeExecutionAdmin(AppendOnlyAdmin):
+class NodeExecutionAdmin(AppendOnlyAdmin[NodeExecution]):
     list_display = ["run", "node", "attempt", "status", "started_at", "finished_at"]
     list_filter = ["status"]
     search_fields = ["run__ref", "node"]
 
 
 @admin.register(ApprovalRequest)
-class ApprovalRequestAdmin(admin.ModelAdmin):
+class ApprovalRequestAdmin(admin.ModelAdmin[ApprovalRequest]):
     """Deciding here goes through `approval_decide`: reviewer role, no self-approval, one decision."""
 
     list_display = ["__str__", "project", "run", "tool", "risk", "status", "requested_by", "decided_by", "created_at"]
@@ -108,7 +106,7 @@ class ApprovalRequestAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: ApprovalRequest | None = None) -> bool:
         return False
 
     @admin.action(description="Approve selected (as requested)")
@@ -124,7 +122,7 @@ class ApprovalRequestAdmin(admin.ModelAdmin):
 
 
 @admin.register(ExternalEffect)
-class ExternalEffectAdmin(admin.ModelAdmin):
+class ExternalEffectAdmin(admin.ModelAdmin[ExternalEffect]):
     list_display = ["idempotency_key", "project", "run", "tool", "status", "attempts", "receipt", "updated_at"]
     list_filter = ["status", "project"]
     search_fields = ["idempotency_key", "tool", "receipt", "result_hash"]
@@ -133,5 +131,5 @@ class ExternalEffectAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: ExternalEffect | None = None) -> bool:
         return False

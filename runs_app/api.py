@@ -4,9 +4,11 @@ One view per operation, each thin: validate an input serializer (which names onl
 set, so server-owned fields are never writable), call one service, render an output serializer.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -23,6 +25,7 @@ from harness.api_base import (
     agent_project,
     scope,
 )
+from harness.models import Project
 from harness.permissions import ReviewerOnly
 from runs_app import selectors, services
 from runs_app.filters import ApprovalFilter, CheckpointFilter, EffectFilter, RunEventFilter, RunFilter, TaskFilter
@@ -42,17 +45,29 @@ from runs_app.models import (
 _TEXT_MAX = 20_000
 
 
-def _validated(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+def _validated(serializer_class: type[serializers.Serializer[None]], data: Any) -> dict[str, Any]:
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
 
 
+class _RenamedInSerializer(serializers.Serializer[None]):
+    # An input serializer with a field whose JSON name (`data`, `parent`, `label`) is an attribute of
+    # Serializer or Field: declared under another Python name, it takes its JSON name here, in its place
+    # (`json_names`: Python name -> JSON name). Its source is the JSON name, so validated_data has that key.
+    # (No docstring: the schema would show it as the description of every serializer built on it.)
+
+    json_names: ClassVar[dict[str, str]] = {}
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        return {self.json_names.get(name, name): field for name, field in super().get_fields().items()}
+
+
 # --- runs ----------------------------------------------------------------------------------------
 
 
-class RunOutSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+class RunOutSerializer(serializers.ModelSerializer[Run]):
+    project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = Run
@@ -65,7 +80,7 @@ class RunOutSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class RunCreateInSerializer(serializers.Serializer):
+class RunCreateInSerializer(serializers.Serializer[None]):
     session = IdField()
     task = IdField(required=False, allow_null=True, default=None)
     ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
@@ -81,14 +96,14 @@ class RunCreateInSerializer(serializers.Serializer):
     )
 
 
-class LeaseInSerializer(serializers.Serializer):
+class LeaseInSerializer(serializers.Serializer[None]):
     owner = serializers.CharField(max_length=200)
     lease_seconds = serializers.IntegerField(
         min_value=1, max_value=3600, default=settings.HARNESS_DEFAULT_LEASE_SECONDS
     )
 
 
-class RunTransitionInSerializer(serializers.Serializer):
+class RunTransitionInSerializer(serializers.Serializer[None]):
     to = serializers.ChoiceField(choices=RunStatus.choices)
     expected_version = IdField()
     lease_owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
@@ -96,7 +111,7 @@ class RunTransitionInSerializer(serializers.Serializer):
     blocked_step = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
 
 
-class RunListCreateApi(AgentListView):
+class RunListCreateApi(AgentListView[Run]):
     serializer_class = RunOutSerializer
     filterset_class = RunFilter
 
@@ -104,7 +119,7 @@ class RunListCreateApi(AgentListView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[Run]:
         return selectors.run_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["runs"], operation_id="runs_create", request=RunCreateInSerializer,
@@ -153,9 +168,9 @@ class RunTransitionApi(AgentApiView):
 # --- run events ----------------------------------------------------------------------------------
 
 
-class EventOutSerializer(serializers.ModelSerializer):
+class EventOutSerializer(serializers.ModelSerializer[RunEvent]):
+    # `data` is the model's JSONField, read-only as every field here (declared, it would shadow Serializer.data).
     run = serializers.IntegerField(source="run_id", read_only=True)
-    data = serializers.JSONField(read_only=True)
 
     class Meta:
         model = RunEvent
@@ -163,12 +178,13 @@ class EventOutSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class EventInSerializer(serializers.Serializer):
+class EventInSerializer(_RenamedInSerializer):
     kind = serializers.CharField(max_length=64)
-    data = serializers.DictField(required=False, default=dict)
+    event_data = serializers.DictField(required=False, default=dict)
+    json_names = {"event_data": "data"}
 
 
-class RunEventsApi(AgentListView):
+class RunEventsApi(AgentListView[RunEvent]):
     serializer_class = EventOutSerializer
     pagination_class = SeqPagination
     filterset_class = RunEventFilter
@@ -177,7 +193,7 @@ class RunEventsApi(AgentListView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[RunEvent]:
         return selectors.run_event_list(project_ids=scope(self.request), run_id=self.kwargs["pk"])
 
     @extend_schema(tags=["runs"], operation_id="run_events_append", request=EventInSerializer,
@@ -191,7 +207,7 @@ class RunEventsApi(AgentListView):
 # --- checkpoints ---------------------------------------------------------------------------------
 
 
-class CheckpointOutSerializer(serializers.ModelSerializer):
+class CheckpointOutSerializer(serializers.ModelSerializer[Checkpoint]):
     class Meta:
         model = Checkpoint
         fields = [
@@ -205,11 +221,11 @@ class CheckpointOutSerializer(serializers.ModelSerializer):
 _CREATED_AT = serializers.DateTimeField()
 
 
-class CheckpointInSerializer(serializers.Serializer):
+class CheckpointInSerializer(_RenamedInSerializer):
     run = IdField(required=False, allow_null=True, default=None)
     task = IdField(required=False, allow_null=True, default=None)
-    parent = IdField(required=False, allow_null=True, default=None)
-    label = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
+    parent_checkpoint = IdField(required=False, allow_null=True, default=None)
+    checkpoint_label = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
     cursor = serializers.DictField(required=False, default=dict)
     state = serializers.DictField(required=False, default=dict)
     artifact_fingerprints = serializers.DictField(required=False, default=dict)
@@ -222,9 +238,10 @@ class CheckpointInSerializer(serializers.Serializer):
         max_length=200, required=False, allow_null=True, default=None,
         help_text="When given, the run must be leased to this owner right now (fences a stale worker).",
     )
+    json_names = {"parent_checkpoint": "parent", "checkpoint_label": "label"}
 
 
-class CheckpointListCreateApi(AgentListView):
+class CheckpointListCreateApi(AgentListView[Checkpoint]):
     serializer_class = CheckpointOutSerializer
     filterset_class = CheckpointFilter
 
@@ -232,7 +249,7 @@ class CheckpointListCreateApi(AgentListView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[Checkpoint]:
         return selectors.checkpoint_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["checkpoints"], operation_id="checkpoints_create", request=CheckpointInSerializer,
@@ -267,9 +284,10 @@ class CheckpointLineageApi(AgentApiView):
 # --- approvals -----------------------------------------------------------------------------------
 
 
-class ApprovalOutSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
+    project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    decided_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = ApprovalRequest
@@ -281,7 +299,7 @@ class ApprovalOutSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ApprovalCreateInSerializer(serializers.Serializer):
+class ApprovalCreateInSerializer(serializers.Serializer[None]):
     tool = serializers.CharField(max_length=120)
     arguments = serializers.DictField(required=False, default=dict)
     risk = serializers.ChoiceField(choices=Risk.choices, default=Risk.HIGH)
@@ -291,7 +309,7 @@ class ApprovalCreateInSerializer(serializers.Serializer):
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
-class ApprovalDecisionInSerializer(serializers.Serializer):
+class ApprovalDecisionInSerializer(serializers.Serializer[None]):
     decision = serializers.ChoiceField(choices=[services.Decision.APPROVE, services.Decision.REJECT])
     reason = serializers.CharField(max_length=_TEXT_MAX, required=False, default="", allow_blank=True)
     edited_arguments = serializers.DictField(required=False, allow_null=True, default=None)
@@ -310,7 +328,7 @@ class RunApprovalCreateApi(AgentApiView):
         return Response(ApprovalOutSerializer(approval).data, status=status.HTTP_201_CREATED)
 
 
-class ApprovalListApi(AgentListView):
+class ApprovalListApi(AgentListView[ApprovalRequest]):
     serializer_class = ApprovalOutSerializer
     filterset_class = ApprovalFilter
 
@@ -318,7 +336,7 @@ class ApprovalListApi(AgentListView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[ApprovalRequest]:
         return selectors.approval_list(project_ids=scope(self.request))
 
 
@@ -348,7 +366,7 @@ class ApprovalDecisionApi(AgentApiView):
 # --- external effects ----------------------------------------------------------------------------
 
 
-class EffectOutSerializer(serializers.ModelSerializer):
+class EffectOutSerializer(serializers.ModelSerializer[ExternalEffect]):
     class Meta:
         model = ExternalEffect
         fields = [
@@ -359,7 +377,7 @@ class EffectOutSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class EffectIntendInSerializer(serializers.Serializer):
+class EffectIntendInSerializer(serializers.Serializer[None]):
     idempotency_key = serializers.CharField(max_length=200)
     tool = serializers.CharField(max_length=120)
     arguments = serializers.JSONField(required=False, allow_null=True, default=None)
@@ -367,7 +385,7 @@ class EffectIntendInSerializer(serializers.Serializer):
     approval = IdField(required=False, allow_null=True, default=None)
 
 
-class EffectDeliverInSerializer(serializers.Serializer):
+class EffectDeliverInSerializer(serializers.Serializer[None]):
     idempotency_key = serializers.CharField(max_length=200)
     result = serializers.JSONField(allow_null=True)
     result_hash = serializers.RegexField(
@@ -376,13 +394,13 @@ class EffectDeliverInSerializer(serializers.Serializer):
     )
 
 
-class EffectDeliveryOutSerializer(serializers.Serializer):
+class EffectDeliveryOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents the body post() builds
     outcome = serializers.ChoiceField(choices=["consumed", "already_consumed"])
     receipt = serializers.CharField()
     effect = EffectOutSerializer()
 
 
-class EffectListIntendApi(AgentListView):
+class EffectListIntendApi(AgentListView[ExternalEffect]):
     serializer_class = EffectOutSerializer
     filterset_class = EffectFilter
 
@@ -390,7 +408,7 @@ class EffectListIntendApi(AgentListView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[ExternalEffect]:
         return selectors.effect_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["effects"], operation_id="effects_intend", request=EffectIntendInSerializer,
@@ -448,8 +466,8 @@ class EffectDeliverApi(AgentApiView):
 # --- tasks ---------------------------------------------------------------------------------------
 
 
-class TaskOutSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+class TaskOutSerializer(serializers.ModelSerializer[Task]):
+    project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
 
     class Meta:
         model = Task
@@ -461,7 +479,7 @@ class TaskOutSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class TaskFieldsSerializer(serializers.Serializer):
+class TaskFieldsSerializer(serializers.Serializer[None]):
     objective = serializers.CharField(max_length=_TEXT_MAX)
     constraints = serializers.ListField(child=serializers.JSONField(), required=False)
     plan = serializers.ListField(child=serializers.CharField(max_length=120), required=False)
@@ -482,12 +500,12 @@ class TaskSaveInSerializer(TaskFieldsSerializer):
     expected_version = IdField()
 
 
-class TaskTransitionInSerializer(serializers.Serializer):
+class TaskTransitionInSerializer(serializers.Serializer[None]):
     to = serializers.ChoiceField(choices=TaskStatus.choices)
     expected_version = IdField(required=False, allow_null=True, default=None)
 
 
-class TaskListCreateApi(AgentListView):
+class TaskListCreateApi(AgentListView[Task]):
     serializer_class = TaskOutSerializer
     filterset_class = TaskFilter
 
@@ -495,7 +513,7 @@ class TaskListCreateApi(AgentListView):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
-    def get_queryset(self) -> Any:
+    def get_queryset(self) -> QuerySet[Task]:
         return selectors.task_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["tasks"], operation_id="tasks_create", request=TaskCreateInSerializer,

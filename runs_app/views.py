@@ -17,7 +17,7 @@ from harness.views import ConsoleRequest, asked_part, console_page, project_ids,
 from runs_app import selectors as sel
 from runs_app.filters import ApprovalInboxFilter
 from runs_app.forms import ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
-from runs_app.models import ApprovalRequest, ApprovalStatus
+from runs_app.models import ApprovalRequest, ApprovalStatus, Run, Task
 from runs_app.services import Decision, approval_decide
 
 
@@ -220,14 +220,14 @@ def _lineage_before(request: ConsoleRequest) -> int | None:
     return int(value) if value.isdigit() and len(value) < 19 else None
 
 
-def _lineage_page(request: ConsoleRequest, *, owner: Any, kind: str) -> HttpResponse:
+def _lineage_page(request: ConsoleRequest, *, owner: Run | Task) -> HttpResponse:
     before = _lineage_before(request)
-    scope = {"run": owner} if kind == "run" else {"task": owner}
-    rows, older = sel.lineage_window(project_ids=project_ids(request), before=before, **scope)
+    run, task = (owner, None) if isinstance(owner, Run) else (None, owner)
+    rows, older = sel.lineage_window(project_ids=project_ids(request), before=before, run=run, task=task)
     lineage = sel.lineage_layout(rows, truncated=older is not None, older=older)
     context = {
         "owner": owner,
-        "kind": kind,
+        "kind": "run" if run is not None else "task",
         "lineage": lineage,
         "diff_form": CheckpointDiffForm(),
         "paged_back": before is not None,
@@ -239,14 +239,14 @@ def _lineage_page(request: ConsoleRequest, *, owner: Any, kind: str) -> HttpResp
 @console_page
 def run_lineage(request: ConsoleRequest, run_id: int) -> HttpResponse:
     run = sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
-    return _lineage_page(request, owner=run, kind="run")
+    return _lineage_page(request, owner=run)
 
 
 @require_GET
 @console_page
 def task_lineage(request: ConsoleRequest, task_id: int) -> HttpResponse:
     task = sel.task_get(project_ids=project_ids(request), task_id=task_id)
-    return _lineage_page(request, owner=task, kind="task")
+    return _lineage_page(request, owner=task)
 
 
 @require_GET

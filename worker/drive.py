@@ -38,9 +38,12 @@ def drive_nodes(r: Resume) -> int:
     3. In one transaction: save the artifact and the completed node, checkpoint, finish the execution.
     4. No nodes left: the run succeeds, the task completes.
     """
+    if r.task is None:  # the nodes are a task's plan: a run without a task has none to drive
+        raise StepFailed("the run has no task whose nodes the worker could drive")
+    task_id = r.task.pk
     executed = 0
     while True:
-        task = Task.objects.get(pk=r.task.pk)  # type: ignore[union-attr]
+        task = Task.objects.get(pk=task_id)
         pending = remaining_nodes(task.plan, task.completed_nodes)
         if not pending:
             break
@@ -62,7 +65,7 @@ def drive_nodes(r: Resume) -> int:
         try:
             artifact = handler(task=task, run=run, node=node, artifacts=dict(task.artifact_refs or {}),
                                context=r.context)
-        except Exception as exc:  # noqa: BLE001 - a handler's failure is recorded on the node, then blocks
+        except Exception as exc:  # a handler's failure is recorded on the node, then blocks the run
             node_execution_finish(execution=execution, ok=False, error=f"{type(exc).__name__}: {exc}")
             raise StepFailed(f"the node {node!r} failed: {type(exc).__name__}: {exc}", node=node) from exc
         with transaction.atomic():
@@ -78,7 +81,7 @@ def drive_nodes(r: Resume) -> int:
         r.run = run_transition(project=r.project_id, run_id=r.run_id, to=RunStatus.SUCCEEDED, expected_version=None,
                                lease_owner=r.owner, actor=Actor.for_worker(r.owner), updates={"current_node": ""})
         r.leased = False
-        _task_finish(r.project_id, r.task.pk)  # type: ignore[union-attr]
+        _task_finish(r.project_id, task_id)
     return executed
 
 

@@ -19,7 +19,7 @@ effect left `dispatched` becomes `unknown` and is retried under the same key (th
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -47,20 +47,24 @@ from worker.steps.load import count_start
 
 log = logging.getLogger(__name__)
 
+# What the pipeline calls of a step (worker.registry): its trace data, or None when it traces itself later.
+StepRun = Callable[[Resume], dict[str, Any] | None]
+
 _bind = next(step for step in STEPS if step.phase == CALL)
 _bind_module = _bind.load()
 # The pre-call transaction ends with the approved action's dispatch, committed before the call.
-PRE_CALL_STEPS = (*((step.name, step.load().run) for step in STEPS if step.phase == PRE_CALL),
-                  (_bind.name, _bind_module.dispatch))
-BINDING_STEPS = tuple((step.name, step.load().run) for step in STEPS if step.phase == BINDING)
+PRE_CALL_STEPS: tuple[tuple[str, StepRun], ...] = (
+    *((step.name, step.load().run) for step in STEPS if step.phase == PRE_CALL), (_bind.name, _bind_module.dispatch))
+BINDING_STEPS: tuple[tuple[str, StepRun], ...] = tuple(
+    (step.name, step.load().run) for step in STEPS if step.phase == BINDING)
 
 
-def _run_step(r: Resume, name: str, step: Any) -> None:
+def _run_step(r: Resume, name: str, step: StepRun) -> None:
     """Run one step and collect its trace; a step that returns None traces itself later."""
     try:
         data = step(r)
     except StepFailed as exc:
-        exc.step = name  # type: ignore[attr-defined]
+        exc.step = name
         raise
     if data is None:
         return
@@ -69,7 +73,7 @@ def _run_step(r: Resume, name: str, step: Any) -> None:
     r.steps_ok += 1
 
 
-def _steps_committed(r: Resume, steps: Any) -> None:
+def _steps_committed(r: Resume, steps: Iterable[tuple[str, StepRun]]) -> None:
     """Run steps in one transaction that commits their effects with their trace.
 
     A failing step commits what the steps before it did, its failure traced and the run blocked (as
@@ -106,13 +110,12 @@ def _committing(r: Resume) -> Iterator[None]:
 
 def _fail(r: Resume, exc: StepFailed) -> None:
     """Trace the failing step and block the run naming it (inside the caller's transaction)."""
-    exc.step = step = getattr(exc, "step", "continue")  # type: ignore[attr-defined]
     if r.run is None:
         return
-    trace(r, step, False, exc.reason, **exc.detail)
+    trace(r, exc.step, False, exc.reason, **exc.detail)
     flush(r)
-    _block(r, step, exc.reason, exc.detail)
-    exc.handled = True  # type: ignore[attr-defined]
+    _block(r, exc.step, exc.reason, exc.detail)
+    exc.handled = True
 
 
 def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: int | None = None) -> str:
@@ -134,14 +137,14 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
         try:
             count_start(r)  # one statement, committed on its own before the load
         except StepFailed as exc:
-            exc.step = "load"  # type: ignore[attr-defined]
+            exc.step = "load"
             raise
         _steps_committed(r, PRE_CALL_STEPS)
         if r.dispatched is not None:
             try:
                 result = _bind_module.call(r)
             except StepFailed as exc:
-                exc.step = _bind.name  # type: ignore[attr-defined]
+                exc.step = _bind.name
                 raise
             _steps_committed(r, ((_bind.name, lambda r: _bind_module.deliver(r, result)),))
             faults.point("after_deliver")
@@ -156,9 +159,8 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
         elif r.leased and r.run.status == RunStatus.RUNNING:
             r.steps_ok += drive_nodes(r)
     except StepFailed as exc:
-        failed_step: str = getattr(exc, "step", "continue")
-        outcome, failure = "blocked", failed_step
-        if r.run is not None and not getattr(exc, "handled", False):
+        outcome, failure = "blocked", exc.step
+        if r.run is not None and not exc.handled:
             with transaction.atomic():
                 _fail(r, exc)
     except Stop as exc:
@@ -189,7 +191,8 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
 
 def _finish_rejected(r: Resume) -> None:
     """A worker-driven plan cannot continue past a rejected gate: the run fails, the reason bound."""
-    assert r.bound is not None
+    if r.bound is None:  # the binding steps bound the rejection before this: never without one
+        raise StepFailed("the rejection was not bound to the run")
     with transaction.atomic():
         r.run = run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.FAILED, expected_version=None, lease_owner=r.owner,
@@ -199,7 +202,7 @@ def _finish_rejected(r: Resume) -> None:
         r.leased = False
 
 
-def _block(r: Resume, step: str, reason: str, detail: dict) -> None:
+def _block(r: Resume, step: str, reason: str, detail: dict[str, Any]) -> None:
     try:
         run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.BLOCKED,

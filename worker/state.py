@@ -34,6 +34,10 @@ class StepFailed(Exception):
         super().__init__(reason)
         self.reason = reason
         self.detail = detail
+        # Set by the pipeline (worker.pipeline): the step that failed (a node driven after the binding
+        # fails as `continue`), and whether the run is blocked already.
+        self.step = "continue"
+        self.handled = False
 
 
 class Stop(Exception):

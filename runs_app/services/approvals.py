@@ -25,7 +25,7 @@ def approval_request_create(
     project: Project,
     run_id: int,
     tool: str,
-    arguments: dict,
+    arguments: dict[str, Any],
     idempotency_key: str,
     risk: str = "high",
     reason: str = "",
@@ -77,7 +77,7 @@ def approval_decide(
     actor: Actor,
     decision: str,
     reason: str = "",
-    edited_arguments: dict | None = None,
+    edited_arguments: dict[str, Any] | None = None,
     expected_version: int | None = None,
 ) -> ApprovalRequest:
     """Record a reviewer's final decision and queue the run's resume.

@@ -10,7 +10,7 @@ and reads them again (`runs_app.services.checkpoints.checkpoint_create`).
 
 import threading
 from collections import OrderedDict
-from typing import Any, NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 from django.db import connection
 
@@ -30,27 +30,31 @@ class Facts(NamedTuple):
     parent_found: bool
 
 
-class _Lru:
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class _Lru(Generic[_K, _V]):
     """A bounded map, least recently used out first; one lock (gunicorn's gthread workers share it)."""
 
     def __init__(self, size: int) -> None:
-        self.size, self.data, self.lock = size, OrderedDict[Any, Any](), threading.Lock()
+        self.size, self.data, self.lock = size, OrderedDict[_K, _V](), threading.Lock()
 
-    def get(self, key: Any) -> Any:
+    def get(self, key: _K) -> _V | None:
         with self.lock:
             value = self.data.get(key)
             if value is not None:
                 self.data.move_to_end(key)
             return value
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: _K, value: _V) -> None:
         with self.lock:
             self.data[key] = value
             self.data.move_to_end(key)
             while len(self.data) > self.size:
                 self.data.popitem(last=False)
 
-    def pop(self, key: Any) -> None:
+    def pop(self, key: _K) -> None:
         with self.lock:
             self.data.pop(key, None)
 
@@ -59,8 +63,10 @@ class _Lru:
             self.data.clear()
 
 
-_runs = _Lru(CACHE_SIZE)  # (project, run) -> (task,)
-_checkpoints = _Lru(CACHE_SIZE)  # (project, checkpoint) -> (hash, depth, run, task)
+_Key = tuple[int, int | None]  # (project, run) or (project, checkpoint)
+_runs = _Lru[_Key, tuple[int | None]](CACHE_SIZE)  # (project, run) -> (task,)
+# (project, checkpoint) -> (hash, depth, run, task)
+_checkpoints = _Lru[_Key, tuple[str | None, int | None, int | None, int | None]](CACHE_SIZE)
 
 _FACTS_SQL = """
 SELECT r.found, r.task_id, p.content_hash, p.depth, p.run_id, p.task_id, p.id IS NOT NULL
@@ -76,7 +82,7 @@ def checkpoint_facts(project_id: int, run_id: int | None, parent_id: int | None)
     parent = _checkpoints.get((project_id, parent_id)) if parent_id is not None else (None, None, None, None)
     if run is not None and parent is not None:
         return Facts._make((run_id is not None, run[0], *parent, parent_id is not None)), True
-    facts = Facts._make(_read(project_id, run_id, parent_id))
+    facts = _read(project_id, run_id, parent_id)
     if not connection.in_atomic_block:  # read in autocommit: committed, so it stays true
         if facts.run_found:
             _runs.put((project_id, run_id), (facts.run_task_id,))
@@ -103,7 +109,7 @@ def forget_all() -> None:
     _checkpoints.clear()
 
 
-def _read(project_id: int, run_id: int | None, parent_id: int | None) -> tuple:
+def _read(project_id: int, run_id: int | None, parent_id: int | None) -> Facts:
     with prepared_cursor() as cursor:
         cursor.execute(_FACTS_SQL, {"run": run_id, "project": project_id, "parent": parent_id})
-        return cursor.fetchone()
+        return Facts._make(cursor.fetchone())  # one row always: an aggregate, left-joined

@@ -18,9 +18,9 @@ def checkpoint_create(
     task_id: int | None = None,
     parent_id: int | None = None,
     label: str = "",
-    cursor: dict | None = None,
-    state: dict | None = None,
-    artifact_fingerprints: dict | None = None,
+    cursor: dict[str, Any] | None = None,
+    state: dict[str, Any] | None = None,
+    artifact_fingerprints: dict[str, Any] | None = None,
     authority_ref: str = "",
     pending_gate: Any = None,
     approval_id: int | None = None,
@@ -76,8 +76,9 @@ class _FactsChanged(Exception):
 
 def _checkpoint_write(
     facts: Facts, project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
-    cursor: dict | None, state: dict | None, artifact_fingerprints: dict | None, authority_ref: str,
-    pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int, lease_owner: str | None,
+    cursor: dict[str, Any] | None, state: dict[str, Any] | None, artifact_fingerprints: dict[str, Any] | None,
+    authority_ref: str, pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int,
+    lease_owner: str | None,
 ) -> Checkpoint:
     run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = facts
     if run_id is not None:
@@ -87,12 +88,12 @@ def _checkpoint_write(
             task_id = run_task_id
         elif run_task_id not in (None, task_id):
             raise ValidationFailed("The run belongs to another task.", code="task_mismatch")
-    if task_id is not None and (run_id is None or task_id != run_task_id):
-        if not Task.objects.filter(project_id=project_id, pk=task_id).exists():
-            raise NotFoundError(f"Task {task_id} does not exist.")
+    if (task_id is not None and (run_id is None or task_id != run_task_id)
+            and not Task.objects.filter(project_id=project_id, pk=task_id).exists()):
+        raise NotFoundError(f"Task {task_id} does not exist.")
     depth = 0
     if parent_id is not None:
-        if not parent_found:
+        if not parent_found or parent_depth is None:  # a found parent has its depth (NOT NULL)
             raise NotFoundError(f"Checkpoint {parent_id} does not exist.")
         same_run = run_id is not None and parent_run == run_id
         same_task = task_id is not None and parent_task == task_id
@@ -100,7 +101,6 @@ def _checkpoint_write(
             raise ValidationFailed(
                 "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
             )
-        assert parent_depth is not None
         depth = parent_depth + 1
     if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
         raise NotFoundError(f"Approval {approval_id} does not exist.")

@@ -73,7 +73,7 @@ SELECT %(pid)s, %(key)s, %(tool)s, %(digest)s, %(run)s, %(approval)s, %(status)s
         OR EXISTS (SELECT 1 FROM runs_app_approvalrequest WHERE id = %(approval)s AND project_id = %(pid)s))
 ON CONFLICT (project_id, idempotency_key) DO NOTHING
 """ + returning(ExternalEffect) + """
-"""
+"""  # noqa: S608 - the RETURNING list is the model's columns (harness.db.returning); every value is bound
 
 
 def effect_dispatch(*, project: Project | int, effect_id: int) -> ExternalEffect:

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -23,7 +23,7 @@ from runs_app.models import Checkpoint, NodeExecution, Run, RunEvent, RunStatus,
 from sessions_app.models import Session
 
 
-def _runs(project: Project | int) -> Any:
+def _runs(project: Project | int) -> QuerySet[Run]:
     return Run.objects.filter(project=project)
 
 
@@ -39,7 +39,7 @@ def run_create(
     task_mode: str = "",
     active_agent: str = "",
     current_node: str = "",
-    cursor: dict | None = None,
+    cursor: dict[str, Any] | None = None,
     deadline: dt.datetime | None = None,
     token_budget: int | None = None,
     cost_budget: Decimal | None = None,
@@ -73,10 +73,10 @@ def run_transition(
     to: str,
     expected_version: int | None,
     lease_owner: str | None = None,
-    error: dict | None = None,
+    error: dict[str, Any] | None = None,
     blocked_step: str = "",
     actor: Actor | None = None,
-    updates: dict | None = None,
+    updates: dict[str, Any] | None = None,
 ) -> Run:
     """Move a run through RUN_MACHINE with a compare-and-set on its version.
 
@@ -167,8 +167,10 @@ def _run_claim(project: Project | int, run_id: int, *, owner: str, lease_seconds
             "A finished run cannot be claimed.", code="run_finished",
             current_status=run.status, current_version=run.version,
         )
+    # Read after the refused claim: a lease released in between has no expiry left to name.
+    until = f" until {run.lease_expires_at.isoformat()}" if run.lease_expires_at is not None else ""
     raise ConflictError(
-        f"The run is leased by {run.lease_owner} until {run.lease_expires_at.isoformat()}.",
+        f"The run is leased by {run.lease_owner}{until}.",
         code="lease_held",
         current_status=run.status,
         current_version=run.version,
@@ -230,8 +232,8 @@ UPDATE runs_app_run SET lease_owner = '', lease_expires_at = NULL, version = ver
 
 
 def run_metrics_merge(
-    *, project: Project | int, run_id: int, metrics: dict, increment: dict | None = None
-) -> dict:
+    *, project: Project | int, run_id: int, metrics: dict[str, Any], increment: dict[str, int] | None = None
+) -> dict[str, Any]:
     """Merge keys into `Run.metrics` (and add to counters); returns the merged metrics."""
     if not increment:
         # A plain merge is one statement: jsonb `||` merges top-level keys as the dict merge below does.
@@ -313,7 +315,9 @@ RETURNING id, seq, created_at
 """
 
 
-def run_event_append(*, project: Project | int, run_id: int, kind: str, data: dict | None = None) -> RunEvent:
+def run_event_append(
+    *, project: Project | int, run_id: int, kind: str, data: dict[str, Any] | None = None
+) -> RunEvent:
     """Append one event with the next gap-free seq (one statement)."""
     project_id = project if isinstance(project, int) else project.pk
     payload = data or {}
@@ -342,7 +346,7 @@ RETURNING id, seq, created_at
 
 
 def run_events_append(
-    *, project: Project | int, run_id: int, events: list[tuple[str, dict]]
+    *, project: Project | int, run_id: int, events: list[tuple[str, dict[str, Any]]]
 ) -> list[RunEvent]:
     """Append several events in order with the next gap-free seqs (one statement).
 

@@ -1,8 +1,10 @@
 """One way to say who is acting: the same Actor in every service, whichever door the call came through."""
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 
 from harness.actors import Actor, ActorKind
+from harness.auth import AgentPrincipal
 from harness.errors import ConflictError, Forbidden
 from harness.models import AuditEntry
 from runs_app.models import ApprovalRequest, Run
@@ -70,3 +72,15 @@ def test_nobody_but_the_worker_moves_a_waiting_run_on(project, actor) -> None:  
     moved = run_transition(project=project, run_id=run.pk, to="running", expected_version=run.version,
                            actor=Actor.for_worker("worker:h:1:x"))
     assert moved.status == "running"
+
+
+@pytest.mark.django_db
+def test_a_request_user_is_an_agent_token_or_a_person_and_nothing_else(project) -> None:  # type: ignore[no-untyped-def]
+    token, _ = factories.make_agent_token(project, name="writer-1")
+    agent = Actor.of(AgentPrincipal(token=token, project=project))
+    assert (agent.kind, agent.label, agent.token, agent.user) == (ActorKind.AGENT, "agent:writer-1", token, None)
+    rita = factories.make_user("rita", role="reviewer", projects=[project])
+    person = Actor.of(rita)
+    assert (person.kind, person.label, person.user, person.token) == (ActorKind.USER, "user:rita", rita, None)
+    with pytest.raises(TypeError, match="AnonymousUser"):  # every door authenticates before it acts
+        Actor.of(AnonymousUser())

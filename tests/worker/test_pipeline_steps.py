@@ -306,3 +306,16 @@ def test_a_tool_that_refuses_the_call_blocks_the_run_at_bind_result(r101) -> Non
     assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "bind_result")
     assert "HTTP 422" in run.error["reason"]
     assert ExternalEffect.objects.get(run=run).status == EffectStatus.UNKNOWN
+
+
+def test_a_run_left_running_under_a_workers_lease_without_a_task_is_blocked_not_crashed(project) -> None:  # type: ignore[no-untyped-def]
+    run = factories.make_run(project)
+    run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
+    Run.objects.filter(pk=run.pk).update(lease_owner="worker:gone:1",
+                                         lease_expires_at=timezone.now() - dt.timedelta(seconds=1))
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
+
+    run.refresh_from_db()
+    assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "capability")
+    assert "no task" in run.error["reason"]

@@ -1,6 +1,7 @@
 """Step `approval_preconditions`: the decision is final, current, and about exactly the pending action."""
 
 import logging
+from typing import Any
 
 from django.utils import timezone
 
@@ -18,7 +19,7 @@ log = logging.getLogger(__name__)
 DECISION_AUDIT_ACTIONS = (f"approval.{ApprovalStatus.APPROVED}", f"approval.{ApprovalStatus.REJECTED}")
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """The decision is final, current and about exactly the action the run is waiting on."""
     if r.mode != "approval":
         return {"approval": None}

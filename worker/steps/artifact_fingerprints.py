@@ -1,6 +1,7 @@
 """Step `artifact_fingerprints`: the artifacts the checkpoint saw are the ones the task has now."""
 
 import logging
+from typing import Any
 
 from runs_app.artifacts import artifact_fingerprint, artifact_fingerprints
 from worker.state import Resume, StepFailed
@@ -8,7 +9,7 @@ from worker.state import Resume, StepFailed
 log = logging.getLogger(__name__)
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """The artifacts the checkpoint saw are the artifacts the task has now."""
     expected = (r.checkpoint.artifact_fingerprints or {}) if r.checkpoint is not None else {}
     if not expected or r.task is None:

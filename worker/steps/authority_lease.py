@@ -1,6 +1,7 @@
 """Step `authority_lease`: the records agree on who they belong to; take the lease (one owner)."""
 
 import logging
+from typing import Any
 
 from django.conf import settings
 
@@ -15,7 +16,7 @@ from worker.state import Resume, StepFailed, Stop, trace
 log = logging.getLogger(__name__)
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """The records agree on who they belong to; then take the run's lease (one owner at a time)."""
     run = r.run
     if r.approval is not None and (r.approval.run_id != run.pk or r.approval.project_id != run.project_id):

@@ -29,7 +29,7 @@ from worker.state import Resume, Retry, StepFailed, Stop, trace
 log = logging.getLogger(__name__)
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """Get the approved action's result through its effect record: reuse a bound one, else call once.
 
     1. Rejected: bind the rejection and its reason; nothing is executed.
@@ -51,12 +51,13 @@ def run(r: Resume) -> dict:
     return data
 
 
-def dispatch(r: Resume) -> dict | None:
+def dispatch(r: Resume) -> dict[str, Any] | None:
     """Steps 1-4 of `run` and the dispatch; the step's trace data, or None when a call follows."""
     if r.mode != "approval":
         return {"bound": None}
     approval = r.approval
-    assert approval is not None
+    if approval is None:  # approval_preconditions refused this already
+        raise StepFailed("the run waits for approval but has no pending approval")
     if approval.status == ApprovalStatus.REJECTED:
         r.bound = {"decision": "rejected", "approval": approval.pk, "reason": approval.decision_reason,
                    "by": approval.decided_by.get_username() if approval.decided_by else ""}
@@ -95,11 +96,12 @@ def dispatch(r: Resume) -> dict | None:
 
 def call(r: Resume) -> Any:
     """Call the tool for the dispatched effect (its dispatch committed, no transaction open)."""
-    effect, approval = r.dispatched, r.approval
-    assert effect is not None and approval is not None and r.adapter is not None
+    effect, approval, adapter = r.dispatched, r.approval, r.adapter
+    if effect is None or approval is None or adapter is None:  # dispatch and capability set them
+        raise StepFailed("the approved action has no dispatched effect or no adapter to call")
     faults.point("before_call")
     try:
-        result = r.adapter.call(approval.approved_arguments, idempotency_key=approval.idempotency_key)
+        result = adapter.call(approval.approved_arguments, idempotency_key=approval.idempotency_key)
     except AdapterError as exc:
         effect_mark_unknown(project=r.project_id, effect_id=effect.pk)
         if exc.permanent:
@@ -110,10 +112,11 @@ def call(r: Resume) -> Any:
     return result
 
 
-def deliver(r: Resume, result: Any) -> dict:
+def deliver(r: Resume, result: Any) -> dict[str, Any]:
     """Record the call's result as delivered (not consumed yet); the step's trace data."""
     effect, approval = r.dispatched, r.approval
-    assert effect is not None and approval is not None
+    if effect is None or approval is None:  # `call` had both
+        raise StepFailed("the approved action's result has no dispatched effect to deliver to")
     delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=result,
                               consume=False)
     if delivery.outcome == "conflict":

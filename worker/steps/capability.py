@@ -10,24 +10,25 @@ from worker.state import Resume, StepFailed
 log = logging.getLogger(__name__)
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """The adapter for the approved tool exists now and takes these arguments; the plan's nodes have handlers."""
     data: dict[str, Any] = {}
-    if r.approved:
-        assert r.approval is not None
+    approval = r.approval if r.approved else None
+    if approval is not None:
         try:
-            adapter = adapter_resolve(r.approval.tool)
+            adapter = adapter_resolve(approval.tool)
         except AdapterConfigError as exc:
-            raise StepFailed(str(exc), tool=r.approval.tool) from exc
+            raise StepFailed(str(exc), tool=approval.tool) from exc
         if adapter is None:
-            raise StepFailed(f"no adapter is registered for the tool {r.approval.tool!r}", tool=r.approval.tool)
-        problem = adapter.incompatibility(r.approval.approved_arguments)
+            raise StepFailed(f"no adapter is registered for the tool {approval.tool!r}", tool=approval.tool)
+        problem = adapter.incompatibility(approval.approved_arguments)
         if problem:
-            raise StepFailed(f"the adapter for {r.approval.tool!r} cannot take this action: {problem}")
+            raise StepFailed(f"the adapter for {approval.tool!r} cannot take this action: {problem}")
         r.adapter = adapter
         data["adapter"] = type(adapter).__name__
     if r.mode == "continue":
-        assert r.task is not None
+        if r.task is None:  # a run a worker left `running` without a task: no plan to continue
+            raise StepFailed("the run has no task whose nodes the worker could drive")
         missing = [n for n in remaining_nodes(r.task.plan, r.task.completed_nodes) if node_handler(n) is None]
         if missing:
             raise StepFailed(f"no handler is registered for the nodes: {', '.join(missing)}", nodes=missing)

@@ -1,6 +1,7 @@
 """Step `checkpoint`: checkpoint the new position (the previous checkpoint is its parent)."""
 
 import logging
+from typing import Any
 
 from worker.progress import checkpoint_position
 from worker.state import Resume
@@ -8,7 +9,7 @@ from worker.state import Resume
 log = logging.getLogger(__name__)
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """Checkpoint the new position (lineage: the previous checkpoint is the parent)."""
     if r.mode != "approval":
         return {"checkpoint": None, "reason": "each node checkpoints as it finishes"}

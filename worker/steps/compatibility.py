@@ -1,6 +1,7 @@
 """Step `compatibility`: the checkpoint and task were written in a schema this worker understands."""
 
 import logging
+from typing import Any
 
 from runs_app.models import (
     ResumePolicy,
@@ -13,7 +14,7 @@ log = logging.getLogger(__name__)
 SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """The checkpoint and task were written in a schema this worker understands, for the current plan."""
     checkpoint, task = r.checkpoint, r.task
     if checkpoint is not None:

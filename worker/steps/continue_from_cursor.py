@@ -19,7 +19,7 @@ from worker.state import Resume, StepFailed
 log = logging.getLogger(__name__)
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """Consume the result and move the run on from its cursor (call inside the binding transaction).
 
     1. Approved: consume the delivered result once (a receipt); bind it, with the receipt, to the run.
@@ -31,20 +31,22 @@ def run(r: Resume) -> dict:
     if r.mode != "approval":
         return {"cursor": r.run.cursor, "mode": r.mode}
     approval = r.approval
-    assert approval is not None
+    if approval is None:  # approval_preconditions refused this already
+        raise StepFailed("the run waits for approval but has no pending approval")
     if r.approved:
-        assert r.effect is not None
+        if r.effect is None:  # bind_result delivered it, not_yet_consumed locked it
+            raise StepFailed("the approved action has no delivered effect to consume")
         delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=r.result)
         if delivery.outcome != "consumed":
             raise StepFailed(f"the effect could not be consumed ({delivery.outcome})", effect=r.effect.pk)
         r.effect = delivery.effect
         r.bound = {"decision": "approved", "approval": approval.pk, "tool": approval.tool, "result": r.result,
                    "effect": r.effect.pk, "receipt": delivery.receipt, "result_hash": r.effect.result_hash}
-    assert r.bound is not None
+    if r.bound is None:  # bound above, or by bind_result for a rejection
+        raise StepFailed("the decision was not bound to the run")
     gate = r.run.current_node
     updates: dict[str, Any] = {"bound_result": r.bound, "pending_approval": None}
-    if r.worker_driven:
-        assert r.task is not None
+    if r.worker_driven:  # a task's plan (worker.handlers.is_worker_plan): task_complete_node has its task
         execution = node_execution_start(run=r.run, node=gate or approval.tool)
         if r.approved:
             task_complete_node(r, gate, {"kind": "effect", "tool": approval.tool, "result": r.result,

@@ -1,6 +1,7 @@
 """Step `load`: load the durable run, its task, latest checkpoint and pending approval; decide the mode."""
 
 import logging
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -42,7 +43,7 @@ def count_start(r: Resume) -> None:
                          f"before it each time)", starts=metrics["starts"])
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """Load the durable run, its task, latest checkpoint and pending approval; decide what to resume."""
     if not r.start_counted:  # the orchestrator counts it before its transaction, so that it commits first
         count_start(r)

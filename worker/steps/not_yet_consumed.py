@@ -1,6 +1,7 @@
 """Step `not_yet_consumed`: the result has not been consumed yet."""
 
 import logging
+from typing import Any
 
 from runs_app.models import (
     EffectStatus,
@@ -11,7 +12,7 @@ from worker.state import Resume, StepFailed
 log = logging.getLogger(__name__)
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """The result has not been consumed yet: consumption commits together with binding it to the run."""
     if r.effect is None:
         return {"effect": None}

@@ -1,6 +1,7 @@
 """Step `sparse_context`: rebuild what the model may see, within a budget, and record it."""
 
 import logging
+from typing import Any
 
 from harness.canonical import digest
 from harness.errors import DomainError
@@ -14,7 +15,7 @@ log = logging.getLogger(__name__)
 CONTEXT_BUDGET_CHARS = 4000
 
 
-def run(r: Resume) -> dict:
+def run(r: Resume) -> dict[str, Any]:
     """Rebuild what the model may see, within a budget, and record it (never the transcript).
 
     1. The task's durable state (objective, plan, completed nodes, artifact fingerprints, the pending
