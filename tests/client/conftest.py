@@ -1,9 +1,11 @@
 """The client against a live server: pytest-django's live_server (a real HTTP server in a thread), on the
 suite's PostgreSQL. Each test gets an agent token of a fresh project and a reviewer with a personal token."""
 
-from collections.abc import Callable, Iterator
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -11,6 +13,8 @@ from harness_client import HarnessClient, RetryPolicy
 
 from harness.models import Project
 from tests import factories
+
+T = TypeVar("T")
 
 # Retries that do not slow a failing test down.
 FAST_RETRY = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
@@ -95,3 +99,13 @@ class AsyncRecorder(httpx.AsyncBaseTransport):
 
 def posts_to(path_end: str) -> Callable[[httpx.Request], bool]:
     return lambda request: request.method == "POST" and request.url.path.endswith(path_end)
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion on a fresh event loop in its own thread.
+
+    `asyncio.run` refuses to start inside a thread whose loop is running, and pytest-playwright's
+    sync API leaves one running in the main thread once a browser test has run in the same session.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

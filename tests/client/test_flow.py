@@ -10,7 +10,7 @@ from harness_client import AsyncHarnessClient, ConflictError, HarnessClient
 
 from runs_app.models import ApprovalRequest, Checkpoint, Run
 from sessions_app.models import SessionItem
-from tests.client.conftest import FAST_RETRY, Live
+from tests.client.conftest import FAST_RETRY, Live, run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -137,4 +137,4 @@ def test_the_async_client_does_the_same(live: Live) -> None:
             assert decided.status == "rejected" and decided.decision_reason == "looks right"
             assert [r.id async for r in hc.list_runs(session=session.id)] == [run.id]
 
-    asyncio.run(flow())
+    run_async(flow())

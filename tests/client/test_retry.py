@@ -1,7 +1,6 @@
 """Retries: a lost reply is retried under the same Idempotency-Key and the server's replay answers it
 (live); which failures are retried, how often and how long the client waits (scripted transports)."""
 
-import asyncio
 
 import httpx
 import pytest
@@ -18,7 +17,7 @@ from harness_client import (
 
 from runs_app.models import Checkpoint
 from sessions_app.models import Session, SessionItem
-from tests.client.conftest import FAST_RETRY, AsyncRecorder, Live, Recorder, posts_to
+from tests.client.conftest import FAST_RETRY, AsyncRecorder, Live, Recorder, posts_to, run_async
 
 # --- against the live server: the write happens once ---------------------------------------------------
 
@@ -64,7 +63,7 @@ def test_the_async_client_retries_a_lost_reply_the_same_way(live: Live) -> None:
         async with AsyncHarnessClient(live.url, live.agent_token, retry=FAST_RETRY, transport=recorder) as hc:
             return (await hc.create_session(ref="async-once")).id
 
-    session_id = asyncio.run(create())
+    session_id = run_async(create())
     assert list(Session.objects.filter(project=live.project).values_list("pk", flat=True)) == [session_id]
     (first, _), (retry, replay) = recorder.exchanges
     assert first.headers["Idempotency-Key"] == retry.headers["Idempotency-Key"]
@@ -186,7 +185,7 @@ def test_the_async_client_retries_alike() -> None:
         async with AsyncHarnessClient("http://harness.test", "hc_test", transport=transport, retry=retry) as hc:
             return (await hc.create_session()).id
 
-    assert asyncio.run(create()) == 7
+    assert run_async(create()) == 7
     assert len(seen) == 3 and len({r.headers["Idempotency-Key"] for r in seen}) == 1
 
 
