@@ -23,6 +23,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from runs_app.models import Run, Task
+from worker.adapters import AdapterConfigError, adapter_resolve
 
 
 class NodeHandler(Protocol):
@@ -61,9 +62,7 @@ def is_worker_plan(task: Task | None, *, gate: str = "") -> bool:
 
 def check_configuration() -> list[str]:
     """Import every configured node handler and tool adapter; raise ImproperlyConfigured naming the
-    first that fails. Returns the names checked. The worker calls this at start (worker.apps)."""
-    from worker.adapters import AdapterConfigError, adapter_resolve
-
+    first that fails. Returns the names checked. The worker calls this at start (worker.tasks)."""
     checked = []
     for name in settings.HARNESS_NODE_HANDLERS:
         node_handler(name)
