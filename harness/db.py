@@ -119,3 +119,11 @@ def json_rows(rows: list[tuple[str, int]]) -> list[dict[str, Any]]:
     for obj, row in zip(objects, rows, strict=True):
         obj["created_at"] = EPOCH + micros(microseconds=row[1])
     return objects
+
+
+def api_time_sql(column: str) -> str:
+    """SQL rendering a timestamptz as the API's JSON string (DRF's DateTimeField: UTC, ISO 8601, a `Z`,
+    microseconds only when there are any), for responses PostgreSQL writes and the view passes through."""
+    utc = f"({column} AT TIME ZONE 'UTC')"
+    return (f"""'"' || to_char({utc}, 'YYYY-MM-DD"T"HH24:MI:SS') """
+            f"""|| CASE to_char({utc}, 'US') WHEN '000000' THEN '' ELSE '.' || to_char({utc}, 'US') END || 'Z"'""")

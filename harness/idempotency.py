@@ -9,13 +9,15 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable
+from contextlib import nullcontext
 
-from django.db import IntegrityError, transaction
+from django.db import DataError, connection, transaction
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
 from harness.canonical import canonical_json
+from harness.db import prepared_cursor
 from harness.middleware import error_response
 from harness.models import IdempotentRequest
 
@@ -49,11 +51,28 @@ def request_fingerprint(request: HttpRequest) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+# Both statements run on every keyed POST, so they are hand-written and prepared (harness.db): the
+# reservation is one autocommit INSERT (no BEGIN/COMMIT round trips, no savepoint: ON CONFLICT answers a
+# duplicate instead of an exception), and the settlement stores the reply's bytes as jsonb without
+# decoding them in Python. S608: the table name comes from the model's metadata.
+_TABLE = IdempotentRequest._meta.db_table
+_RESERVE_SQL = f"""
+INSERT INTO {_TABLE} (principal, key, method, path, request_hash, state, created_at)
+VALUES (%s, %s, 'POST', %s, %s, 'in_progress', now())
+ON CONFLICT (principal, key) DO NOTHING
+RETURNING id
+"""  # noqa: S608
+_SETTLE_SQL = f"""
+UPDATE {_TABLE} SET state = 'done', response_status = %s, response_body = %s::jsonb WHERE id = %s
+"""  # noqa: S608
+_RELEASE_SQL = f"DELETE FROM {_TABLE} WHERE id = %s"  # noqa: S608
+
+
 class IdempotencyMiddleware:
     """Replay the first successful reply to a POST retried with the same key and body.
 
     1. Reserve (principal, key) by inserting an in-progress row, committed before the view runs:
-       a concurrent duplicate hits the unique constraint and gets 409, never a second write.
+       a concurrent duplicate finds the row and gets 409, never a second write.
     2. A key already used with a different request is refused (422).
     3. A 2xx reply is stored and replayed for every retry; any other outcome releases the key so
        the client may retry the same request (errors are answered afresh, not replayed).
@@ -74,19 +93,18 @@ class IdempotencyMiddleware:
         if principal is None:
             return self.get_response(request)
         fingerprint = request_fingerprint(request)
-        try:
-            with transaction.atomic():
-                record = IdempotentRequest.objects.create(
-                    principal=principal, key=key, method="POST", path=request.path[:500], request_hash=fingerprint
-                )
-        except IntegrityError:
+        with prepared_cursor() as cursor:
+            cursor.execute(_RESERVE_SQL, [principal, key, request.path[:500], fingerprint])
+            reserved = cursor.fetchone()
+        if reserved is None:
             return self._answer_repeat(principal, key, fingerprint)
+        record_id: int = reserved[0]
         try:
             response = self.get_response(request)
         except BaseException:
-            IdempotentRequest.objects.filter(pk=record.pk).delete()
+            _release(record_id)
             raise
-        self._settle(record, response)
+        self._settle(record_id, response)
         return response
 
     def _answer_repeat(self, principal: str, key: str, fingerprint: str) -> HttpResponse:
@@ -104,19 +122,31 @@ class IdempotencyMiddleware:
         replay["Idempotent-Replayed"] = "true"
         return replay
 
-    def _settle(self, record: IdempotentRequest, response: HttpResponse) -> None:
-        body = None
-        if 200 <= response.status_code < 300 and not getattr(response, "streaming", False):
-            try:
-                body = json.loads(response.content) if response.content else None
-            except ValueError:
-                body = None
-            else:
-                IdempotentRequest.objects.filter(pk=record.pk).update(
-                    state=IdempotentRequest.State.DONE, response_status=response.status_code, response_body=body
-                )
-                return
-        IdempotentRequest.objects.filter(pk=record.pk).delete()
+    def _settle(self, record_id: int, response: HttpResponse) -> None:
+        if not 200 <= response.status_code < 300 or getattr(response, "streaming", False):
+            _release(record_id)
+            return
+        content = response.content
+        if content and not _is_json(response):
+            _release(record_id)  # not a reply this middleware can replay
+            return
+        try:
+            # A savepoint only when the view left a transaction open (a test's): in autocommit a failed
+            # statement ends by itself.
+            guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+            with guard, prepared_cursor() as cursor:
+                cursor.execute(_SETTLE_SQL, [response.status_code, content.decode() if content else None, record_id])
+        except DataError:  # the reply claimed JSON and was not: forget the key rather than replay garbage
+            _release(record_id)
+
+
+def _is_json(response: HttpResponse) -> bool:
+    return "json" in response.get("Content-Type", "")
+
+
+def _release(record_id: int) -> None:
+    with prepared_cursor() as cursor:
+        cursor.execute(_RELEASE_SQL, [record_id])
 
 
 STALE_IN_PROGRESS = dt.timedelta(minutes=10)

@@ -17,7 +17,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Model, QuerySet
 
-from harness.db import EPOCH, columns, fetch_instance, json_rows
+from harness.db import EPOCH, api_time_sql, columns, fetch_instance, json_rows, prepared_cursor
 from harness.errors import NotFoundError
 from harness.models import Project
 from runs_app.models import (
@@ -135,7 +135,7 @@ _LINEAGE_KINDS = {"label": "text", "authority_ref": "text", "resume_policy": "te
 # The start must be in the caller's projects and the walk stays in its project: no separate lookup of
 # the start first. S608: the text put in is this module's constant column list (LINEAGE_FIELDS); every
 # value is a bound parameter.
-_LINEAGE_SQL = """
+_LINEAGE_WALK = """
 WITH RECURSIVE chain(id, parent_id, project_id, hops) AS (
     SELECT id, parent_id, project_id, 0 FROM runs_app_checkpoint WHERE id = %s AND project_id = ANY(%s)
     UNION ALL
@@ -143,11 +143,22 @@ WITH RECURSIVE chain(id, parent_id, project_id, hops) AS (
       FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id AND c.project_id = chain.project_id
      WHERE chain.hops < %s
 )
-SELECT '{{' || {members} || '}}', (extract(epoch FROM c.created_at) * 1000000)::bigint
+"""
+_LINEAGE_MEMBERS = " || ',' || ".join(
+    _json_member(name, column, _LINEAGE_KINDS.get(name, "int")) for name, column in LINEAGE_FIELDS)
+_LINEAGE_SQL = _LINEAGE_WALK + f"""
+SELECT '{{' || {_LINEAGE_MEMBERS} || '}}', (extract(epoch FROM c.created_at) * 1000000)::bigint
   FROM chain JOIN runs_app_checkpoint c ON c.id = chain.id
  ORDER BY c.depth DESC, c.id DESC
-""".format(members=" || ',' || ".join(  # noqa: S608
-    _json_member(name, column, _LINEAGE_KINDS.get(name, "int")) for name, column in LINEAGE_FIELDS))
+"""  # noqa: S608
+# For the API: the whole answer as one JSON text, `created_at` rendered as DRF renders it, which the view
+# sends as it comes (no decode, no encode in Python: issue 14). NULL when the start is not found.
+_LINEAGE_JSON_SQL = _LINEAGE_WALK + """
+SELECT '[' || string_agg('{{' || {members} || ',"created_at":' || {created} || '}}', ','
+                         ORDER BY c.depth DESC, c.id DESC) || ']'
+  FROM chain JOIN runs_app_checkpoint c ON c.id = chain.id
+""".format(members=_LINEAGE_MEMBERS, created=api_time_sql("c.created_at"))
+
 
 def checkpoint_lineage(*, project_ids: Sequence[int], checkpoint_id: int) -> list[dict[str, Any]]:
     """The checkpoint and its ancestors, newest first (capped at MAX_LINEAGE), as dicts shaped like the
@@ -158,6 +169,16 @@ def checkpoint_lineage(*, project_ids: Sequence[int], checkpoint_id: int) -> lis
     if not rows:
         raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
     return json_rows(rows)
+
+
+def checkpoint_lineage_json(*, project_ids: Sequence[int], checkpoint_id: int) -> bytes:
+    """`checkpoint_lineage` as the API's JSON text (created_at rendered), written by PostgreSQL."""
+    with prepared_cursor() as cursor:
+        cursor.execute(_LINEAGE_JSON_SQL, [checkpoint_id, list(project_ids), MAX_LINEAGE - 1])
+        row = cursor.fetchone()
+    if row is None or row[0] is None:
+        raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
+    return str(row[0]).encode()
 
 
 # --- approvals -----------------------------------------------------------------------------

@@ -1,9 +1,14 @@
 """The lineage read: one statement, rows decoded once, answering what the checkpoint serializer says."""
 
+import datetime as dt
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from rest_framework.fields import DateTimeField
 
+from harness.db import api_time_sql
 from harness.errors import NotFoundError
 from harness.models import Project
 from runs_app import selectors
@@ -56,3 +61,26 @@ def test_lineage_starts_anywhere_stops_at_the_cap_and_stays_in_its_project(
     assert [row["depth"] for row in capped] == [4, 3, 2]
     with pytest.raises(NotFoundError):
         selectors.checkpoint_lineage(project_ids=[other_project.pk], checkpoint_id=chain[4].pk)
+
+
+@pytest.mark.django_db
+def test_the_apis_lineage_text_is_the_serializers_representation_as_written_by_postgresql(project: Project) -> None:
+    chain = _chain(project, 4)
+    with CaptureQueriesContext(connection) as queries:
+        text = selectors.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=chain[-1].pk)
+    assert len(queries) == 1
+    expected = [CheckpointOutSerializer(Checkpoint.objects.get(pk=c.pk)).data for c in reversed(chain)]
+    assert json.loads(text) == expected
+    with pytest.raises(NotFoundError):
+        selectors.checkpoint_lineage_json(project_ids=[project.pk + 1000], checkpoint_id=chain[-1].pk)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("micro", [0, 1, 120000, 999999])
+def test_postgresql_renders_a_time_as_drf_does(micro: int) -> None:
+    # A whole second: DRF leaves the fraction out, and so must the SQL.
+    moment = dt.datetime(2026, 1, 2, 3, 4, 5, micro, tzinfo=dt.UTC)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {api_time_sql('t')} FROM (SELECT %s::timestamptz AS t) x", [moment])  # noqa: S608 - the SQL is the module's own
+        rendered = cursor.fetchone()[0]
+    assert json.loads(rendered) == DateTimeField().to_representation(moment)
