@@ -97,8 +97,9 @@ class NodeExecutionAdmin(AppendOnlyAdmin[NodeExecution]):
 class ApprovalRequestAdmin(admin.ModelAdmin[ApprovalRequest]):
     """Deciding here goes through `approval_decide`: reviewer role, no self-approval, one decision."""
 
-    list_display = ["__str__", "project", "run", "tool", "risk", "status", "requested_by", "decided_by", "created_at"]
-    list_filter = ["status", "risk", "project"]
+    list_display = ["__str__", "project", "run", "tool", "risk", "executor", "status", "requested_by", "decided_by",
+                    "created_at"]
+    list_filter = ["status", "risk", "executor", "project"]
     search_fields = ["tool", "idempotency_key", "requested_by", "run__ref"]
     readonly_fields = [f.name for f in ApprovalRequest._meta.fields]
     actions = ["approve"]

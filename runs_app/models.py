@@ -39,6 +39,13 @@ class ApprovalStatus(models.TextChoices):
     CANCELLED = "cancelled"
 
 
+class ApprovalExecutor(models.TextChoices):
+    """Who runs the approved tool: the resume worker (through a tool adapter), or the agent that asked."""
+
+    WORKER = "worker"
+    AGENT = "agent"
+
+
 class EffectStatus(models.TextChoices):
     INTENDED = "intended"
     DISPATCHED = "dispatched"
@@ -276,6 +283,8 @@ class ApprovalRequest(models.Model):
     approved_arguments = models.JSONField(null=True, blank=True)
     approved_fingerprint = models.CharField(max_length=64, blank=True, default="")
     expires_at = models.DateTimeField(null=True, blank=True)
+    # "agent": the resume re-validates and binds the decision to the run, and the agent that asked runs the tool.
+    executor = models.CharField(max_length=16, choices=ApprovalExecutor.choices, default=ApprovalExecutor.WORKER)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -291,6 +300,7 @@ class ApprovalRequest(models.Model):
         ]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=ApprovalStatus.values), name="approval_status_valid"),
+            models.CheckConstraint(condition=Q(executor__in=ApprovalExecutor.values), name="approval_executor_valid"),
             # A decision records who, when and (for approvals) exactly which action.
             models.CheckConstraint(
                 condition=Q(status__in=["pending", "expired", "cancelled"])

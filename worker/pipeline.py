@@ -152,7 +152,7 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
             for name, step in BINDING_STEPS:
                 _run_step(r, name, step)
             if not r.leased:  # handed back (to its agent): nothing follows, the metrics commit here
-                _metrics(r, started, "", run=r.run)
+                _metrics(r, started, "", run=r.run, settle=True)
         faults.point("after_commit")
         if r.leased and r.mode == "approval" and not r.approved:
             _finish_rejected(r)
@@ -215,8 +215,12 @@ def _block(r: Resume, step: str, reason: str, detail: dict[str, Any]) -> None:
         log.warning("run %s could not be blocked at %s: %s", r.run_id, step, exc.detail)
 
 
-def _metrics(r: Resume, started: float, failure: str, *, run: Run | None = None) -> None:
-    """Record the resume's figures in `Run.metrics`; `run` when the caller holds it current."""
+def _metrics(r: Resume, started: float, failure: str, *, run: Run | None = None, settle: bool = False) -> None:
+    """Record the resume's figures in `Run.metrics`; `run` when the caller holds it current.
+
+    `settle`: the resume finished and handed the run back, so its starts and attempts are settled (the
+    limits count only the ones after: a run that asks for approval many times is never "attempted
+    too often"; worker.state.unsettled)."""
     usage = ({"tokens_used": run.tokens_used, "cost_used": run.cost_used} if run is not None else
              Run.objects.filter(pk=r.run_id).values("tokens_used", "cost_used").first())
     if usage is None:
@@ -225,5 +229,7 @@ def _metrics(r: Resume, started: float, failure: str, *, run: Run | None = None)
     run_metrics_merge(project=r.project_id, run_id=r.run_id, metrics={
         "steps": steps, "pipeline_steps": r.steps_ok, "tokens": usage["tokens_used"], "cost": str(usage["cost_used"]),
         "latency_ms": int((time.monotonic() - started) * 1000), "failure_type": failure,
+        **({"settled_starts": int((run.metrics or {}).get("starts") or 0),
+            "settled_attempts": int((run.metrics or {}).get("attempts") or 0)} if settle and run is not None else {}),
     })
     r.metrics_written = True

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runs_app.models import (
+    ApprovalExecutor,
     ApprovalRequest,
     ApprovalStatus,
     Checkpoint,
@@ -82,8 +83,22 @@ class Resume:
         return self.approval is not None and self.approval.status == ApprovalStatus.APPROVED
 
     @property
+    def agent_executes(self) -> bool:
+        """The approval's tool is the asking agent's to run: the resume binds the decision, calls nothing."""
+        return (self.mode == "approval" and self.approval is not None
+                and self.approval.executor == ApprovalExecutor.AGENT)
+
+    @property
     def worker_driven(self) -> bool:
+        if self.agent_executes:  # the agent runs the approved tool, so the run goes back to the agent
+            return False
         return is_worker_plan(self.task, gate=self.run.current_node if self.mode == "approval" else "")
+
+
+def unsettled(metrics: dict[str, Any] | None, counter: str) -> int:
+    """`metrics[counter]` ("starts" or "attempts") since the run's last finished resume settled them."""
+    metrics = metrics or {}
+    return int(metrics.get(counter) or 0) - int(metrics.get(f"settled_{counter}") or 0)
 
 
 def trace(r: Resume, step: str, ok: bool, reason: str = "", **data: Any) -> None:

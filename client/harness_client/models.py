@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Generic, Literal, NotRequired, Self, TypedDict
 
 __all__ = [
     "Approval",
+    "ApprovalExecutor",
     "ApprovalStatus",
     "BulkResult",
     "Checkpoint",
@@ -64,6 +65,7 @@ RunStatus = Literal[
 ]
 TaskStatus = Literal["open", "active", "waiting", "completed", "failed", "abandoned"]
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
+ApprovalExecutor = Literal["worker", "agent"]
 Decision = Literal["approve", "reject"]
 Risk = Literal["low", "medium", "high", "critical"]
 ResumePolicy = Literal["revalidate", "manual", "restart_node"]
@@ -294,6 +296,7 @@ class Approval(Model):
     approved_arguments: Any
     approved_fingerprint: str
     expires_at: dt.datetime | None
+    executor: ApprovalExecutor
     created_at: dt.datetime
     updated_at: dt.datetime
 

@@ -19,6 +19,7 @@ from typing import Any
 from harness_client.errors import ApprovalWaitTimeout
 from harness_client.models import (
     Approval,
+    ApprovalExecutor,
     ApprovalStatus,
     BulkResult,
     Checkpoint,
@@ -363,15 +364,20 @@ _APPROVALS_DECIDE = route("POST", "approvals/{id}/decision/", "approvals_decide"
 def request_approval(
     run_id: int, *, tool: str, idempotency_key: str, arguments: Mapping[str, Any] | None = None,
     risk: Risk | None = None, reason: str | None = None, expected_version: int | None = None,
-    expires_at: dt.datetime | None = None, request_key: str | None = None,
+    expires_at: dt.datetime | None = None, executor: ApprovalExecutor | None = None, request_key: str | None = None,
 ) -> Call[Approval]:
-    """Ask a human to approve a tool call; the run moves to `waiting_approval` in the same transaction.
+    """Ask a human to approve a tool call; the run moves to `waiting_approval` and its lease is released, in the
+    same transaction.
 
     `idempotency_key` is the *action's* identity (the effect it would have), not the HTTP request's; a run
-    has at most one pending approval (409 `approval_pending`). Wait for the decision with `wait_for_approval`.
+    has at most one pending approval (409 `approval_pending`). `executor="agent"`: you run the tool yourself
+    once it is approved; the worker re-validates the decision, binds it to the run's `bound_result`
+    (`decision`, `arguments`, `fingerprint`, `idempotency_key`, or the `reason` of a rejection or expiry) and
+    leaves the run `running` with no lease, for you to claim. The default, "worker", has the resume worker
+    call the tool through its adapter. Wait with `wait_for_approval(..., until_resumed=True)`.
     """
     body = fields(tool=tool, idempotency_key=idempotency_key, arguments=arguments, risk=risk, reason=reason,
-                  expected_version=expected_version, expires_at=expires_at)
+                  expected_version=expected_version, expires_at=expires_at, executor=executor)
     return _APPROVALS_REQUEST.call(parse=Approval.from_json, id=run_id, json=body, request_key=request_key)
 
 
@@ -401,27 +407,36 @@ def decide_approval(
 
 def wait_for_approval(
     approval_id: int, *, timeout: float = 600.0, poll_interval: float = 1.0, max_poll_interval: float = 10.0,
+    until_resumed: bool = False,
 ) -> Steps[Approval]:
     """Poll the approval until it is decided (approved, rejected, expired or cancelled) and return it.
 
-    Polls every `poll_interval` seconds, growing by half each time up to `max_poll_interval`; raises
-    `ApprovalWaitTimeout` (a `TimeoutError`, carrying the last seen approval) after `timeout` seconds.
+    `until_resumed`: then also until the worker has resumed its run (the run left `waiting_approval` for this
+    approval: `running` with the decision in `bound_result`, or `blocked` naming the check that failed), so
+    that `claim_run` can take it right away. Polls every `poll_interval` seconds, growing by half each time up
+    to `max_poll_interval`; raises `ApprovalWaitTimeout` (a `TimeoutError`, carrying the last seen approval)
+    after `timeout` seconds in all.
     """
     if timeout < 0 or poll_interval <= 0 or max_poll_interval < poll_interval:
         raise ValueError("timeout >= 0 and 0 < poll_interval <= max_poll_interval")
     deadline = time.monotonic() + timeout
     interval = poll_interval
+    approval: Approval = yield get_approval(approval_id)
     while True:
-        approval: Approval = yield get_approval(approval_id)
         if approval.decided:
-            return approval
+            if not until_resumed:
+                return approval
+            run: Run = yield get_run(approval.run)
+            if run.status != "waiting_approval" or run.pending_approval != approval_id:
+                return approval
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise ApprovalWaitTimeout(
-                f"Approval {approval_id} is still {approval.status} after {timeout:g} s.", approval=approval
-            )
+            waited = f"still {approval.status}" if not approval.decided else f"{approval.status}, its run not resumed"
+            raise ApprovalWaitTimeout(f"Approval {approval_id} is {waited} after {timeout:g} s.", approval=approval)
         yield Sleep(min(interval, remaining))
         interval = min(interval * 1.5, max_poll_interval)
+        if not approval.decided:
+            approval = yield get_approval(approval_id)
 
 
 # --- external effects -----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ Every status change goes through `harness.transitions.cas_transition` with the m
 from runs_app.services.approvals import (
     Decision,
     approval_decide,
+    approval_expire,
     approval_expire_due,
     approval_request_create,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "Decision",
     "Delivery",
     "approval_decide",
+    "approval_expire",
     "approval_expire_due",
     "approval_request_create",
     "checkpoint_create",

@@ -13,9 +13,9 @@ from harness.canonical import action_fingerprint
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import Role, user_has_role
-from harness.transitions import cas_transition, cas_transition_row
+from harness.transitions import cas_transition_row
 from runs_app.machines import APPROVAL_MACHINE
-from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunStatus
+from runs_app.models import ApprovalExecutor, ApprovalRequest, ApprovalStatus, Run, RunStatus
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.signals import resume_requested
 
@@ -32,10 +32,19 @@ def approval_request_create(
     actor: Actor,
     expected_version: int | None = None,
     expires_at: dt.datetime | None = None,
+    executor: str = ApprovalExecutor.WORKER,
 ) -> ApprovalRequest:
-    """Post a pending action and move its run to waiting_approval in the same transaction."""
+    """Post a pending action and move its run to waiting_approval in the same transaction.
+
+    The move releases the run's lease in the same write (run_transition: a waiting state holds no
+    lease), so the resume after the decision never waits for the asking agent's lease to run out.
+    `executor` says who runs the approved tool: the resume worker through its adapter ("worker"), or
+    the agent that asked ("agent": the resume binds the decision to the run and hands it back).
+    """
     if not tool or not idempotency_key:
         raise ValidationFailed("An approval needs a tool and an idempotency key.", code="invalid")
+    if executor not in ApprovalExecutor.values:
+        raise ValidationFailed(f"executor is one of {', '.join(ApprovalExecutor.values)}.", code="invalid")
     with transaction.atomic():
         run = Run.objects.filter(project=project, pk=run_id).first()
         if run is None:
@@ -46,7 +55,7 @@ def approval_request_create(
                     project=project, run=run, tool=tool, arguments=arguments,
                     action_fingerprint=action_fingerprint(tool, arguments), risk=risk,
                     idempotency_key=idempotency_key, reason=reason, requested_by=actor.label,
-                    requested_by_token=actor.token, expires_at=expires_at,
+                    requested_by_token=actor.token, expires_at=expires_at, executor=executor,
                 )
         except IntegrityError:
             raise ConflictError(
@@ -59,7 +68,8 @@ def approval_request_create(
         )
         run_event_append(
             project=project, run_id=run_id, kind="approval.requested",
-            data={"approval": approval.pk, "tool": tool, "fingerprint": approval.action_fingerprint},
+            data={"approval": approval.pk, "tool": tool, "fingerprint": approval.action_fingerprint,
+                  "executor": executor},
         )
         return approval
 
@@ -151,7 +161,8 @@ def approval_decide(
 
 
 def approval_expire_due(*, now: dt.datetime | None = None) -> list[int]:
-    """Expire pending approvals past their deadline; their runs resume into `blocked`/`failed`."""
+    """Expire pending approvals past their deadline; their runs resume (a worker's approval into
+    `blocked`, an agent's with the expiry bound, back to the agent)."""
     now = now or timezone.now()
     expired: list[int] = []
     for approval_id, project_id, run_id in ApprovalRequest.objects.filter(
@@ -159,16 +170,24 @@ def approval_expire_due(*, now: dt.datetime | None = None) -> list[int]:
     ).values_list("pk", "project_id", "run_id"):
         with transaction.atomic():
             try:
-                cas_transition(
-                    ApprovalRequest.objects.filter(project_id=project_id), pk=approval_id,
-                    machine=APPROVAL_MACHINE, to=ApprovalStatus.EXPIRED, expected_version=None,
-                )
+                approval_expire(project=project_id, approval_id=approval_id, run_id=run_id)
             except ConflictError:
                 continue
-            run_event_append(project=project_id, run_id=run_id, kind="approval.expired", data={"approval": approval_id})
             _enqueue_resume(run_id)
             expired.append(approval_id)
     return expired
+
+
+def approval_expire(*, project: Project | int, approval_id: int, run_id: int) -> ApprovalRequest:
+    """Move one pending approval to `expired` (a ConflictError if it is no longer pending) and log it
+    on its run; call inside the caller's transaction. The resume worker calls it for an approval it
+    finds past its deadline, the recovery pass (`approval_expire_due`) for every one."""
+    approval = cas_transition_row(
+        ApprovalRequest.objects.filter(project=project), pk=approval_id, machine=APPROVAL_MACHINE,
+        to=ApprovalStatus.EXPIRED, expected_version=None,
+    )
+    run_event_append(project=project, run_id=run_id, kind="approval.expired", data={"approval": approval_id})
+    return approval
 
 
 def _enqueue_resume(run_id: int) -> None:

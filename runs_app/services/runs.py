@@ -66,6 +66,9 @@ def run_create(
         return run
 
 
+_WAITING = frozenset({RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTERNAL})
+
+
 def run_transition(
     *,
     project: Project | int,
@@ -82,7 +85,8 @@ def run_transition(
 
     1. One conditional UPDATE (status, version, and the lease owner when one is named) from the
        sources RUN_MACHINE opens to the caller: its worker-only edge (waiting_approval -> running)
-       only for the worker (an `actor` of kind worker).
+       only for the worker (an `actor` of kind worker). A terminal or waiting state releases the
+       lease in the same UPDATE.
     2. Append a `status.<to>` event in the same transaction.
     """
     fields: dict[str, Any] = dict(updates or {})
@@ -92,7 +96,9 @@ def run_transition(
         fields["blocked_step"] = blocked_step or "unspecified"
     elif "blocked_step" not in fields:
         fields["blocked_step"] = ""
-    if to in RUN_MACHINE.terminal:
+    if to in RUN_MACHINE.terminal or to in _WAITING:
+        # A finished run holds no lease, and neither does a waiting one (DESIGN.md: "a waiting state
+        # releases the lease in the same write"): whoever continues it claims it afresh.
         fields.update(lease_owner="", lease_expires_at=None)
     lease_guard = None
     if lease_owner is not None:

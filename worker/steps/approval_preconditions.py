@@ -6,12 +6,14 @@ from typing import Any
 from django.utils import timezone
 
 from harness.canonical import action_fingerprint
+from harness.errors import ConflictError
 from harness.models import AuditEntry
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
 )
-from worker.state import Resume, StepFailed
+from runs_app.services import approval_expire
+from worker.state import Resume, StepFailed, Stop
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +28,19 @@ def run(r: Resume) -> dict[str, Any]:
     approval = r.approval
     if approval is None:
         raise StepFailed("the run waits for approval but has no pending approval")
-    if approval.status == ApprovalStatus.EXPIRED or (
-        approval.status == ApprovalStatus.PENDING and approval.expires_at and approval.expires_at <= timezone.now()
-    ):
+    overdue = (approval.status == ApprovalStatus.PENDING and approval.expires_at is not None
+               and approval.expires_at <= timezone.now())
+    if r.agent_executes and overdue:
+        # The agent is told its approval expired (bound like a decision); nothing runs either way.
+        try:
+            approval = r.approval = approval_expire(project=r.project_id, approval_id=approval.pk, run_id=r.run_id)
+        except ConflictError:  # decided (or cancelled) just now, after the load read it: the next resume sees it
+            raise Stop("the approval changed while the resume loaded it") from None
+    elif approval.status == ApprovalStatus.EXPIRED or overdue:
         raise StepFailed("the approval expired before a decision", approval=approval.pk)
-    if approval.status not in (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED):
+    decided = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, *((ApprovalStatus.EXPIRED,) if r.agent_executes
+                                                                    else ()))
+    if approval.status not in decided:
         raise StepFailed(f"the approval is {approval.status}", approval=approval.pk)
     if action_fingerprint(approval.tool, approval.arguments) != approval.action_fingerprint:
         raise StepFailed("the requested action no longer matches its fingerprint", approval=approval.pk)
@@ -44,7 +54,8 @@ def run(r: Resume) -> dict[str, Any]:
                              approval=approval.pk, approved_fingerprint=approval.approved_fingerprint,
                              actual_fingerprint=actual)
     _check_against_audit(approval)
-    return {"approval": approval.pk, "decision": approval.status, "fingerprint": approval.approved_fingerprint}
+    return {"approval": approval.pk, "decision": approval.status, "fingerprint": approval.approved_fingerprint,
+            "executor": approval.executor}
 
 
 def _check_against_audit(approval: ApprovalRequest) -> None:
@@ -59,6 +70,10 @@ def _check_against_audit(approval: ApprovalRequest) -> None:
                                   target_id=str(approval.pk), action__in=DECISION_AUDIT_ACTIONS)
         .order_by("id").values_list("action", "data").first()
     )
+    if approval.status == ApprovalStatus.EXPIRED:  # nobody decided: the audit log must say so too
+        if recorded is not None:
+            raise StepFailed(f"the approval says expired, the audit log records {recorded[0]}", approval=approval.pk)
+        return
     if recorded is None or recorded[0] != f"approval.{approval.status}":
         raise StepFailed(f"the approval says {approval.status}, the audit log records "
                          f"{recorded[0] if recorded else 'no decision'}", approval=approval.pk)

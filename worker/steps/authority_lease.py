@@ -11,7 +11,7 @@ from runs_app.services import (
 )
 from sessions_app.models import SessionStatus
 from worker.lease import leased_by_another
-from worker.state import Resume, StepFailed, Stop, trace
+from worker.state import Resume, StepFailed, Stop, trace, unsettled
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ def run(r: Resume) -> dict[str, Any]:
     if run.session.status == SessionStatus.TERMINATED:
         raise StepFailed("the run's session is terminated")
     max_attempts = settings.HARNESS_RESUME_MAX_ATTEMPTS
-    if int((run.metrics or {}).get("attempts") or 0) >= max_attempts:
+    if unsettled(run.metrics, "attempts") >= max_attempts:
         if leased_by_another(run, r.owner):
             # A duplicate message while the last allowed attempt runs elsewhere: that one decides.
             raise Stop("the run is owned by its last allowed attempt")

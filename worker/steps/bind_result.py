@@ -32,7 +32,9 @@ log = logging.getLogger(__name__)
 def run(r: Resume) -> dict[str, Any]:
     """Get the approved action's result through its effect record: reuse a bound one, else call once.
 
-    1. Rejected: bind the rejection and its reason; nothing is executed.
+    1. The agent runs the tool itself (executor "agent"): bind the decision (the approved arguments and
+       fingerprint, or the rejection or expiry and its reason); nothing is executed here.
+       Rejected: bind the rejection and its reason; nothing is executed.
     2. Intend the effect under the approval's idempotency key (the same key returns the same record).
     3. Delivered or consumed already: reuse its result, no call.
     4. Left `dispatched` by a crash: mark it `unknown`, then reconcile by calling again under the same key.
@@ -58,6 +60,9 @@ def dispatch(r: Resume) -> dict[str, Any] | None:
     approval = r.approval
     if approval is None:  # approval_preconditions refused this already
         raise StepFailed("the run waits for approval but has no pending approval")
+    if r.agent_executes:
+        r.bound = agent_decision(r)
+        return {"decision": r.bound["decision"], "executed": False, "executor": "agent"}
     if approval.status == ApprovalStatus.REJECTED:
         r.bound = {"decision": "rejected", "approval": approval.pk, "reason": approval.decision_reason,
                    "by": approval.decided_by.get_username() if approval.decided_by else ""}
@@ -92,6 +97,27 @@ def dispatch(r: Resume) -> dict[str, Any] | None:
     r.dispatched = effect_dispatch(project=r.project_id, effect_id=effect.pk)
     r.bind_data = {"effect": effect.pk, "executed": True, "reconciled": reconciled}
     return None
+
+
+def agent_decision(r: Resume) -> dict[str, Any]:
+    """What the run's `bound_result` tells the agent that runs the tool itself: the decision, and for an
+    approval exactly what to run (the approved arguments, their fingerprint, the key to run it under)."""
+    approval = r.approval
+    if approval is None:  # dispatch checked it
+        raise StepFailed("the run waits for approval but has no pending approval")
+    bound: dict[str, Any] = {
+        "decision": approval.status, "approval": approval.pk, "executor": "agent", "tool": approval.tool,
+        "idempotency_key": approval.idempotency_key,
+        "by": approval.decided_by.get_username() if approval.decided_by else "",
+    }
+    if approval.status == ApprovalStatus.APPROVED:
+        bound.update(arguments=approval.approved_arguments, fingerprint=approval.approved_fingerprint,
+                     edited=approval.approved_fingerprint != approval.action_fingerprint)
+    elif approval.status == ApprovalStatus.REJECTED:
+        bound["reason"] = approval.decision_reason
+    else:  # expired: nobody decided in time
+        bound["reason"] = "the approval expired before a decision"
+    return bound
 
 
 def call(r: Resume) -> Any:

@@ -13,6 +13,8 @@ log = logging.getLogger(__name__)
 def run(r: Resume) -> dict[str, Any]:
     """The adapter for the approved tool exists now and takes these arguments; the plan's nodes have handlers."""
     data: dict[str, Any] = {}
+    if r.agent_executes:  # the agent that asked runs the tool itself: no adapter to resolve here
+        return {"adapter": None, "executor": "agent"}
     approval = r.approval if r.approved else None
     if approval is not None:
         try:

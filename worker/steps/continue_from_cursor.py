@@ -25,15 +25,15 @@ def run(r: Resume) -> dict[str, Any]:
     1. Approved: consume the delivered result once (a receipt); bind it, with the receipt, to the run.
     2. A worker-driven run: the gate node is completed with the result (or failed by a rejection), the
        run stays `running` under our lease for `drive_nodes`.
-    3. An agent-driven run: back to `running` with `bound_result` set and the lease released, for the
-       agent to claim.
+    3. An agent-driven run (or an approval whose tool the agent runs itself): back to `running` with
+       `bound_result` set and the lease released, for the agent to claim.
     """
     if r.mode != "approval":
         return {"cursor": r.run.cursor, "mode": r.mode}
     approval = r.approval
     if approval is None:  # approval_preconditions refused this already
         raise StepFailed("the run waits for approval but has no pending approval")
-    if r.approved:
+    if r.approved and not r.agent_executes:  # the agent's decision was bound by bind_result
         if r.effect is None:  # bind_result delivered it, not_yet_consumed locked it
             raise StepFailed("the approved action has no delivered effect to consume")
         delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=r.result)

@@ -17,7 +17,7 @@ from runs_app.services import (
 from worker import faults
 from worker.handlers import is_worker_plan
 from worker.lease import WORKER_OWNER_PREFIX
-from worker.state import Resume, StepFailed, Stop
+from worker.state import Resume, StepFailed, Stop, unsettled
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ def count_start(r: Resume) -> None:
     if run is None:
         return
     metrics = run.metrics or {}
-    unclaimed = int(metrics.get("starts") or 0) - int(metrics.get("attempts") or 0) - 1  # before this start
+    unclaimed = unsettled(metrics, "starts") - unsettled(metrics, "attempts") - 1  # before this start
     if unclaimed >= settings.HARNESS_RESUME_MAX_ATTEMPTS:
         r.run = run
         raise StepFailed(f"the resume started {unclaimed} times without reaching its claim (the worker died "
