@@ -5,8 +5,9 @@ authenticates its console user. Tokens are looked up by the SHA-256 of the secre
 request (no cache: a revoked token fails on its next request, in every worker process).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
@@ -59,7 +60,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             secret = header[1].decode()
         except UnicodeError:
             raise exceptions.AuthenticationFailed("The token is not valid.") from None
-        token = token_lookup(ApiToken.hash_secret(secret))
+        digest = ApiToken.hash_secret(secret)
+        found: tuple[str, ApiToken | None] | None = getattr(request._request, FOUND_TOKEN_ATTR, None)
+        token = found[1] if found is not None and found[0] == digest else token_lookup(digest)
         if token is None:
             raise exceptions.AuthenticationFailed("The token is not valid or was revoked.")
         now = timezone.now()
@@ -83,7 +86,8 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 # Every API request runs this, so it is one hand-written statement: the ORM's select_related query
 # cost more to compile than to run (about 40% of an append's request under cProfile).
 # S608: the table names come from the models' metadata; the digest is a bound parameter.
-_TOKEN_SQL = f"""
+TOKEN_COLUMNS = 11  # of TOKEN_SQL
+TOKEN_SQL = f"""
 SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_used_at,
        p.slug, p.name, p.created_at
   FROM {ApiToken._meta.db_table} t
@@ -94,9 +98,40 @@ SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_u
 
 def _token_row(digest: str) -> tuple[Any, ...] | None:
     with prepared_cursor() as cursor:
-        cursor.execute(_TOKEN_SQL, [digest])
+        cursor.execute(TOKEN_SQL, [digest])
         row: tuple[Any, ...] | None = cursor.fetchone()
         return row
+
+
+_T = TypeVar("_T")
+
+
+def as_first_statement(run: Callable[[], _T]) -> _T:
+    """Run a request's first statement so that it stands in for Django's health check (a `SELECT 1`
+    round trip before the first query of every request): a persistent connection the server dropped
+    fails it, and then it runs once more on a new connection. Only for statements safe to repeat."""
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.connection is None or getattr(db, "health_check_done", True) or db.in_atomic_block:
+        return run()
+    db.health_check_done = True  # type: ignore[attr-defined]  # django-stubs lack it
+    try:
+        return run()
+    except (OperationalError, InterfaceError):
+        db.close()
+        return run()
+
+
+# The Idempotency-Key middleware looks the token up in the statement that reserves the key (one round
+# trip for both: harness.idempotency) and leaves the row here for the authentication to use.
+FOUND_TOKEN_ATTR = "_harness_bearer_token"  # noqa: S105 - an attribute name, not a secret
+
+
+def token_from_row(row: tuple[Any, ...]) -> ApiToken:
+    """The token (and its project) from a row of TOKEN_SQL's columns."""
+    token = ApiToken.from_db(DEFAULT_DB_ALIAS, _TOKEN_FIELDS, row[:8])
+    if token.project_id is not None:
+        token.project = Project.from_db(DEFAULT_DB_ALIAS, _PROJECT_FIELDS, (token.project_id, *row[8:11]))
+    return token
 
 
 _TOKEN_FIELDS = ["id", "kind", "name", "role", "project_id", "user_id", "prefix", "last_used_at"]
@@ -109,22 +144,5 @@ def token_lookup(digest: str) -> ApiToken | None:
     The instances are built like the ORM's own (`from_db`), so a field not read here (the digest,
     created_at, revoked_at) loads on access instead of holding a wrong value.
     """
-    db = connections[DEFAULT_DB_ALIAS]
-    if db.connection is None or getattr(db, "health_check_done", True) or db.in_atomic_block:
-        row = _token_row(digest)
-    else:
-        # A request's first statement: it stands in for Django's health check (a `SELECT 1` round
-        # trip before the first query of every request). A persistent connection the server dropped
-        # fails it; then the lookup runs once more on a new connection. It only reads.
-        db.health_check_done = True  # type: ignore[attr-defined]  # django-stubs lack it
-        try:
-            row = _token_row(digest)
-        except (OperationalError, InterfaceError):
-            db.close()
-            row = _token_row(digest)
-    if row is None:
-        return None
-    token = ApiToken.from_db(DEFAULT_DB_ALIAS, _TOKEN_FIELDS, row[:8])
-    if token.project_id is not None:
-        token.project = Project.from_db(DEFAULT_DB_ALIAS, _PROJECT_FIELDS, (token.project_id, *row[8:]))
-    return token
+    row = as_first_statement(lambda: _token_row(digest))
+    return None if row is None else token_from_row(row)

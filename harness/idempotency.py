@@ -10,18 +10,21 @@ import hashlib
 import json
 from collections.abc import Callable
 from contextlib import nullcontext
+from typing import Any
 
 from django.db import DataError, connection, transaction
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
+from harness.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, as_first_statement, token_from_row
 from harness.canonical import canonical_json
 from harness.db import prepared_cursor
 from harness.middleware import error_response
 from harness.models import IdempotentRequest
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
+BEARER = "bearer:"
 API_PREFIX = "/api/v1/"
 MAX_KEY_LENGTH = 200
 # How long a key is remembered; a client retries within minutes, never a day later.
@@ -33,7 +36,7 @@ def request_principal(request: HttpRequest) -> str | None:
     header = request.META.get("HTTP_AUTHORIZATION", "")
     parts = header.split()
     if len(parts) == 2 and parts[0].lower() == "bearer":
-        return "bearer:" + hashlib.sha256(parts[1].encode()).hexdigest()
+        return BEARER + hashlib.sha256(parts[1].encode()).hexdigest()  # the token's digest (ApiToken.hash_secret)
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return f"user:{user.pk}"
@@ -61,6 +64,15 @@ INSERT INTO {_TABLE} (principal, key, method, path, request_hash, state, created
 VALUES (%s, %s, 'POST', %s, %s, 'in_progress', now())
 ON CONFLICT (principal, key) DO NOTHING
 RETURNING id
+"""  # noqa: S608
+_RESERVE_WITH_TOKEN_SQL = f"""
+WITH token AS ({TOKEN_SQL}), reserved AS (
+    INSERT INTO {_TABLE} (principal, key, method, path, request_hash, state, created_at)
+    SELECT %s, %s, 'POST', %s, %s, 'in_progress', now() WHERE EXISTS (SELECT 1 FROM token)
+    ON CONFLICT (principal, key) DO NOTHING
+    RETURNING id
+)
+SELECT token.*, (SELECT id FROM reserved) FROM token
 """  # noqa: S608
 _SETTLE_SQL = f"""
 UPDATE {_TABLE} SET state = 'done', response_status = %s, response_body = %s::jsonb WHERE id = %s
@@ -93,12 +105,22 @@ class IdempotencyMiddleware:
         if principal is None:
             return self.get_response(request)
         fingerprint = request_fingerprint(request)
-        with prepared_cursor() as cursor:
-            cursor.execute(_RESERVE_SQL, [principal, key, request.path[:500], fingerprint])
-            reserved = cursor.fetchone()
+        reservation = [principal, key, request.path[:500], fingerprint]
+        if principal.startswith(BEARER):
+            # The token is looked up in the same statement (one round trip, not two), and only a live
+            # token reserves a key: a revoked one gets its 401 from the view, never a stored reply.
+            digest = principal.removeprefix(BEARER)
+            row = as_first_statement(lambda: _fetch(_RESERVE_WITH_TOKEN_SQL, [digest, *reservation]))
+            setattr(request, FOUND_TOKEN_ATTR, (digest, None if row is None else token_from_row(row)))
+            if row is None:
+                return self.get_response(request)
+            reserved = row[TOKEN_COLUMNS]
+        else:
+            row = _fetch(_RESERVE_SQL, reservation)
+            reserved = None if row is None else row[0]
         if reserved is None:
             return self._answer_repeat(principal, key, fingerprint)
-        record_id: int = reserved[0]
+        record_id: int = reserved
         try:
             response = self.get_response(request)
         except BaseException:
@@ -138,6 +160,13 @@ class IdempotencyMiddleware:
                 cursor.execute(_SETTLE_SQL, [response.status_code, content.decode() if content else None, record_id])
         except DataError:  # the reply claimed JSON and was not: forget the key rather than replay garbage
             _release(record_id)
+
+
+def _fetch(sql: str, params: list[Any]) -> tuple[Any, ...] | None:
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, params)
+        row: tuple[Any, ...] | None = cursor.fetchone()
+        return row
 
 
 def _is_json(response: HttpResponse) -> bool:
