@@ -3,7 +3,7 @@
 from django.urls import path
 
 from harness import api_base  # noqa: F401 - registers the <id:...> converter
-from runs_app import api
+from runs_app import api, api_threads
 
 urlpatterns = [
     path("runs/", api.RunListCreateApi.as_view(), name="api-runs"),
@@ -16,6 +16,10 @@ urlpatterns = [
     path("checkpoints/", api.CheckpointListCreateApi.as_view(), name="api-checkpoints"),
     path("checkpoints/<id:pk>/", api.CheckpointDetailApi.as_view(), name="api-checkpoint"),
     path("checkpoints/<id:pk>/lineage/", api.CheckpointLineageApi.as_view(), name="api-checkpoint-lineage"),
+    path("threads/checkpoints/", api_threads.ThreadCheckpointsApi.as_view(), name="api-thread-checkpoints"),
+    path("threads/checkpoint/", api_threads.ThreadCheckpointApi.as_view(), name="api-thread-checkpoint"),
+    path("threads/writes/", api_threads.ThreadWritesApi.as_view(), name="api-thread-writes"),
+    path("threads/delete/", api_threads.ThreadDeleteApi.as_view(), name="api-thread-delete"),
     path("approvals/", api.ApprovalListApi.as_view(), name="api-approvals"),
     path("approvals/<id:pk>/", api.ApprovalDetailApi.as_view(), name="api-approval"),
     path("approvals/<id:pk>/decision/", api.ApprovalDecisionApi.as_view(), name="api-approval-decision"),

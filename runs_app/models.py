@@ -212,6 +212,13 @@ class Checkpoint(models.Model):
     depth = models.PositiveIntegerField(default=0)
     content_hash = models.CharField(max_length=64, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # A LangGraph checkpoint (runs_app.services.threads): its namespace ("" for the root graph), its
+    # own id, its parent's id (kept as given, even when that checkpoint is not stored) and its metadata.
+    # Empty for the service's own checkpoints. Byte order ("C"): LangGraph's ids sort as strings.
+    ns = models.TextField(blank=True, default="", db_default="", db_collation="C")
+    external_id = models.TextField(blank=True, default="", db_default="", db_collation="C")
+    parent_external_id = models.TextField(blank=True, default="", db_default="", db_collation="C")
+    metadata = models.JSONField(default=dict, blank=True, db_default={})
 
     objects = ProjectScopedQuerySet.as_manager()
 
@@ -226,10 +233,46 @@ class Checkpoint(models.Model):
                 condition=Q(run__isnull=False) | Q(task__isnull=False), name="checkpoint_has_owner"
             ),
             models.CheckConstraint(condition=~Q(parent=models.F("id")), name="checkpoint_not_own_parent"),
+            # A thread's checkpoint by (run, ns, id); also its newest first and its list in id order.
+            models.UniqueConstraint(fields=["run", "ns", "external_id"], condition=~Q(external_id=""),
+                                    name="checkpoint_external_id_unique"),
+            models.CheckConstraint(condition=~Q(external_id="") | Q(ns="", parent_external_id=""),
+                                   name="checkpoint_external_fields_together"),
         ]
 
     def __str__(self) -> str:
         return self.label or f"checkpoint {self.pk}"
+
+
+class CheckpointWrite(models.Model):
+    """A LangGraph pending write: what a task wrote to a channel after a thread's checkpoint.
+
+    Keyed by the checkpoint's (run, ns, external id) rather than a foreign key, as LangGraph's own
+    savers do: a graph saves a step's writes in the background, and they may arrive before their
+    checkpoint. Special channels (errors, interrupts, resumes) have negative `idx` and are replaced
+    when written again; other writes are kept as first written.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="+", db_index=False)
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="+", db_index=False)
+    ns = models.TextField(blank=True, default="", db_collation="C")
+    checkpoint_external_id = models.TextField(db_collation="C")
+    task_id = models.TextField(db_collation="C")
+    task_path = models.TextField(blank=True, default="", db_collation="C")
+    idx = models.IntegerField()
+    channel = models.TextField()
+    value = models.JSONField(null=True, blank=True, help_text="JSON as written, or the serializer's typed bytes.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "ns", "checkpoint_external_id", "task_path", "task_id", "idx"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "ns", "checkpoint_external_id", "task_id", "idx"],
+                                    name="checkpoint_write_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.checkpoint_external_id} {self.task_id}#{self.idx} {self.channel}"
 
 
 class NodeExecution(models.Model):

@@ -288,6 +288,12 @@ class _Operations:
     bulk_delete_memory = _CallOp(ops.bulk_delete_memory)
     bulk_expire_memory = _CallOp(ops.bulk_expire_memory)
     list_held_memory = _PagedOp(ops.list_held_memory)
+    # LangGraph threads (harness_client.langgraph.HarnessSaver)
+    put_thread_checkpoint = _CallOp(ops.put_thread_checkpoint)
+    put_thread_writes = _CallOp(ops.put_thread_writes)
+    get_thread_checkpoint = _StepsOp(ops.get_thread_checkpoint)
+    thread_checkpoints = _CallOp(ops.thread_checkpoints)
+    delete_thread = _CallOp(ops.delete_thread)
 
 
 # --- the two transports -----------------------------------------------------------------------------------

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from harness_client.errors import ApprovalWaitTimeout
+from harness_client.errors import ApprovalWaitTimeout, NotFoundError
 from harness_client.models import (
     Approval,
     ApprovalExecutor,
@@ -52,6 +53,7 @@ from harness_client.models import (
     TaskStatus,
 )
 from harness_client.protocol import Call, Paged, Sleep, Steps, fields, list_of, route
+from harness_client.threads import ThreadCheckpoint, ThreadCheckpointStored, ThreadDeleted, thread_checkpoints_from_json
 
 # The list endpoints' largest page (harness.api_base.NewestFirstPagination.max_page_size).
 MAX_PAGE_SIZE = 200
@@ -633,3 +635,73 @@ def bulk_expire_memory(*, project: str, ids: Iterable[int], request_key: str | N
 def list_held_memory(*, project: str | None = None, page_size: int | None = None) -> Paged[MemoryRecord]:
     """Records held for review, newest first, following the pages (operators)."""
     return _MEMORY_HELD.paged(MemoryRecord.from_json, params={"project": project}, page_size=_page_size(page_size))
+
+
+# --- LangGraph threads (harness_client.langgraph.HarnessSaver is built on these) -------------------------
+
+_THREAD_CHECKPOINTS_LIST = route("GET", "threads/checkpoints/", "threads_checkpoints_list")
+_THREAD_CHECKPOINTS_PUT = route("POST", "threads/checkpoints/", "threads_checkpoints_put")
+_THREAD_CHECKPOINT_READ = route("GET", "threads/checkpoint/", "threads_checkpoint_read")
+_THREAD_WRITES_PUT = route("POST", "threads/writes/", "threads_writes_put")
+_THREAD_DELETE = route("POST", "threads/delete/", "threads_delete")
+
+
+def put_thread_checkpoint(
+    *, thread_id: str, checkpoint_id: str, checkpoint: Mapping[str, Any], channel_values: Mapping[str, Any],
+    metadata: Mapping[str, Any], checkpoint_ns: str = "", parent_checkpoint_id: str | None = None,
+    lease_owner: str | None = None, request_key: str | None = None,
+) -> Call[ThreadCheckpointStored]:
+    """Store a LangGraph checkpoint of a thread (a run found by its ref `thread_id`, created on its first one).
+
+    `checkpoint` is LangGraph's checkpoint without its channel values, `channel_values` each channel's value as
+    JSON (or `{"__lg_type__": type, "b64": bytes}`). The same id again with the same content is answered as
+    before; with other content: ConflictError `checkpoint_exists` (checkpoints are immutable).
+    """
+    body = fields(thread_id=thread_id, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id,
+                  parent_checkpoint_id=parent_checkpoint_id, checkpoint=checkpoint, channel_values=channel_values,
+                  metadata=metadata, lease_owner=lease_owner)
+    return _THREAD_CHECKPOINTS_PUT.call(parse=ThreadCheckpointStored.from_json, json=body, request_key=request_key)
+
+
+def put_thread_writes(
+    *, thread_id: str, checkpoint_id: str, task_id: str, writes: Sequence[tuple[int, str, Any]],
+    checkpoint_ns: str = "", task_path: str = "", request_key: str | None = None,
+) -> Call[int]:
+    """Store a task's pending writes `(idx, channel, value)` for a thread's checkpoint; how many were written.
+
+    When every idx is negative (LangGraph's special channels) they replace what is stored under the same key.
+    """
+    body = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id,
+            "task_id": task_id, "task_path": task_path, "writes": [list(w) for w in writes]}
+    return _THREAD_WRITES_PUT.call(parse=lambda b: int(b["written"]), json=body, request_key=request_key)
+
+
+def get_thread_checkpoint(
+    *, thread_id: str, checkpoint_ns: str = "", checkpoint_id: str | None = None,
+) -> Steps[ThreadCheckpoint | None]:
+    """A thread's checkpoint by id (its newest by id when None) with its pending writes; None if there is none."""
+    params = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id or None}
+    try:
+        found: ThreadCheckpoint = yield _THREAD_CHECKPOINT_READ.call(parse=ThreadCheckpoint.from_json, params=params)
+    except NotFoundError as exc:
+        if exc.code == "checkpoint_not_found":
+            return None
+        raise
+    return found
+
+
+def thread_checkpoints(
+    *, thread_id: str | None, checkpoint_ns: str | None = None, checkpoint_id: str | None = None,
+    filter: Mapping[str, Any] | None = None, before: str | None = None, limit: int | None = None,
+) -> Call[list[ThreadCheckpoint]]:
+    """Checkpoints with their pending writes, newest first by checkpoint id, in one request (what LangGraph's
+    `list()` reads): of one thread (every thread when None), one namespace (all when None), one id, whose
+    metadata contains `filter`, with ids before `before`, at most `limit`."""
+    params = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id or None,
+              "filter": json.dumps(dict(filter)) if filter else None, "before": before, "limit": limit}
+    return _THREAD_CHECKPOINTS_LIST.call(parse=thread_checkpoints_from_json, params=params)
+
+
+def delete_thread(thread_id: str, *, request_key: str | None = None) -> Call[ThreadDeleted]:
+    """Delete a thread's checkpoints and pending writes (audited); its run, events and approvals stay."""
+    return _THREAD_DELETE.call(parse=ThreadDeleted.from_json, json={"thread_id": thread_id}, request_key=request_key)

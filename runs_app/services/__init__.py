@@ -37,6 +37,14 @@ from runs_app.services.runs import (
     run_transition,
 )
 from runs_app.services.tasks import TASK_CLIENT_FIELDS, task_create, task_save, task_transition
+from runs_app.services.threads import (
+    thread_checkpoint_json,
+    thread_checkpoint_put,
+    thread_checkpoints_json,
+    thread_delete,
+    thread_ensure,
+    thread_writes_put,
+)
 
 __all__ = [
     "TASK_CLIENT_FIELDS",
@@ -68,4 +76,10 @@ __all__ = [
     "task_create",
     "task_save",
     "task_transition",
+    "thread_checkpoint_json",
+    "thread_checkpoint_put",
+    "thread_checkpoints_json",
+    "thread_delete",
+    "thread_ensure",
+    "thread_writes_put",
 ]

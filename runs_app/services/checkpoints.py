@@ -1,7 +1,7 @@
 """Checkpoints: immutable, validated resume points, written in one fenced statement."""
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.canonical import digest
 from harness.db import prepared_cursor
@@ -191,3 +191,77 @@ def _checkpoint_insert(
     cp._state.adding = False
     cp._state.db = "default"
     return run_rows == 1 or cp.run_id is None
+
+
+# --- a LangGraph thread's checkpoint (runs_app.services.threads) ---------------------------------------
+
+_EXTERNAL_CHECKPOINT_SQL = """
+-- One statement, as _CHECKPOINT_SQL: the thread's run (found by its ref) is locked and its lease checked
+-- when an owner is named; the parent is found by its LangGraph id in the same run and namespace; the
+-- content hash chains the parent's (sha256 of this checkpoint's canonical digest, ':' and the parent's
+-- hash); a checkpoint id already stored in that run and namespace is not written again (ON CONFLICT).
+-- The run's and its task's latest-checkpoint pointers follow the root graph (ns '') only.
+WITH run AS (
+    SELECT id, task_id,
+           (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now())) AS leased
+      FROM runs_app_run
+     WHERE project_id = %(project)s AND ref = %(thread)s::text AND ref <> ''
+       FOR UPDATE
+), parent AS (
+    SELECT p.id, p.content_hash, p.depth FROM runs_app_checkpoint p
+     WHERE p.run_id = (SELECT id FROM run) AND p.ns = %(ns)s::text AND p.external_id = %(parent_ext)s::text
+       AND p.external_id <> ''
+), ins AS (
+    INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
+        artifact_fingerprints, authority_ref, pending_gate, approval_id, resume_policy, schema_version, depth,
+        content_hash, created_at, ns, external_id, parent_external_id, metadata)
+    SELECT %(project)s, run.id, run.task_id, parent.id, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
+        '{}'::jsonb, '', NULL, NULL, 'revalidate', 1, coalesce(parent.depth + 1, 0),
+        encode(sha256(convert_to(%(digest)s::text || ':' || coalesce(parent.content_hash, ''), 'UTF8')), 'hex'),
+        now(), %(ns)s::text, %(external_id)s::text, %(parent_ext)s::text, %(metadata)s::jsonb
+      FROM run LEFT JOIN parent ON true
+     WHERE run.leased
+        ON CONFLICT (run_id, ns, external_id) WHERE external_id <> '' DO NOTHING
+    RETURNING id, created_at, content_hash
+), run_updated AS (
+    UPDATE runs_app_run
+       SET last_checkpoint_id = (SELECT id FROM ins), cursor = %(run_cursor)s::jsonb, version = version + 1,
+           updated_at = now()
+     WHERE id = (SELECT id FROM run) AND %(ns)s::text = '' AND EXISTS (SELECT 1 FROM ins)
+ RETURNING id
+), task_updated AS (
+    UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
+     WHERE id = (SELECT task_id FROM run) AND %(ns)s::text = '' AND EXISTS (SELECT 1 FROM ins)
+ RETURNING id
+)
+SELECT run.id, run.leased, ins.id, ins.created_at, ins.content_hash
+  FROM (SELECT 1) one LEFT JOIN run ON true LEFT JOIN ins ON true
+"""
+
+
+class ExternalWrite(NamedTuple):
+    """What the thread-checkpoint statement found and did."""
+
+    run_id: int | None  # None: no run has this ref (the caller creates the thread, then writes again)
+    leased: bool
+    checkpoint_id: int | None  # None with a leased run: that LangGraph id is already stored
+    created_at: Any
+    content_hash: str | None
+
+
+def checkpoint_write_external(
+    *, project_id: int, thread: str, ns: str, external_id: str, parent_external_id: str, label: str,
+    cursor: dict[str, Any], state: dict[str, Any], metadata: dict[str, Any], body_digest: str,
+    run_cursor: dict[str, Any], lease_owner: str | None = None,
+) -> ExternalWrite:
+    """Write one LangGraph checkpoint of the run whose ref is `thread`, in one fenced statement."""
+    params: dict[str, Any] = {
+        "project": project_id, "thread": thread, "ns": ns, "external_id": external_id,
+        "parent_ext": parent_external_id, "label": label, "cursor": json.dumps(cursor), "state": json.dumps(state),
+        "metadata": json.dumps(metadata), "digest": body_digest, "run_cursor": json.dumps(run_cursor),
+        "owner": lease_owner,
+    }
+    with prepared_cursor() as cur:
+        cur.execute(_EXTERNAL_CHECKPOINT_SQL, params)
+        run_id, leased, pk, created_at, content_hash = cur.fetchone()
+    return ExternalWrite(run_id, bool(leased), pk, created_at, content_hash)

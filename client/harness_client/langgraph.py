@@ -1,0 +1,293 @@
+"""LangGraph on Harness Console: a checkpointer, and interrupts decided in the console's approval inbox.
+
+    from harness_client.langgraph import HarnessSaver
+    graph = builder.compile(checkpointer=HarnessSaver())   # HARNESS_URL and HARNESS_TOKEN from the environment
+
+`HarnessSaver` is a `BaseCheckpointSaver`: a thread is a run of the token's project (its `ref` is the thread id,
+at most 64 characters; created on the thread's first checkpoint), each checkpoint one of the run's checkpoints
+(namespace, id, parent, metadata), so the console shows a thread's lineage, forks and diffs. What it stores and
+returns is what LangGraph's own `PostgresSaver` does, call by call (tests/client/test_langgraph_differential.py),
+with one difference: a checkpoint is immutable, so writing an id again with other content is a ConflictError
+`checkpoint_exists` (LangGraph never does; PostgresSaver would overwrite).
+
+A channel's value is stored as JSON when it is JSON and reads back exactly the same (the console's diff shows
+it as it is), and as the serializer's typed bytes otherwise (`{"__lg_type__": "msgpack", "b64": "..."}`).
+
+`request_approval` turns an `interrupt()` into an approval request the console's reviewers decide; the graph
+resumes with `Command(resume=<the decision>)` (see `approval_decision`).
+
+Needs the `langgraph` extra: `pip install "harness-console-client[langgraph]"`.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import random
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from harness_client.client import AsyncHarnessClient, HarnessClient
+from harness_client.threads import ThreadCheckpoint
+
+__all__ = ["TYPED", "HarnessSaver", "decode_value", "encode_value"]
+
+TYPED = "__lg_type__"  # the key that marks a value stored as the serializer's typed bytes
+_MAX_INT_BITS = 4096  # Python's json refuses integers of more than 4,300 digits
+_MAX_DEPTH = 16  # deeper JSON is stored typed: the API refuses bodies nested deeper than 32
+
+
+def _json_text(value: str) -> bool:
+    """A string PostgreSQL's jsonb keeps as it is: no NUL, no lone surrogate."""
+    if "\x00" in value:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_json(value: Any, depth: int = 0) -> bool:
+    """Whether `value` survives JSON (and jsonb) unchanged: the same types and values back."""
+    kind = type(value)
+    if value is None or kind is bool:
+        return True
+    if kind is str:
+        return _json_text(value)
+    if kind is int:  # any size: jsonb keeps it, where the serializer stops at 64 bits
+        return bool(value.bit_length() < _MAX_INT_BITS)
+    if kind is float:
+        # jsonb keeps a number's digits: 1e+16 would come back as the integer 10000000000000000, and -0.0 as 0.0.
+        return math.isfinite(value) and not (value == 0 and math.copysign(1, value) < 0) and "e+" not in repr(value)
+    if depth >= _MAX_DEPTH:
+        return False
+    if kind is list:
+        return all(_is_json(v, depth + 1) for v in value)
+    if kind is dict:
+        return all(type(k) is str and _json_text(k) and _is_json(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def encode_value(serde: SerializerProtocol, value: Any) -> Any:
+    """A channel's (or a write's) value as stored: itself when it is JSON, else the serializer's typed bytes."""
+    if _is_json(value) and not (type(value) is dict and TYPED in value):
+        return value
+    kind, data = serde.dumps_typed(value)
+    return {TYPED: kind, "b64": base64.b64encode(data).decode("ascii")}
+
+
+def decode_value(serde: SerializerProtocol, stored: Any) -> Any:
+    if type(stored) is dict and TYPED in stored:
+        return serde.loads_typed((stored[TYPED], base64.b64decode(stored["b64"])))
+    return stored
+
+
+class HarnessSaver(BaseCheckpointSaver[str]):
+    """A LangGraph checkpointer backed by Harness Console (see the module's docstring).
+
+    `HarnessSaver()` reads `HARNESS_URL` and `HARNESS_TOKEN`; `HarnessSaver(client=HarnessClient(...))` or
+    `HarnessSaver(client=AsyncHarnessClient(...))` uses yours (the other kind is made from its URL and token
+    when a graph calls the other kind of method: `invoke` the sync ones, `ainvoke` the async ones).
+    `lease_owner`: when given, every checkpoint is written only while the thread's run is leased to it
+    (ConflictError `lease_lost` otherwise), fencing off a stale process.
+    """
+
+    def __init__(
+        self, client: HarnessClient | AsyncHarnessClient | None = None, *, base_url: str | None = None,
+        token: str | None = None, serde: SerializerProtocol | None = None, lease_owner: str | None = None,
+    ) -> None:
+        super().__init__(serde=serde)
+        self._sync: HarnessClient | None = None
+        self._async: AsyncHarnessClient | None = None
+        if isinstance(client, AsyncHarnessClient):
+            self._async = client
+        elif isinstance(client, HarnessClient):
+            self._sync = client
+        else:
+            self._sync = HarnessClient(base_url, token)
+        self.lease_owner = lease_owner
+
+    # --- the clients ---------------------------------------------------------------------------------
+
+    def _token(self) -> str:
+        made = self._sync or self._async
+        assert made is not None  # noqa: S101 - one is always set
+        return made._headers["Authorization"].removeprefix("Bearer ")
+
+    @property
+    def client(self) -> HarnessClient:
+        if self._sync is None:
+            assert self._async is not None  # noqa: S101
+            self._sync = HarnessClient(self._async.base_url, self._token(), retry=self._async.retry)
+        return self._sync
+
+    @property
+    def aclient(self) -> AsyncHarnessClient:
+        if self._async is None:
+            assert self._sync is not None  # noqa: S101
+            self._async = AsyncHarnessClient(self._sync.base_url, self._token(), retry=self._sync.retry)
+        return self._async
+
+    # --- encoding --------------------------------------------------------------------------------------
+
+    def _put_body(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                  ) -> dict[str, Any]:
+        configurable = config["configurable"]
+        versions = checkpoint["channel_versions"]
+        values: dict[str, Any] = {}
+        for channel, value in checkpoint["channel_values"].items():
+            # As PostgresSaver: a value of a channel with no version is kept only when it is a primitive.
+            if channel in versions or value is None or isinstance(value, str | int | float | bool):
+                values[channel] = encode_value(self.serde, value)
+        rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        return {
+            "thread_id": str(configurable["thread_id"]), "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+            "checkpoint_id": checkpoint["id"], "parent_checkpoint_id": configurable.get("checkpoint_id"),
+            "checkpoint": rest, "channel_values": values,
+            "metadata": get_serializable_checkpoint_metadata(config, metadata), "lease_owner": self.lease_owner,
+        }
+
+    def _writes_body(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str,
+                     ) -> dict[str, Any]:
+        configurable = config["configurable"]
+        rows = [(WRITES_IDX_MAP.get(channel, idx), channel, encode_value(self.serde, value))
+                for idx, (channel, value) in enumerate(writes)]
+        return {"thread_id": str(configurable["thread_id"]), "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+                "checkpoint_id": configurable["checkpoint_id"], "task_id": task_id, "task_path": task_path,
+                "writes": rows}
+
+    def _tuple(self, stored: ThreadCheckpoint) -> CheckpointTuple:
+        serde = self.serde
+        ns = stored.checkpoint_ns
+        values = {k: decode_value(serde, v) for k, v in stored.channel_values.items()}
+        checkpoint = cast(Checkpoint, {**stored.checkpoint, "channel_values": values})
+        parent = stored.parent_checkpoint_id
+        return CheckpointTuple(
+            config={"configurable": {"thread_id": stored.thread_id, "checkpoint_ns": ns,
+                                     "checkpoint_id": stored.checkpoint_id}},
+            checkpoint=checkpoint,
+            metadata=cast(CheckpointMetadata, stored.metadata),
+            parent_config=({"configurable": {"thread_id": stored.thread_id, "checkpoint_ns": ns,
+                                             "checkpoint_id": parent}} if parent else None),
+            pending_writes=[(task_id, channel, decode_value(serde, value))
+                            for task_id, channel, value, _, _ in stored.pending_writes],
+        )
+
+    @staticmethod
+    def _next_config(body: Mapping[str, Any]) -> RunnableConfig:
+        return {"configurable": {"thread_id": body["thread_id"], "checkpoint_ns": body["checkpoint_ns"],
+                                 "checkpoint_id": body["checkpoint_id"]}}
+
+    @staticmethod
+    def _get_args(config: RunnableConfig) -> dict[str, Any]:
+        configurable = config["configurable"]
+        return {"thread_id": str(configurable["thread_id"]), "checkpoint_ns": configurable.get("checkpoint_ns", ""),
+                "checkpoint_id": get_checkpoint_id(config)}
+
+    @staticmethod
+    def _list_args(config: RunnableConfig | None, filter: dict[str, Any] | None,
+                   before: RunnableConfig | None, limit: int | None) -> dict[str, Any] | None:
+        """The list request's arguments, or None when nothing can match (a `before` without a checkpoint id:
+        PostgresSaver compares with NULL)."""
+        args: dict[str, Any] = {"thread_id": None, "filter": filter or None,
+                                "limit": None if limit is None else int(limit)}
+        if config:
+            configurable = config["configurable"]
+            args["thread_id"] = str(configurable["thread_id"])
+            args["checkpoint_ns"] = configurable.get("checkpoint_ns")
+            args["checkpoint_id"] = get_checkpoint_id(config)
+        if before is not None:
+            before_id = get_checkpoint_id(before)
+            if not before_id:
+                return None
+            args["before"] = before_id
+        return args
+
+    # --- BaseCheckpointSaver, synchronously -------------------------------------------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        stored = self.client.get_thread_checkpoint(**self._get_args(config))
+        return None if stored is None else self._tuple(stored)
+
+    def list(
+        self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None, limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        args = self._list_args(config, filter, before, limit)
+        if args is None:
+            return
+        for stored in self.client.thread_checkpoints(**args):
+            yield self._tuple(stored)
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
+        body = self._put_body(config, checkpoint, metadata)
+        self.client.put_thread_checkpoint(**body)
+        return self._next_config(body)
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                   task_path: str = "") -> None:
+        if writes:
+            self.client.put_thread_writes(**self._writes_body(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self.client.delete_thread(str(thread_id))
+
+    # --- and asynchronously -----------------------------------------------------------------------------
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        stored = await self.aclient.get_thread_checkpoint(**self._get_args(config))
+        return None if stored is None else self._tuple(stored)
+
+    async def alist(
+        self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None, limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        args = self._list_args(config, filter, before, limit)
+        if args is None:
+            return
+        for stored in await self.aclient.thread_checkpoints(**args):
+            yield self._tuple(stored)
+
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                   new_versions: ChannelVersions) -> RunnableConfig:
+        body = self._put_body(config, checkpoint, metadata)
+        await self.aclient.put_thread_checkpoint(**body)
+        return self._next_config(body)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        if writes:
+            await self.aclient.put_thread_writes(**self._writes_body(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self.aclient.delete_thread(str(thread_id))
+
+    # --- versions, as PostgresSaver makes them -----------------------------------------------------------
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        # `current` may be an int too (a thread started by a saver with int versions).
+        value: object = current
+        if value is None:
+            current_v = 0
+        elif isinstance(value, int):
+            current_v = value
+        else:
+            current_v = int(str(value).split(".")[0])
+        return f"{current_v + 1:032}.{random.random():016}"  # noqa: S311 - a tie-breaker, not a secret

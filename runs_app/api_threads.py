@@ -1,0 +1,173 @@
+"""The agent API for LangGraph threads (harness_client.langgraph.HarnessSaver): their checkpoints and
+pending writes, stored as runs and checkpoints (the mapping: runs_app.services.threads).
+
+Thin views, hot paths: a body is checked by the service (each bad field a 400 with its own code), the
+reads' JSON is written by PostgreSQL and sent as it comes, after DRF's authentication and permission.
+The serializers here only document the bodies in the schema.
+"""
+
+import json
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+
+from harness.actors import Actor
+from harness.api_base import AgentApiView, agent_project, scope
+from harness.errors import ValidationFailed
+from runs_app.services import threads
+
+_JSON = "application/json"
+
+
+def _json_response(body: Any, status: int = 200) -> HttpResponse:
+    return HttpResponse(json.dumps(body), content_type=_JSON, status=status)
+
+
+def _body(request: Request) -> dict[str, Any]:
+    data = request.data
+    if not isinstance(data, dict):
+        raise ValidationFailed("The body must be a JSON object.", code="invalid_body")
+    return data
+
+
+_PUT_IN = inline_serializer("ThreadCheckpointIn", {
+    "thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID),
+    "checkpoint_ns": serializers.CharField(required=False, allow_blank=True, default=""),
+    "checkpoint_id": serializers.CharField(),
+    "parent_checkpoint_id": serializers.CharField(required=False, allow_null=True),
+    "checkpoint": serializers.DictField(help_text="The LangGraph checkpoint without its channel values."),
+    "channel_values": serializers.DictField(
+        help_text='Each channel\'s value: JSON, or {"__lg_type__": <serializer type>, "b64": <bytes>}.'),
+    "metadata": serializers.DictField(required=False),
+    "lease_owner": serializers.CharField(required=False, allow_null=True),
+})
+_PUT_OUT = inline_serializer("ThreadCheckpointStored", {
+    "id": serializers.IntegerField(), "run": serializers.IntegerField(), "thread_id": serializers.CharField(),
+    "checkpoint_ns": serializers.CharField(), "checkpoint_id": serializers.CharField(),
+    "content_hash": serializers.CharField(),
+})
+_TUPLE_OUT = inline_serializer("ThreadCheckpointTuple", {
+    "id": serializers.IntegerField(), "run": serializers.IntegerField(), "thread_id": serializers.CharField(),
+    "checkpoint_ns": serializers.CharField(), "checkpoint_id": serializers.CharField(),
+    "parent_checkpoint_id": serializers.CharField(allow_null=True), "checkpoint": serializers.DictField(),
+    "channel_values": serializers.DictField(), "metadata": serializers.DictField(),
+    "content_hash": serializers.CharField(),
+    "pending_writes": serializers.ListField(
+        child=serializers.ListField(), help_text="[task_id, channel, value, task_path, idx], in LangGraph's order."),
+})
+_TUPLE_LIST = inline_serializer("ThreadCheckpointTupleList", {"unused": serializers.CharField()}, many=True)
+_WRITES_IN = inline_serializer("ThreadWritesIn", {
+    "thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID),
+    "checkpoint_ns": serializers.CharField(required=False, allow_blank=True, default=""),
+    "checkpoint_id": serializers.CharField(),
+    "task_id": serializers.CharField(allow_blank=True),
+    "task_path": serializers.CharField(required=False, allow_blank=True, default=""),
+    "writes": serializers.ListField(child=serializers.ListField(), help_text="[idx, channel, value] each."),
+})
+_THREAD_IN = inline_serializer("ThreadIn", {"thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID)})
+_THREAD = OpenApiParameter("thread_id", str, required=True)
+_NS = OpenApiParameter("checkpoint_ns", str, description='"" (the root graph) when omitted.')
+_ID = OpenApiParameter("checkpoint_id", str)
+
+
+class ThreadCheckpointsApi(AgentApiView):
+    @extend_schema(
+        tags=["threads"], operation_id="threads_checkpoints_list", responses={200: _TUPLE_LIST},
+        parameters=[
+            OpenApiParameter("thread_id", str, description="Every thread of the project when omitted."),
+            OpenApiParameter("checkpoint_ns", str, description="Every namespace when omitted."), _ID,
+            OpenApiParameter("filter", str, description="A JSON object the metadata must contain."),
+            OpenApiParameter("before", str, description="Only checkpoint ids sorting before this one."),
+            OpenApiParameter("limit", int),
+        ],
+        description="A thread's checkpoints with their pending writes, newest first by checkpoint id.",
+    )
+    def get(self, request: Request) -> HttpResponse:
+        query = request.query_params
+        metadata_filter = None
+        if (text := query.get("filter")) is not None:
+            try:
+                metadata_filter = json.loads(text)
+            except ValueError:
+                metadata_filter = None
+            if not isinstance(metadata_filter, dict):
+                raise ValidationFailed("`filter` must be a JSON object.", code="invalid_filter")
+        limit = None
+        if (text := query.get("limit")) is not None:
+            if not text.isdigit() or len(text) > 18:
+                raise ValidationFailed("`limit` must be an integer >= 0.", code="invalid_limit")
+            limit = int(text)
+        body = threads.thread_checkpoints_json(
+            project_ids=scope(request), thread_id=query.get("thread_id"), checkpoint_ns=query.get("checkpoint_ns"),
+            checkpoint_id=query.get("checkpoint_id"), metadata_filter=metadata_filter, before=query.get("before"),
+            limit=limit,
+        )
+        return HttpResponse(body, content_type=_JSON)
+
+    @extend_schema(tags=["threads"], operation_id="threads_checkpoints_put", request=_PUT_IN,
+                   responses={201: _PUT_OUT, 200: _PUT_OUT},
+                   description="Store a LangGraph checkpoint (the thread is created on its first one); the same "
+                               "id and content again answers 200, other content 409 checkpoint_exists.")
+    def post(self, request: Request) -> HttpResponse:
+        data = _body(request)
+        stored = threads.thread_checkpoint_put(
+            project=agent_project(request), thread_id=data.get("thread_id", ""),
+            checkpoint_ns=data.get("checkpoint_ns", ""), checkpoint_id=data.get("checkpoint_id", ""),
+            parent_checkpoint_id=data.get("parent_checkpoint_id"), checkpoint=data.get("checkpoint"),
+            channel_values=data.get("channel_values"), metadata=data.get("metadata", {}),
+            lease_owner=data.get("lease_owner"),
+        )
+        body = {"id": stored.id, "run": stored.run_id, "thread_id": data["thread_id"],
+                "checkpoint_ns": data.get("checkpoint_ns", ""), "checkpoint_id": data["checkpoint_id"],
+                "content_hash": stored.content_hash}
+        return _json_response(body, 201 if stored.created else 200)
+
+
+class ThreadCheckpointApi(AgentApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_checkpoint_read", responses={200: _TUPLE_OUT},
+                   parameters=[_THREAD, _NS, OpenApiParameter("checkpoint_id", str, description="The newest when "
+                                                                                                  "omitted.")],
+                   description="One checkpoint of a thread with its pending writes; 404 checkpoint_not_found.")
+    def get(self, request: Request) -> HttpResponse:
+        query = request.query_params
+        body = threads.thread_checkpoint_json(
+            project_ids=scope(request), thread_id=query.get("thread_id", ""),
+            checkpoint_ns=query.get("checkpoint_ns", ""), checkpoint_id=query.get("checkpoint_id"),
+        )
+        return HttpResponse(body, content_type=_JSON)
+
+
+class ThreadWritesApi(AgentApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_writes_put", request=_WRITES_IN,
+                   responses={201: inline_serializer("ThreadWritesStored", {"written": serializers.IntegerField()})},
+                   description="Store a task's pending writes for a checkpoint (which may not be stored yet).")
+    def post(self, request: Request) -> HttpResponse:
+        data = _body(request)
+        rows = data.get("writes")
+        if not isinstance(rows, list) or not all(
+            isinstance(row, list) and len(row) == 3 and type(row[0]) is int and -(2**31) <= row[0] < 2**31
+            for row in rows
+        ):
+            raise ValidationFailed("`writes` must be a list of [idx, channel, value].", code="invalid_writes")
+        written = threads.thread_writes_put(
+            project=agent_project(request), thread_id=data.get("thread_id", ""),
+            checkpoint_ns=data.get("checkpoint_ns", ""), checkpoint_id=data.get("checkpoint_id", ""),
+            task_id=data.get("task_id", ""), task_path=data.get("task_path", ""),
+            writes=[(row[0], row[1], row[2]) for row in rows],
+        )
+        return _json_response({"written": written}, 201)
+
+
+class ThreadDeleteApi(AgentApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_delete", request=_THREAD_IN,
+                   responses={200: inline_serializer("ThreadDeleted", {
+                       "checkpoints": serializers.IntegerField(), "writes": serializers.IntegerField()})},
+                   description="Delete a thread's checkpoints and pending writes (audited); its run stays.")
+    def post(self, request: Request) -> HttpResponse:
+        data = _body(request)
+        deleted = threads.thread_delete(project=agent_project(request), thread_id=data.get("thread_id", ""),
+                                        actor=Actor.of(request.user))
+        return _json_response(deleted)

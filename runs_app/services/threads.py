@@ -1,0 +1,349 @@
+"""LangGraph threads stored as this service's runs and checkpoints (the client's `HarnessSaver`).
+
+The mapping, and why:
+
+- A LangGraph `thread_id` is a Run of the token's project found by its `ref` (the thread id itself, at most
+  64 characters; refs are unique per project). The first write to an unknown thread creates it: a session
+  (role `other`, memory policy `checkpoint_only`: the checkpoint's state is what the graph resumes from)
+  and a run in it (`task_mode` "langgraph"), moved to `running` (a graph that checkpoints is running; an
+  interrupt can then ask for an approval on it). So a thread's lineage, forks, approvals and audit are
+  the console's run pages.
+- A LangGraph checkpoint is a Checkpoint of that run: `ns` is its checkpoint_ns ("" for the root graph),
+  `external_id` its checkpoint_id (unique per run and ns), `parent_external_id` its parent's id as given,
+  and `parent` the stored checkpoint with that id in the same run and ns (lineage, forks, diffs). `state`
+  holds its channel values (JSON where a value is JSON, the serializer's typed bytes otherwise: the client
+  decides, see harness_client.langgraph), `cursor` the rest of the LangGraph checkpoint (versions, versions
+  seen, timestamps), `metadata` its metadata (filterable by jsonb containment), `label` "<source> <step>".
+  Checkpoints stay immutable: the same id written again with the same content is answered as before,
+  with different content it is a 409 `checkpoint_exists` (LangGraph never rewrites one; PostgresSaver would
+  overwrite it).
+- Pending writes are CheckpointWrite rows keyed by (run, ns, checkpoint id, task id, idx), as PostgresSaver
+  keys them: a graph saves a step's writes in the background and they may arrive before their checkpoint.
+  When every write of a call is to a special channel (negative idx: error, scheduled, interrupt, resume)
+  they replace what is stored under the same key; otherwise what is stored is kept (PostgresSaver's rule).
+- Deleting a thread deletes its LangGraph checkpoints and pending writes, audited; the run, its session,
+  events, approvals and effects stay (they are history), the run keeps its ref, so the thread id can be
+  used again and starts from nothing.
+
+The reads build the API's JSON in PostgreSQL, one statement each, and return its text (issue 14).
+"""
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+
+from harness.actors import Actor
+from harness.audit import audit_record
+from harness.canonical import digest
+from harness.db import prepared_cursor
+from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.models import Project
+from runs_app.models import Checkpoint, Run, RunStatus
+from runs_app.services.checkpoints import ExternalWrite, checkpoint_write_external
+from runs_app.services.runs import run_create, run_event_append, run_transition
+from sessions_app.models import MemoryPolicy, SessionRole
+from sessions_app.services import session_create
+
+THREAD_TASK_MODE = "langgraph"
+MAX_THREAD_ID = 64  # Run.ref
+MAX_NAME = 1000  # a namespace, a checkpoint id, a task id or path, a channel
+
+
+@dataclass(frozen=True)
+class ThreadCheckpoint:
+    """A stored LangGraph checkpoint: the harness checkpoint's id and its run."""
+
+    id: int
+    run_id: int
+    content_hash: str
+    created: bool
+
+
+def _text(value: Any, name: str, *, allow_empty: bool = True, max_length: int = MAX_NAME) -> str:
+    if not isinstance(value, str) or (not value and not allow_empty) or len(value) > max_length or "\x00" in value:
+        raise ValidationFailed(f"`{name}` must be a string of at most {max_length} characters"
+                               f"{'' if allow_empty else ', not empty'}, without NUL.", code=f"invalid_{name}")
+    return value
+
+
+def thread_id_valid(thread_id: Any) -> str:
+    return _text(thread_id, "thread_id", allow_empty=False, max_length=MAX_THREAD_ID)
+
+
+def _object(value: Any, name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValidationFailed(f"`{name}` must be a JSON object.", code=f"invalid_{name}")
+    return value
+
+
+# --- writes -------------------------------------------------------------------------------------------
+
+
+def thread_ensure(*, project: Project, thread_id: str) -> int:
+    """The id of the run of this thread, created (with its session, moved to running) if there is none."""
+    run_id = _thread_run_id(project.pk, thread_id)
+    if run_id is not None:
+        return run_id
+    try:
+        with transaction.atomic():
+            session = session_create(project=project, role=SessionRole.OTHER,
+                                     memory_policy=MemoryPolicy.CHECKPOINT_ONLY,
+                                     metadata={"langgraph_thread": thread_id})
+            run = run_create(project=project, session_id=session.pk, ref=thread_id, task_mode=THREAD_TASK_MODE)
+            run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
+            return run.pk
+    except IntegrityError:  # created meanwhile by another request of the same thread (the ref is unique)
+        run_id = _thread_run_id(project.pk, thread_id)
+        if run_id is None:
+            raise
+        return run_id
+
+
+def _thread_run_id(project_id: int, thread_id: str) -> int | None:
+    return Run.objects.filter(project_id=project_id, ref=thread_id).exclude(ref="").values_list("pk", flat=True).first()
+
+
+def thread_checkpoint_put(
+    *, project: Project, thread_id: str, checkpoint_ns: str, checkpoint_id: str, parent_checkpoint_id: str | None,
+    checkpoint: Any, channel_values: Any, metadata: Any, lease_owner: str | None = None,
+) -> ThreadCheckpoint:
+    """Store one LangGraph checkpoint of a thread (see the module's docstring for the mapping).
+
+    One statement (runs_app.services.checkpoints.checkpoint_write_external) when the thread exists; its first
+    checkpoint creates it first. With `lease_owner` the run must be leased to that owner right now.
+    """
+    thread_id = thread_id_valid(thread_id)
+    ns = _text(checkpoint_ns, "checkpoint_ns")
+    external_id = _text(checkpoint_id, "checkpoint_id", allow_empty=False)
+    parent = _text(parent_checkpoint_id or "", "parent_checkpoint_id")
+    cursor = {k: v for k, v in _object(checkpoint, "checkpoint").items() if k != "channel_values"}
+    state = _object(channel_values, "channel_values")
+    metadata = _object(metadata, "metadata")
+    body = {"thread": thread_id, "ns": ns, "id": external_id, "parent": parent, "checkpoint": cursor,
+            "channel_values": state, "metadata": metadata}
+    body_digest = digest(body)
+    step = metadata.get("step")
+    label = f"{metadata.get('source', 'langgraph')} {step}"[:120] if step is not None else "langgraph"
+    run_cursor = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": external_id, "step": step}
+    def write() -> ExternalWrite:
+        return checkpoint_write_external(
+            project_id=project.pk, thread=thread_id, ns=ns, external_id=external_id, parent_external_id=parent,
+            label=label, cursor=cursor, state=state, metadata=metadata, body_digest=body_digest,
+            run_cursor=run_cursor if isinstance(step, int | None) else {**run_cursor, "step": None},
+            lease_owner=lease_owner,
+        )
+
+    written = write()
+    if written.run_id is None and lease_owner is None:  # a new thread (a leased one must exist already)
+        thread_ensure(project=project, thread_id=thread_id)
+        written = write()
+    run_id = written.run_id
+    if run_id is None:
+        raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
+    if not written.leased:
+        current = Run.objects.filter(pk=run_id).values("status", "version").get()
+        raise ConflictError("The lease is lost; this checkpoint is refused.", code="lease_lost",
+                            current_status=current["status"], current_version=current["version"])
+    if written.checkpoint_id is None:
+        return _already_stored(run_id, ns, external_id, body, thread_id)
+    return ThreadCheckpoint(written.checkpoint_id, run_id, str(written.content_hash), True)
+
+
+def _already_stored(run_id: int, ns: str, external_id: str, body: dict[str, Any], thread_id: str) -> ThreadCheckpoint:
+    stored = (Checkpoint.objects.filter(run_id=run_id, ns=ns, external_id=external_id).exclude(external_id="")
+              .values("pk", "parent_external_id", "cursor", "state", "metadata", "content_hash").get())
+    same = {**body, "parent": stored["parent_external_id"], "checkpoint": stored["cursor"],
+            "channel_values": stored["state"], "metadata": stored["metadata"]}
+    if digest(same) != digest(body):
+        raise ConflictError(f"Checkpoint {external_id!r} of thread {thread_id!r} is stored already, with other "
+                            "content; checkpoints are immutable.", code="checkpoint_exists")
+    return ThreadCheckpoint(stored["pk"], run_id, stored["content_hash"], False)
+
+
+_WRITES_SQL = """
+WITH run AS (
+    SELECT id FROM runs_app_run WHERE project_id = %(project)s AND ref = %(thread)s::text AND ref <> ''
+), ins AS (
+    INSERT INTO runs_app_checkpointwrite (project_id, run_id, ns, checkpoint_external_id, task_id, task_path, idx,
+                                          channel, value, created_at)
+    SELECT %(project)s, run.id, %(ns)s::text, %(checkpoint)s::text, %(task)s::text, %(path)s::text, w.idx, w.channel,
+           w.value::jsonb, now()
+      FROM run, unnest(%(idxs)s::int[], %(channels)s::text[], %(values)s::text[]) AS w(idx, channel, value)
+        ON CONFLICT (run_id, ns, checkpoint_external_id, task_id, idx)
+        DO UPDATE SET channel = EXCLUDED.channel, value = EXCLUDED.value WHERE %(replace)s::boolean
+    RETURNING 1
+)
+SELECT (SELECT id FROM run), (SELECT count(*) FROM ins)
+"""
+
+
+def thread_writes_put(
+    *, project: Project, thread_id: str, checkpoint_ns: str, checkpoint_id: str, task_id: str, task_path: str,
+    writes: Sequence[tuple[int, str, Any]],
+) -> int:
+    """Store a task's pending writes `(idx, channel, value)` for a thread's checkpoint; how many were written.
+
+    All to special channels (idx < 0): each replaces the one stored under its key. Otherwise a key already
+    stored keeps its first write. One statement; the thread is created if it is new.
+    """
+    thread_id = thread_id_valid(thread_id)
+    ns = _text(checkpoint_ns, "checkpoint_ns")
+    checkpoint_id = _text(checkpoint_id, "checkpoint_id", allow_empty=False)
+    task_id = _text(task_id, "task_id")
+    task_path = _text(task_path, "task_path")
+    replace = all(idx < 0 for idx, _, _ in writes)
+    by_idx: dict[int, tuple[str, Any]] = {}
+    for idx, channel, value in writes:
+        if replace or idx not in by_idx:  # one statement may not touch a row twice: the last (or first) wins
+            by_idx[idx] = (_text(channel, "channel", allow_empty=False), value)
+    if not by_idx:
+        return 0
+    params: dict[str, Any] = {
+        "project": project.pk, "thread": thread_id, "ns": ns, "checkpoint": checkpoint_id, "task": task_id,
+        "path": task_path, "idxs": list(by_idx), "channels": [c for c, _ in by_idx.values()],
+        "values": [json.dumps(v) for _, v in by_idx.values()], "replace": replace,
+    }
+    for _attempt in (1, 2):
+        with prepared_cursor() as cur:
+            cur.execute(_WRITES_SQL, params)
+            run_id, count = cur.fetchone()
+        if run_id is not None:
+            return int(count)
+        thread_ensure(project=project, thread_id=thread_id)
+    raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
+
+
+def thread_delete(*, project: Project, thread_id: str, actor: Actor) -> dict[str, int]:
+    """Delete a thread's LangGraph checkpoints and pending writes, audited (see the module's docstring).
+
+    A thread that does not exist (or has nothing) is deleted already: nothing happens, no error.
+    """
+    thread_id = thread_id_valid(thread_id)
+    with transaction.atomic():
+        run = Run.objects.select_for_update().filter(project=project, ref=thread_id).exclude(ref="").first()
+        if run is None:
+            return {"checkpoints": 0, "writes": 0}
+        with connection.cursor() as cur:
+            cur.execute(_DELETE_SQL, {"run": run.pk})
+            checkpoints, writes, _ = cur.fetchone()
+            cur.execute(_DELETE_CHECKPOINTS_SQL, {"run": run.pk})
+        if checkpoints or writes:
+            data = {"thread_id": thread_id, "checkpoints": checkpoints, "writes": writes}
+            audit_record(project=project, actor=actor, action="thread.delete", target=run, data=data)
+            run_event_append(project=project, run_id=run.pk, kind="thread.deleted", data=data)
+    return {"checkpoints": checkpoints, "writes": writes}
+
+
+# The pointers to the deleted checkpoints are cleared first (SET NULL, as the models declare), then the
+# checkpoints go in one statement (their parent links point inside the deleted set), with the writes.
+_DELETE_SQL = """
+WITH gone AS (
+    SELECT id FROM runs_app_checkpoint WHERE run_id = %(run)s AND external_id <> ''
+), run_ptr AS (
+    UPDATE runs_app_run SET last_checkpoint_id = NULL, version = version + 1, updated_at = now()
+     WHERE id = %(run)s AND last_checkpoint_id IN (SELECT id FROM gone) RETURNING 1
+), task_ptr AS (
+    UPDATE runs_app_task SET latest_checkpoint_id = NULL, version = version + 1, updated_at = now()
+     WHERE latest_checkpoint_id IN (SELECT id FROM gone) RETURNING 1
+), node_ptr AS (
+    UPDATE runs_app_nodeexecution SET checkpoint_id = NULL WHERE checkpoint_id IN (SELECT id FROM gone) RETURNING 1
+), writes AS (
+    DELETE FROM runs_app_checkpointwrite WHERE run_id = %(run)s RETURNING 1
+)
+SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM writes),
+       (SELECT count(*) FROM run_ptr) + (SELECT count(*) FROM task_ptr) + (SELECT count(*) FROM node_ptr)
+"""
+_DELETE_CHECKPOINTS_SQL = "DELETE FROM runs_app_checkpoint WHERE run_id = %(run)s AND external_id <> ''"
+
+
+# --- reads: the API's JSON, written by PostgreSQL --------------------------------------------------------
+
+# One LangGraph checkpoint tuple as the API's JSON object; `c` a checkpoint, `r` its run.
+_TUPLE_JSON = (
+    """'{"id":' || c.id || ',"run":' || c.run_id || ',"thread_id":' || to_json(r.ref)::text"""
+    """ || ',"checkpoint_ns":' || to_json(c.ns)::text || ',"checkpoint_id":' || to_json(c.external_id)::text"""
+    """ || ',"parent_checkpoint_id":' || coalesce(to_json(nullif(c.parent_external_id, ''))::text, 'null')"""
+    """ || ',"checkpoint":' || c.cursor::text || ',"channel_values":' || c.state::text"""
+    """ || ',"metadata":' || c.metadata::text || ',"content_hash":"' || c.content_hash || '"'"""
+    """ || ',"pending_writes":' || coalesce((
+        SELECT json_agg(json_build_array(w.task_id, w.channel, w.value, w.task_path, w.idx)
+                        ORDER BY w.task_path, w.task_id, w.idx)::text
+          FROM runs_app_checkpointwrite w
+         WHERE w.run_id = c.run_id AND w.ns = c.ns AND w.checkpoint_external_id = c.external_id), '[]') || '}'"""
+)
+
+_GET_SQL = f"""
+SELECT {_TUPLE_JSON}
+  FROM runs_app_run r JOIN runs_app_checkpoint c ON c.run_id = r.id
+ WHERE r.project_id = ANY(%(projects)s) AND r.ref = %(thread)s::text AND r.ref <> ''
+   AND c.ns = %(ns)s::text AND c.external_id <> '' {{where}}
+ ORDER BY c.external_id DESC LIMIT 1
+"""  # noqa: S608 - the text put in is this module's constants; every value is a bound parameter
+
+
+def thread_checkpoint_json(
+    *, project_ids: Sequence[int], thread_id: str, checkpoint_ns: str = "", checkpoint_id: str | None = None,
+) -> bytes:
+    """One checkpoint tuple of a thread as JSON (by id, or its newest by id), with its pending writes."""
+    thread_id = thread_id_valid(thread_id)
+    params: dict[str, Any] = {"projects": list(project_ids), "thread": thread_id,
+                              "ns": _text(checkpoint_ns, "checkpoint_ns")}
+    where = ""
+    if checkpoint_id:
+        params["id"] = _text(checkpoint_id, "checkpoint_id")
+        where = "AND c.external_id = %(id)s::text"
+    with prepared_cursor() as cur:
+        cur.execute(_GET_SQL.replace("{where}", where), params)
+        row = cur.fetchone()
+    if row is None:
+        raise NotFoundError(f"Thread {thread_id!r} has no such checkpoint.", code="checkpoint_not_found")
+    return str(row[0]).encode()
+
+
+_LIST_SQL = f"""
+SELECT '[' || coalesce(string_agg(t.tuple, ',' ORDER BY t.external_id DESC), '') || ']'
+  FROM (SELECT {_TUPLE_JSON} AS tuple, c.external_id
+          FROM runs_app_run r JOIN runs_app_checkpoint c ON c.run_id = r.id
+         WHERE r.project_id = ANY(%(projects)s) AND c.external_id <> '' {{where}}
+         ORDER BY c.external_id DESC {{limit}}) t
+"""  # noqa: S608 - the text put in is this module's constants; every value is a bound parameter
+
+
+def thread_checkpoints_json(
+    *, project_ids: Sequence[int], thread_id: str | None, checkpoint_ns: str | None = None,
+    checkpoint_id: str | None = None, metadata_filter: dict[str, Any] | None = None, before: str | None = None,
+    limit: int | None = None,
+) -> bytes:
+    """A JSON array of checkpoint tuples, newest first by checkpoint id, as LangGraph's `list()` reads them:
+    of one thread (every thread of the caller's projects when None), of one namespace (all when None), one
+    checkpoint id, metadata containing `metadata_filter`, ids before `before`, at most `limit`."""
+    params: dict[str, Any] = {"projects": list(project_ids)}
+    where: list[str] = []
+    if thread_id is not None:
+        params["thread"] = thread_id_valid(thread_id)
+        where.append("AND r.ref = %(thread)s::text AND r.ref <> ''")
+    if checkpoint_ns is not None:
+        params["ns"] = _text(checkpoint_ns, "checkpoint_ns")
+        where.append("AND c.ns = %(ns)s::text")
+    if checkpoint_id:
+        params["id"] = _text(checkpoint_id, "checkpoint_id")
+        where.append("AND c.external_id = %(id)s::text")
+    if metadata_filter:
+        params["filter"] = json.dumps(_object(metadata_filter, "filter"))
+        where.append("AND c.metadata @> %(filter)s::jsonb")
+    if before is not None:
+        params["before"] = _text(before, "before")
+        where.append("AND c.external_id < %(before)s::text")
+    limit_sql = ""
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValidationFailed("`limit` must be an integer >= 0.", code="invalid_limit")
+        params["limit"] = limit
+        limit_sql = "LIMIT %(limit)s"
+    with prepared_cursor() as cur:
+        cur.execute(_LIST_SQL.replace("{where}", " ".join(where)).replace("{limit}", limit_sql), params)
+        row = cur.fetchone()
+    return str(row[0]).encode()
