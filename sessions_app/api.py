@@ -3,12 +3,16 @@
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from harness.actors import Actor
 from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
+from harness.errors import ValidationFailed
 from harness.models import Project
 from sessions_app import selectors, services
 from sessions_app.filters import SessionFilter
@@ -69,6 +73,28 @@ class ItemsAppendInSerializer(serializers.Serializer[None]):
 
 class ItemsAppendOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents the body post() builds
     items = ItemOutSerializer(many=True)
+    last_seq = serializers.IntegerField()
+
+
+class ItemsLatestOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents what PostgreSQL writes
+    session = serializers.IntegerField()
+    last_seq = serializers.IntegerField(help_text="The highest seq ever assigned (removed items leave gaps).")
+    items = ItemOutSerializer(many=True, help_text="The newest `limit` items, oldest first.")
+
+
+class ItemsRemoveInSerializer(serializers.Serializer[None]):
+    expected_last_seq = serializers.IntegerField(
+        min_value=0, max_value=2**63 - 1, required=False, allow_null=True, default=None,
+        help_text="Remove only while the session's last_seq is still this (else 409 seq_conflict).")
+
+
+class ItemPopOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents the body post() builds
+    item = ItemOutSerializer(allow_null=True, help_text="The removed item; null when the session had none.")
+    last_seq = serializers.IntegerField()
+
+
+class ItemsClearOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents the body post() builds
+    removed = serializers.IntegerField()
     last_seq = serializers.IntegerField()
 
 
@@ -194,3 +220,67 @@ class SessionItemsApi(AgentListView[SessionItem]):
         )
         body = {"items": [item_out(item) for item in items], "last_seq": items[-1].seq}
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+_LIMIT_PARAMETER = OpenApiParameter(
+    "limit", OpenApiTypes.INT, default=50,
+    description=f"How many of the newest items (1..{selectors.MAX_LATEST_ITEMS}, default 50).",
+)
+
+
+def _latest_limit(request: Request) -> int:
+    text = request.query_params.get("limit", "")
+    if not text:
+        return 50
+    if not (text.isascii() and text.isdigit() and len(text) <= 4):
+        raise ValidationFailed(f"limit is between 1 and {selectors.MAX_LATEST_ITEMS}.", code="invalid_limit")
+    return int(text)
+
+
+@extend_schema(tags=["sessions"])
+class SessionItemsLatestApi(AgentApiView):
+    @extend_schema(
+        operation_id="session_items_latest", parameters=[_LIMIT_PARAMETER], responses={200: ItemsLatestOutSerializer},
+        description="The session's newest `limit` items in seq order (oldest first) and its `last_seq`, in one "
+                    "read: what an agent hands its model before each call.",
+    )
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        # PostgreSQL writes the whole answer (ItemsLatestOutSerializer's shape); it is sent as it comes.
+        body = selectors.session_items_latest_json(project_ids=scope(request), session_id=pk,
+                                                   limit=_latest_limit(request))
+        return HttpResponse(body, content_type="application/json")
+
+
+@extend_schema(tags=["sessions"])
+class SessionItemsPopApi(AgentApiView):
+    @extend_schema(
+        operation_id="session_items_pop", request=ItemsRemoveInSerializer, responses={200: ItemPopOutSerializer},
+        description="Remove and return the newest item (`item` null when there is none). Its seq is never "
+                    "reused: `last_seq` stays. 409 `session_terminated` on a terminated session.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = ItemsRemoveInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        removal = services.session_item_pop(
+            project=agent_project(request), session_id=pk, actor=Actor.of(request.user),
+            expected_last_seq=data.validated_data["expected_last_seq"],
+        )
+        item = item_out(removal.item) if removal.item is not None else None
+        return Response({"item": item, "last_seq": removal.last_seq})
+
+
+@extend_schema(tags=["sessions"])
+class SessionItemsClearApi(AgentApiView):
+    @extend_schema(
+        operation_id="session_items_clear", request=ItemsRemoveInSerializer, responses={200: ItemsClearOutSerializer},
+        description="Remove every item of the session and say how many went. The seqs are never reused: "
+                    "`last_seq` stays. 409 `session_terminated` on a terminated session.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = ItemsRemoveInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        removal = services.session_items_clear(
+            project=agent_project(request), session_id=pk, actor=Actor.of(request.user),
+            expected_last_seq=data.validated_data["expected_last_seq"],
+        )
+        return Response({"removed": removal.removed, "last_seq": removal.last_seq})

@@ -10,4 +10,7 @@ urlpatterns = [
     path("sessions/<id:pk>/", api.SessionDetailApi.as_view(), name="api-session"),
     path("sessions/<id:pk>/transition/", api.SessionTransitionApi.as_view(), name="api-session-transition"),
     path("sessions/<id:pk>/items/", api.SessionItemsApi.as_view(), name="api-session-items"),
+    path("sessions/<id:pk>/items/latest/", api.SessionItemsLatestApi.as_view(), name="api-session-items-latest"),
+    path("sessions/<id:pk>/items/pop/", api.SessionItemsPopApi.as_view(), name="api-session-items-pop"),
+    path("sessions/<id:pk>/items/clear/", api.SessionItemsClearApi.as_view(), name="api-session-items-clear"),
 ]

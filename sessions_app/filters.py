@@ -1,4 +1,4 @@
-"""The session list's filters: the API's (`?status=&role=&updated_since=`) and the console's
+"""The session list's filters: the API's (`?status=&role=&updated_since=&ref=`) and the console's
 (`?project=&status=`). Each narrows what sessions_app.selectors.session_list scoped already."""
 
 import django_filters
@@ -12,6 +12,8 @@ class SessionFilter(django_filters.FilterSet):
     status = ApiFilter(serializers.ChoiceField(choices=SessionStatus.choices))
     role = ApiFilter(serializers.ChoiceField(choices=SessionRole.choices))
     updated_since = ApiFilter(serializers.DateTimeField(), field_name="updated_at", lookup_expr="gte")
+    # The client's own reference (unique in a project): how an adapter finds the session it named.
+    ref = ApiFilter(serializers.CharField(max_length=64))
 
     class Meta:
         model = Session

@@ -77,6 +77,55 @@ def session_items_latest(*, project: Project | int, session_id: int, limit: int 
     return json_rows(rows)
 
 
+# The same read as the API answers it, written whole by PostgreSQL: `{"session", "last_seq", "items"}`, each
+# item in sessions_app.api.item_out's shape (created_at as DRF renders it: UTC, ISO 8601 with a `Z`,
+# microseconds only when there are any). One statement, one row (none: no such session in the caller's
+# projects); the view sends its text as it comes, never decoding it. The newest `limit` rows come off the
+# (session, seq) unique index backwards and json_agg puts them back in seq order. `last_seq` is read in the
+# same snapshot as the items, so a client's cursor and the page always agree.
+_API_TIME = """to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')
+           || CASE to_char(i.created_at AT TIME ZONE 'UTC', 'US') WHEN '000000' THEN ''
+                   ELSE '.' || to_char(i.created_at AT TIME ZONE 'UTC', 'US') END || 'Z'"""
+# S608: the one piece put in is this module's constant _API_TIME; every value is a bound parameter.
+_LATEST_JSON_SQL = f"""
+SELECT json_build_object(
+         'session', s.id,
+         'last_seq', s.last_seq,
+         'items', coalesce((
+             SELECT json_agg(x.item ORDER BY x.seq)
+               FROM (SELECT i.seq,
+                            json_build_object('id', i.id, 'session', i.session_id, 'seq', i.seq, 'role', i.role,
+                                              'content', i.content, 'run', i.run_id, 'created_at', {_API_TIME}
+                            ) AS item
+                       FROM sessions_app_sessionitem i
+                      WHERE i.session_id = s.id
+                      ORDER BY i.seq DESC
+                      LIMIT %(limit)s) x
+         ), '[]'::json)
+       )::text
+  FROM sessions_app_session s
+ WHERE s.id = %(sid)s AND s.project_id = ANY(%(pids)s)
+"""  # noqa: S608
+
+
+def session_items_latest_json(*, project_ids: Sequence[int], session_id: int, limit: int = 50) -> str:
+    """The API's answer to `GET sessions/<id>/items/latest/?limit=N` as JSON text, built by PostgreSQL:
+    `{"session": id, "last_seq": n, "items": [the newest `limit` items, oldest first]}`.
+
+    NotFoundError when the session is not in `project_ids`. Items removed by a pop or a clear leave gaps
+    in `seq`; `last_seq` is the highest seq ever assigned, not the newest item's (seqs are never reused).
+    """
+    if not 1 <= limit <= MAX_LATEST_ITEMS:
+        raise ValidationFailed(f"limit is between 1 and {MAX_LATEST_ITEMS}.", code="invalid_limit")
+    with prepared_cursor() as cursor:
+        cursor.execute(_LATEST_JSON_SQL, {"sid": session_id, "pids": list(project_ids), "limit": limit})
+        row = cursor.fetchone()
+    if row is None:
+        raise NotFoundError(f"Session {session_id} does not exist.")
+    body: str = row[0]
+    return body
+
+
 # --- the console's timeline ---------------------------------------------------------------
 
 TIMELINE_PAGE_SIZE = 50

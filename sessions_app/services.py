@@ -3,10 +3,13 @@
 import datetime as dt
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from django.db import transaction
 
+from harness.actors import Actor
+from harness.audit import audit_record
 from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
@@ -166,3 +169,103 @@ def session_items_trim(*, project: Project, session_id: int, keep_last: int) -> 
         cutoff = session["last_seq"] - keep_last
         deleted, _ = SessionItem.objects.filter(session_id=session_id, seq__lte=cutoff).delete()
         return deleted
+
+
+# --- removing items: what the Agents SDK's pop_item() and clear_session() need ----------------------------
+#
+# Items are append-only (a trigger refuses UPDATE) but may be removed whole. A removed item's seq stays a
+# gap: `last_seq` never goes back and the next append numbers on from it, so a reader's cursor ("items after
+# seq N") stays valid and never sees a new item under a seq it has already read. Each removal is audited
+# (who, which seqs) in the same transaction, so the console can show what went and who took it.
+
+
+def _lock_for_removal(project: Project, session_id: int, expected_last_seq: int | None) -> Any:
+    """Lock the session row (appends, pops and clears of one session queue up behind each other, so the
+    statement after this one sees every item committed before it) and check it may lose items."""
+    current = (
+        Session.objects.select_for_update().filter(pk=session_id, project=project)
+        .values("status", "version", "last_seq").first()
+    )
+    if current is None:
+        raise NotFoundError(f"Session {session_id} does not exist.")
+    if current["status"] == SessionStatus.TERMINATED:
+        raise ConflictError(
+            "A terminated session's items are kept as they are.", code="session_terminated",
+            current_status=current["status"], current_version=current["version"],
+        )
+    if expected_last_seq is not None and current["last_seq"] != expected_last_seq:
+        raise ConflictError(
+            f"The session's last seq is {current['last_seq']}, not {expected_last_seq}.", code="seq_conflict",
+            current_status=current["status"], current_version=current["version"], last_seq=current["last_seq"],
+        )
+    return current
+
+
+_POP_SQL = """
+DELETE FROM sessions_app_sessionitem
+ WHERE id = (SELECT id FROM sessions_app_sessionitem WHERE session_id = %(sid)s ORDER BY seq DESC LIMIT 1)
+RETURNING id, seq, role, content::text, run_id, created_at
+"""
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What a pop or a clear took: the popped item (None: the session had none), how many went, and the
+    session's `last_seq`, unchanged by the removal."""
+
+    item: SessionItem | None
+    removed: int
+    last_seq: int
+
+
+def session_item_pop(
+    *, project: Project, session_id: int, actor: Actor, expected_last_seq: int | None = None
+) -> Removal:
+    """Remove the session's newest item and return it (`item` None when the session has none).
+
+    1. Lock the session row; 404 if it is not in the project, 409 `session_terminated` on a terminated
+       session, 409 `seq_conflict` when `expected_last_seq` is given and is not the session's `last_seq`.
+    2. Delete the item with the highest seq, returning it (one statement).
+    3. Audit `session.item_popped` with its seq, as `actor`.
+    The popped seq is never handed out again: `last_seq` stays where it is and the next append gets
+    `last_seq + 1`, so the newest remaining item's seq may be below `last_seq`.
+    """
+    with transaction.atomic():
+        current = _lock_for_removal(project, session_id, expected_last_seq)
+        with prepared_cursor() as cursor:
+            cursor.execute(_POP_SQL, {"sid": session_id})
+            row = cursor.fetchone()
+        if row is None:
+            return Removal(item=None, removed=0, last_seq=current["last_seq"])
+        item = SessionItem(id=row[0], session_id=session_id, seq=row[1], role=row[2], content=json.loads(row[3]),
+                           run_id=row[4], created_at=row[5])
+        audit_record(project=project, actor=actor, action="session.item_popped", target=Session(pk=session_id),
+                     data={"item": item.pk, "seq": item.seq, "role": item.role, "last_seq": current["last_seq"]})
+        return Removal(item=item, removed=1, last_seq=current["last_seq"])
+
+
+_CLEAR_SQL = """
+WITH gone AS (DELETE FROM sessions_app_sessionitem WHERE session_id = %(sid)s RETURNING seq)
+SELECT count(*), min(seq), max(seq) FROM gone
+"""
+
+
+def session_items_clear(
+    *, project: Project, session_id: int, actor: Actor, expected_last_seq: int | None = None
+) -> Removal:
+    """Remove every item of the session; returns how many went.
+
+    The same checks as `session_item_pop` (404, `session_terminated`, `seq_conflict`), then one DELETE,
+    audited as `session.items_cleared` (how many, the lowest and highest seq) when anything went. The
+    session itself, its runs, checkpoints and memory stay; `last_seq` stays too, so the next append
+    continues the numbering instead of reusing a removed seq.
+    """
+    with transaction.atomic():
+        current = _lock_for_removal(project, session_id, expected_last_seq)
+        with prepared_cursor() as cursor:
+            cursor.execute(_CLEAR_SQL, {"sid": session_id})
+            removed, first, last = cursor.fetchone() or (0, None, None)
+        if removed:
+            audit_record(project=project, actor=actor, action="session.items_cleared", target=Session(pk=session_id),
+                         data={"removed": removed, "first_seq": first, "last_seq": last})
+        return Removal(item=None, removed=removed, last_seq=current["last_seq"])

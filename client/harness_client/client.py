@@ -239,6 +239,10 @@ class _Operations:
     append_items = _CallOp(ops.append_items)
     list_items = _PagedOp(ops.list_items)
     recent_items = _StepsOp(ops.recent_items)
+    latest_items = _CallOp(ops.latest_items)
+    pop_item = _CallOp(ops.pop_item)
+    clear_items = _CallOp(ops.clear_items)
+    session_by_ref = _CallOp(ops.session_by_ref)
     # runs and events
     create_run = _CallOp(ops.create_run)
     get_run = _CallOp(ops.get_run)

@@ -27,8 +27,11 @@ __all__ = [
     "EffectDelivery",
     "EffectStatus",
     "Item",
+    "ItemPopped",
     "ItemRole",
     "ItemsAppended",
+    "ItemsCleared",
+    "ItemsLatest",
     "MemoryChain",
     "MemoryConflict",
     "MemoryPolicy",
@@ -184,6 +187,32 @@ class Item(Model):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ItemsAppended(Model):
     items: list[Item]
+    last_seq: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ItemsLatest(Model):
+    """The newest items of a session, oldest first, and its `last_seq` (the highest seq ever assigned: removed
+    items leave gaps, so it can be above the newest item's seq)."""
+
+    session: int
+    last_seq: int
+    items: list[Item]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ItemPopped(Model):
+    """The item a pop removed (None: the session had none) and the session's `last_seq`, which a pop keeps."""
+
+    item: Item | None
+    last_seq: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ItemsCleared(Model):
+    """How many items a clear removed, and the session's `last_seq`, which a clear keeps."""
+
+    removed: int
     last_seq: int
 
 

@@ -30,7 +30,10 @@ from harness_client.models import (
     EffectDelivery,
     EffectStatus,
     Item,
+    ItemPopped,
     ItemsAppended,
+    ItemsCleared,
+    ItemsLatest,
     MemoryChain,
     MemoryConflict,
     MemoryPolicy,
@@ -57,7 +60,6 @@ from harness_client.threads import ThreadCheckpoint, ThreadCheckpointStored, Thr
 
 # The list endpoints' largest page (harness.api_base.NewestFirstPagination.max_page_size).
 MAX_PAGE_SIZE = 200
-_MAX_POSITION = 2**63 - 1
 
 
 def _position_cursor(position: int, *, reverse: bool = False) -> str:
@@ -143,20 +145,73 @@ def list_items(session_id: int, *, after_seq: int | None = None, page_size: int 
 def recent_items(session_id: int, limit: int = 50) -> Steps[list[Item]]:
     """The session's newest `limit` items, oldest first (what an agent hands its model).
 
-    One request for up to 200 items (more take one request per 200).
+    One request (`latest_items`) for up to 500 items; beyond that, one more request per 200 older items.
     """
     if limit < 1:
         raise ValueError("limit is at least 1")
-    size = min(limit, MAX_PAGE_SIZE)
-    params = {"cursor": _position_cursor(_MAX_POSITION, reverse=True)}
+    latest: ItemsLatest = yield latest_items(session_id, min(limit, MAX_LATEST_ITEMS))
+    newest = list(latest.items)
+    if len(newest) < MAX_LATEST_ITEMS or limit <= MAX_LATEST_ITEMS:
+        return newest
+    # Older than the oldest one read: the list endpoint, read backwards from its seq.
+    params = {"cursor": _position_cursor(newest[0].seq, reverse=True)}
+    size = min(limit - len(newest), MAX_PAGE_SIZE)
     call: Call[Page[Item]] = _ITEMS_LIST.paged(Item.from_json, id=session_id, params=params, page_size=size).first
-    newest: list[Item] = []
     while True:
         page: Page[Item] = yield call
         newest[:0] = page.results
         if len(newest) >= limit or page.previous is None:
             return newest[-limit:]
         call = Paged(call).follow(page.previous)
+
+
+# --- sessions and items: the newest-N read, removing items, finding a session by its ref -------------------
+# (what the Agents SDK session, harness_client.agents.HarnessSession, is built on)
+
+MAX_LATEST_ITEMS = 500  # sessions_app.selectors.MAX_LATEST_ITEMS
+_ITEMS_LATEST = route("GET", "sessions/{id}/items/latest/", "session_items_latest")
+_ITEMS_POP = route("POST", "sessions/{id}/items/pop/", "session_items_pop")
+_ITEMS_CLEAR = route("POST", "sessions/{id}/items/clear/", "session_items_clear")
+
+
+def latest_items(session_id: int, limit: int = 50) -> Call[ItemsLatest]:
+    """The session's newest `limit` items (1..500) in seq order, oldest first, with its `last_seq`: one request,
+    whose answer the server writes in one statement."""
+    if not 1 <= limit <= MAX_LATEST_ITEMS:
+        raise ValueError(f"limit is between 1 and {MAX_LATEST_ITEMS}")
+    return _ITEMS_LATEST.call(parse=ItemsLatest.from_json, id=session_id, params={"limit": limit})
+
+
+def pop_item(session_id: int, *, expected_last_seq: int | None = None, request_key: str | None = None
+             ) -> Call[ItemPopped]:
+    """Remove the session's newest item and return it (`item` None when the session has none).
+
+    The removed seq is never reused (`last_seq` stays; the next append continues after it). With
+    `expected_last_seq`, only while the session's `last_seq` is still that (else ConflictError `seq_conflict`);
+    a terminated session refuses (ConflictError `session_terminated`). Retries replay the first answer: one pop.
+    """
+    body = fields(expected_last_seq=expected_last_seq)
+    return _ITEMS_POP.call(parse=ItemPopped.from_json, id=session_id, json=body, request_key=request_key)
+
+
+def clear_items(session_id: int, *, expected_last_seq: int | None = None, request_key: str | None = None
+                ) -> Call[ItemsCleared]:
+    """Remove every item of the session; `removed` says how many. The session, its runs and checkpoints stay,
+    and so does `last_seq` (seqs are never reused). A terminated session refuses (`session_terminated`)."""
+    body = fields(expected_last_seq=expected_last_seq)
+    return _ITEMS_CLEAR.call(parse=ItemsCleared.from_json, id=session_id, json=body, request_key=request_key)
+
+
+def session_by_ref(ref: str) -> Call[Session | None]:
+    """The project's session whose `ref` is this (refs are unique in a project), or None."""
+    if not ref:
+        raise ValueError("ref is not empty")
+
+    def first(body: Any) -> Session | None:
+        rows = body["results"]
+        return Session.from_json(rows[0]) if rows else None
+
+    return _SESSIONS_LIST.call(parse=first, params={"ref": ref, "limit": 1})
 
 
 # --- runs and their events ------------------------------------------------------------------------------

@@ -41,10 +41,13 @@ def test_items_in_order_after_a_seq_and_the_newest_n(live: Live, hc: HarnessClie
     recorder = Recorder()
     with live.client(transport=recorder) as reader:
         assert [i.seq for i in reader.recent_items(session.id, 3)] == [208, 209, 210]
-        assert len(recorder.exchanges) == 1  # one request for the newest N
+        assert len(recorder.exchanges) == 1  # one request for the newest N (items/latest/)
         assert [i.seq for i in reader.recent_items(session.id, 205)] == list(range(6, 211))
-        assert len(recorder.exchanges) == 3  # past 200, one more page
+        assert len(recorder.exchanges) == 2  # up to 500 in one request
         assert len(reader.recent_items(session.id, 1000)) == 210
+        assert len(recorder.exchanges) == 3  # fewer than 500 there: nothing older to read
+        latest = reader.latest_items(session.id, 2)
+        assert (latest.session, latest.last_seq, [i.seq for i in latest.items]) == (session.id, 210, [209, 210])
 
     empty = hc.create_session()
     assert hc.recent_items(empty.id, 10) == []

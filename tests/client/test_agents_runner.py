@@ -1,0 +1,191 @@
+"""A real `Runner.run(agent, input, session=HarnessSession(...))` with a scripted fake model, end to end through
+the live server's HTTP API; tool approvals decided by a reviewer through the API; the offline example."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool
+from agents.items import TResponseOutputItem
+from agents.testing import assistant_message, function_call
+from harness_client import HarnessClient
+from harness_client.agents import HarnessApprovals, HarnessSession, run_with_approvals
+
+from harness.models import AuditEntry
+from runs_app.models import ApprovalRequest, Run
+from sessions_app.models import SessionItem
+from tests.client.conftest import FAST_RETRY, Live, run_async
+from tests.subprocesses import ROOT
+from worker.pipeline import resume_run_by_id
+
+NO_TRACING = RunConfig(tracing_disabled=True)
+
+
+class FakeModel(Model):
+    """A model that answers from a script, one output item per call, and keeps what it was given."""
+
+    def __init__(self, *outputs: TResponseOutputItem) -> None:
+        self.outputs = list(outputs)
+        self.inputs: list[Any] = []
+
+    async def get_response(self, system_instructions: Any, input: Any, model_settings: Any, tools: Any,
+                           output_schema: Any, handoffs: Any, tracing: Any, *, previous_response_id: Any,
+                           conversation_id: Any, prompt: Any) -> ModelResponse:
+        self.inputs.append(json.loads(json.dumps(input, default=str)))
+        return ModelResponse(output=[self.outputs.pop(0)], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+@pytest.fixture
+def env(live: Live, monkeypatch: pytest.MonkeyPatch) -> Live:
+    monkeypatch.setenv("HARNESS_URL", live.url)
+    monkeypatch.setenv("HARNESS_TOKEN", live.agent_token)
+    return live
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_on_one_harness_session_the_second_sees_the_first(env: Live) -> None:
+    model = FakeModel(assistant_message("Hello Ada.", item_id="m1"), assistant_message("You are Ada.", item_id="m2"))
+    agent = Agent(name="greeter", instructions="Be brief.", model=model)
+
+    async def conversation() -> tuple[str, str]:
+        async with HarnessSession("ada") as session:
+            first = await Runner.run(agent, "Hi, I'm Ada.", session=session, run_config=NO_TRACING)
+        async with HarnessSession("ada") as session:  # a new process would do the same
+            second = await Runner.run(agent, "What is my name?", session=session, run_config=NO_TRACING)
+        return str(first.final_output), str(second.final_output)
+
+    assert run_async(conversation()) == ("Hello Ada.", "You are Ada.")
+    first_input, second_input = model.inputs
+    assert first_input == [{"role": "user", "content": "Hi, I'm Ada."}]
+    assert second_input[0] == first_input[0] and second_input[-1] == {"role": "user", "content": "What is my name?"}
+    assert second_input[1]["role"] == "assistant" and second_input[1]["content"][0]["text"] == "Hello Ada."
+    stored = SessionItem.objects.filter(session__ref="ada", session__project=env.project).order_by("seq")
+    assert [(i.seq, i.role) for i in stored] == [(1, "user"), (2, "assistant"), (3, "user"), (4, "assistant")]
+    assert stored[3].content["content"][0]["text"] == "You are Ada."
+
+
+# --- tool approvals ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def resumes_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resume a decision asks for runs at once, in the server's thread (the real pipeline, no broker)."""
+    monkeypatch.setattr("worker.tasks.enqueue_resume", lambda run_id: resume_run_by_id(run_id, owner="worker:t:1"))
+
+
+def reviewer_decides(live: Live, decision: str, *, reason: str = "", count: int = 1) -> threading.Thread:
+    """A reviewer, with a personal token, decides the next `count` pending approvals as they come."""
+    errors: list[BaseException] = []
+
+    def decide() -> None:
+        try:
+            with HarnessClient(live.url, live.reviewer_token, retry=FAST_RETRY) as reviewer:
+                done: set[int] = set()
+                deadline = time.monotonic() + 30
+                while len(done) < count and time.monotonic() < deadline:
+                    for approval in reviewer.list_approvals(status="pending"):
+                        if approval.id not in done:
+                            reviewer.decide_approval(approval.id, decision, reason=reason or None)  # type: ignore[arg-type]
+                            done.add(approval.id)
+                    time.sleep(0.05)
+        except Exception as exc:  # noqa: BLE001 - any failure, handed to the test through `errors`
+            errors.append(exc)
+
+    thread = threading.Thread(target=decide, daemon=True)
+    thread.errors = errors  # type: ignore[attr-defined]
+    thread.start()
+    return thread
+
+
+def publishing_agent(model: FakeModel, published: list[int]) -> Agent[Any]:
+    @function_tool(needs_approval=True)
+    def publish_chapter(chapter: int) -> str:
+        """Publish a chapter to the readers."""
+        published.append(chapter)
+        return f"chapter {chapter} is out"
+
+    return Agent(name="publisher", instructions="Publish when asked.", model=model, tools=[publish_chapter])
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("resumes_in_process")
+def test_an_approved_tool_call_runs_once_after_the_reviewers_decision(env: Live) -> None:
+    model = FakeModel(function_call("publish_chapter", {"chapter": 3}, call_id="call-pub-3"),
+                      assistant_message("Chapter 3 is published.", item_id="m1"))
+    published: list[int] = []
+    agent = publishing_agent(model, published)
+    reviewer = reviewer_decides(env, "approve")
+
+    async def publish() -> tuple[str, int]:
+        async with HarnessSession("publisher") as session:
+            approvals = HarnessApprovals(session, poll_interval=0.05, max_poll_interval=0.2, timeout=30)
+            result = await run_with_approvals(agent, "Publish chapter 3.", session=session, approvals=approvals,
+                                              run_config=NO_TRACING)
+            return str(result.final_output), await approvals.run_id()
+
+    final, run_id = run_async(publish())
+    reviewer.join(5)
+    assert not reviewer.errors  # type: ignore[attr-defined]
+
+    assert final == "Chapter 3 is published." and published == [3]
+    approval = ApprovalRequest.objects.get(run_id=run_id)
+    assert (approval.status, approval.tool, approval.arguments, approval.executor) == (
+        "approved", "publish_chapter", {"chapter": 3}, "agent")
+    assert approval.idempotency_key == f"agents-sdk:{run_id}:call-pub-3"
+    assert approval.decided_by is not None and approval.decided_by.username == "client-reviewer"
+    assert AuditEntry.objects.filter(action="approval.approved", target_id=str(approval.pk)).exists()
+    run = Run.objects.get(pk=run_id)
+    assert run.status == "running" and run.bound_result["decision"] == "approved"
+    kinds = [i.content.get("type") for i in SessionItem.objects.filter(session=run.session).order_by("seq")]
+    assert kinds == [None, "function_call", "function_call_output", "message"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("resumes_in_process")
+def test_a_rejected_tool_call_never_runs_and_the_model_reads_the_reason(env: Live) -> None:
+    model = FakeModel(function_call("publish_chapter", {"chapter": 4}, call_id="call-pub-4"),
+                      assistant_message("Understood, not publishing.", item_id="m1"))
+    published: list[int] = []
+    agent = publishing_agent(model, published)
+    reviewer = reviewer_decides(env, "reject", reason="chapter 4 is not edited yet")
+
+    async def publish() -> str:
+        async with HarnessSession("publisher-2") as session:
+            approvals = HarnessApprovals(session, poll_interval=0.05, max_poll_interval=0.2, timeout=30)
+            result = await run_with_approvals(agent, "Publish chapter 4.", session=session, approvals=approvals,
+                                              run_config=NO_TRACING)
+            return str(result.final_output)
+
+    assert run_async(publish()) == "Understood, not publishing."
+    reviewer.join(5)
+    assert published == []
+    tool_output = model.inputs[-1][-1]
+    assert tool_output["type"] == "function_call_output" and "chapter 4 is not edited yet" in tool_output["output"]
+    assert ApprovalRequest.objects.get(project=env.project).status == "rejected"
+
+
+# --- the example, as a user runs it -------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("resumes_in_process")
+def test_the_offline_example_runs_against_a_live_server(live: Live) -> None:
+    reviewer = reviewer_decides(live, "approve")
+    env = {**os.environ, "HARNESS_URL": live.url, "HARNESS_TOKEN": live.agent_token, "OPENAI_API_KEY": ""}
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "agents_sdk_session.py")], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    reviewer.join(5)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "approved by client-reviewer" in done.stdout
+    approval = ApprovalRequest.objects.get(project=live.project)
+    assert approval.status == "approved" and approval.tool == "publish_chapter"
+    assert SessionItem.objects.filter(session__project=live.project).count() >= 6
