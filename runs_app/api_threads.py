@@ -161,6 +161,19 @@ class ThreadWritesApi(AgentApiView):
         return _json_response({"written": written}, 201)
 
 
+class ThreadEnsureApi(AgentApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_ensure", request=_THREAD_IN,
+                   responses={200: inline_serializer("ThreadRun", {
+                       "thread_id": serializers.CharField(), "run": serializers.IntegerField(),
+                       "session": serializers.IntegerField()})},
+                   description="The thread's run (and its session), created if the thread is new.")
+    def post(self, request: Request) -> HttpResponse:
+        data = _body(request)
+        thread_id = threads.thread_id_valid(data.get("thread_id", ""))
+        run = threads.thread_ensure(project=agent_project(request), thread_id=thread_id)
+        return _json_response({"thread_id": thread_id, "run": run.pk, "session": run.session_id})
+
+
 class ThreadDeleteApi(AgentApiView):
     @extend_schema(tags=["threads"], operation_id="threads_delete", request=_THREAD_IN,
                    responses={200: inline_serializer("ThreadDeleted", {

@@ -16,6 +16,7 @@ urlpatterns = [
     path("checkpoints/", api.CheckpointListCreateApi.as_view(), name="api-checkpoints"),
     path("checkpoints/<id:pk>/", api.CheckpointDetailApi.as_view(), name="api-checkpoint"),
     path("checkpoints/<id:pk>/lineage/", api.CheckpointLineageApi.as_view(), name="api-checkpoint-lineage"),
+    path("threads/", api_threads.ThreadEnsureApi.as_view(), name="api-threads"),
     path("threads/checkpoints/", api_threads.ThreadCheckpointsApi.as_view(), name="api-thread-checkpoints"),
     path("threads/checkpoint/", api_threads.ThreadCheckpointApi.as_view(), name="api-thread-checkpoint"),
     path("threads/writes/", api_threads.ThreadWritesApi.as_view(), name="api-thread-writes"),

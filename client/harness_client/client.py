@@ -298,6 +298,7 @@ class _Operations:
     get_thread_checkpoint = _StepsOp(ops.get_thread_checkpoint)
     thread_checkpoints = _CallOp(ops.thread_checkpoints)
     delete_thread = _CallOp(ops.delete_thread)
+    ensure_thread = _CallOp(ops.ensure_thread)
 
 
 # --- the two transports -----------------------------------------------------------------------------------

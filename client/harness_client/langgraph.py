@@ -22,6 +22,8 @@ Needs the `langgraph` extra: `pip install "harness-console-client[langgraph]"`.
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import math
 import random
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -41,9 +43,12 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from harness_client.client import AsyncHarnessClient, HarnessClient
+from harness_client.errors import HarnessError
+from harness_client.models import Approval, Risk, Run
 from harness_client.threads import ThreadCheckpoint
 
-__all__ = ["TYPED", "HarnessSaver", "decode_value", "encode_value"]
+__all__ = ["TYPED", "ApprovalNotResumed", "HarnessSaver", "approval_ids", "decode_value", "encode_value",
+           "request_approval"]
 
 TYPED = "__lg_type__"  # the key that marks a value stored as the serializer's typed bytes
 _MAX_INT_BITS = 4096  # Python's json refuses integers of more than 4,300 digits
@@ -291,3 +296,89 @@ class HarnessSaver(BaseCheckpointSaver[str]):
         else:
             current_v = int(str(value).split(".")[0])
         return f"{current_v + 1:032}.{random.random():016}"  # noqa: S311 - a tie-breaker, not a secret
+
+    # --- interrupts decided in the console -------------------------------------------------------------
+
+    def wait_for_decision(self, approval_id: int, *, timeout: float = 600.0, poll_interval: float = 1.0,
+                          max_poll_interval: float = 10.0) -> dict[str, Any]:
+        """Wait until a reviewer has decided the approval `request_approval` asked for and the resume worker has
+        bound the decision to the thread's run; return it, for `graph.invoke(Command(resume=<it>), config)`.
+
+        The decision is the run's `bound_result`: `{"decision": "approved", "arguments": <the approved ones,
+        edited or not>, "by": ..., "fingerprint": ..., ...}` or `{"decision": "rejected" | "expired",
+        "reason": ..., ...}`. ApprovalNotResumed if the resume's re-validation blocked the run instead.
+        """
+        approval = self.client.wait_for_approval(approval_id, until_resumed=True, timeout=timeout,
+                                                 poll_interval=poll_interval, max_poll_interval=max_poll_interval)
+        return _bound_decision(approval, self.client.get_run(approval.run))
+
+    async def await_decision(self, approval_id: int, *, timeout: float = 600.0, poll_interval: float = 1.0,
+                             max_poll_interval: float = 10.0) -> dict[str, Any]:
+        """`wait_for_decision`, awaited."""
+        approval = await self.aclient.wait_for_approval(
+            approval_id, until_resumed=True, timeout=timeout, poll_interval=poll_interval,
+            max_poll_interval=max_poll_interval)
+        return _bound_decision(approval, await self.aclient.get_run(approval.run))
+
+
+class ApprovalNotResumed(HarnessError):
+    """The approval was decided, but the resume's re-validation left the thread's run blocked (`run`)."""
+
+    def __init__(self, detail: str, *, run: Run) -> None:
+        super().__init__(detail, code="approval_not_resumed", body={"run": run.id, "status": run.status,
+                                                                     "blocked_step": run.blocked_step})
+        self.run = run
+
+
+def _bound_decision(approval: Approval, run: Run) -> dict[str, Any]:
+    bound = run.bound_result
+    if run.status != "running" or not isinstance(bound, dict) or bound.get("approval") != approval.id:
+        raise ApprovalNotResumed(
+            f"Approval {approval.id} is {approval.status} but run {run.id} is {run.status}"
+            f"{f' (blocked at {run.blocked_step})' if run.blocked_step else ''}.", run=run)
+    return dict(bound)
+
+
+def request_approval(
+    tool: str, arguments: Mapping[str, Any], *, reason: str = "", risk: Risk = "high",
+    client: HarnessClient | None = None,
+) -> Any:
+    """Inside a graph node: ask the console's reviewers to approve `tool(arguments)`, and interrupt the graph
+    until they have decided. Returns what the graph is resumed with: `Command(resume=...)`, normally the
+    decision `HarnessSaver.wait_for_decision` returns.
+
+    The approval request (`executor="agent"`: this graph runs the tool itself once approved) is posted on the
+    thread's run under a key derived from the thread, the task and the action, so the node, run again when
+    the graph resumes, finds the same request instead of asking twice. The interrupt's value carries
+    `approval_id`, `tool`, `arguments` and `reason` (`approval_ids(result["__interrupt__"])` reads the ids).
+    The client is the graph's HarnessSaver's (`client=` for another checkpointer).
+    """
+    from langgraph.config import get_config
+    from langgraph.types import interrupt
+
+    configurable = get_config()["configurable"]
+    saver = configurable.get("__pregel_checkpointer")  # langgraph._internal._constants.CONFIG_KEY_CHECKPOINTER
+    hc = client or (saver.client if isinstance(saver, HarnessSaver) else None)
+    if hc is None:
+        raise ValueError("request_approval needs a graph compiled with HarnessSaver, or client=.")
+    thread_id = str(configurable["thread_id"])
+    action = json.dumps([thread_id, configurable.get("checkpoint_ns", ""), tool, arguments], sort_keys=True,
+                        default=str)
+    key = "langgraph-" + hashlib.sha256(action.encode()).hexdigest()[:48]
+    run = hc.ensure_thread(thread_id).run  # its checkpoints may still be on their way (saved in the background)
+    asked = next((a for a in hc.list_approvals(run=run) if a.idempotency_key == key), None)
+    if asked is None:
+        asked = hc.request_approval(run, tool=tool, arguments=dict(arguments), idempotency_key=key,
+                                    risk=risk, reason=reason or None, executor="agent", request_key=key)
+    return interrupt({"approval_id": asked.id, "tool": tool, "arguments": dict(arguments), "reason": reason})
+
+
+def approval_ids(interrupts: Sequence[Any]) -> list[int]:
+    """The approval ids in a graph's interrupts (`result["__interrupt__"]`, or `graph.get_state(config).interrupts`)
+    that `request_approval` raised."""
+    ids: list[int] = []
+    for item in interrupts:
+        value = getattr(item, "value", None)
+        if isinstance(value, dict) and isinstance(value.get("approval_id"), int):
+            ids.append(value["approval_id"])
+    return ids

@@ -56,7 +56,13 @@ from harness_client.models import (
     TaskStatus,
 )
 from harness_client.protocol import Call, Paged, Sleep, Steps, fields, list_of, route
-from harness_client.threads import ThreadCheckpoint, ThreadCheckpointStored, ThreadDeleted, thread_checkpoints_from_json
+from harness_client.threads import (
+    ThreadCheckpoint,
+    ThreadCheckpointStored,
+    ThreadDeleted,
+    ThreadRun,
+    thread_checkpoints_from_json,
+)
 
 # The list endpoints' largest page (harness.api_base.NewestFirstPagination.max_page_size).
 MAX_PAGE_SIZE = 200
@@ -699,6 +705,12 @@ _THREAD_CHECKPOINTS_PUT = route("POST", "threads/checkpoints/", "threads_checkpo
 _THREAD_CHECKPOINT_READ = route("GET", "threads/checkpoint/", "threads_checkpoint_read")
 _THREAD_WRITES_PUT = route("POST", "threads/writes/", "threads_writes_put")
 _THREAD_DELETE = route("POST", "threads/delete/", "threads_delete")
+_THREAD_ENSURE = route("POST", "threads/", "threads_ensure")
+
+
+def ensure_thread(thread_id: str, *, request_key: str | None = None) -> Call[ThreadRun]:
+    """The run (and session) of a LangGraph thread, created if the thread is new (its first checkpoint would)."""
+    return _THREAD_ENSURE.call(parse=ThreadRun.from_json, json={"thread_id": thread_id}, request_key=request_key)
 
 
 def put_thread_checkpoint(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-__all__ = ["PendingWrite", "ThreadCheckpoint", "ThreadCheckpointStored", "ThreadDeleted"]
+__all__ = ["PendingWrite", "ThreadCheckpoint", "ThreadCheckpointStored", "ThreadDeleted", "ThreadRun"]
 
 # (task_id, channel, value as stored, task_path, idx), in LangGraph's order (task_path, task_id, idx).
 PendingWrite = tuple[str, str, Any, str, int]
@@ -72,3 +72,16 @@ class ThreadDeleted:
     @classmethod
     def from_json(cls, body: Any) -> ThreadDeleted:
         return cls(checkpoints=body["checkpoints"], writes=body["writes"])
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThreadRun:
+    """A thread's run and session (the console's /runs/<run>/)."""
+
+    thread_id: str
+    run: int
+    session: int
+
+    @classmethod
+    def from_json(cls, body: Any) -> ThreadRun:
+        return cls(thread_id=body["thread_id"], run=body["run"], session=body["session"])

@@ -21,9 +21,10 @@ The mapping, and why:
   keys them: a graph saves a step's writes in the background and they may arrive before their checkpoint.
   When every write of a call is to a special channel (negative idx: error, scheduled, interrupt, resume)
   they replace what is stored under the same key; otherwise what is stored is kept (PostgresSaver's rule).
-- Deleting a thread deletes its LangGraph checkpoints and pending writes, audited; the run, its session,
-  events, approvals and effects stay (they are history), the run keeps its ref, so the thread id can be
-  used again and starts from nothing.
+- Deleting a thread deletes its LangGraph checkpoints and pending writes (and the run's own checkpoints
+  descended from them: the resume worker's, after an approval the graph asked for), audited; the run, its
+  session, events, approvals and effects stay (they are history), the run keeps its ref, so the thread id
+  can be used again and starts from nothing.
 
 The reads build the API's JSON in PostgreSQL, one statement each, and return its text (issue 14).
 """
@@ -82,28 +83,27 @@ def _object(value: Any, name: str) -> dict[str, Any]:
 # --- writes -------------------------------------------------------------------------------------------
 
 
-def thread_ensure(*, project: Project, thread_id: str) -> int:
-    """The id of the run of this thread, created (with its session, moved to running) if there is none."""
-    run_id = _thread_run_id(project.pk, thread_id)
-    if run_id is not None:
-        return run_id
+def thread_ensure(*, project: Project, thread_id: str) -> Run:
+    """The run of this thread, created (with its session, moved to running) if there is none."""
+    run = _thread_run(project.pk, thread_id)
+    if run is not None:
+        return run
     try:
         with transaction.atomic():
             session = session_create(project=project, role=SessionRole.OTHER,
                                      memory_policy=MemoryPolicy.CHECKPOINT_ONLY,
                                      metadata={"langgraph_thread": thread_id})
-            run = run_create(project=project, session_id=session.pk, ref=thread_id, task_mode=THREAD_TASK_MODE)
-            run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
-            return run.pk
+            created = run_create(project=project, session_id=session.pk, ref=thread_id, task_mode=THREAD_TASK_MODE)
+            return run_transition(project=project, run_id=created.pk, to=RunStatus.RUNNING, expected_version=None)
     except IntegrityError:  # created meanwhile by another request of the same thread (the ref is unique)
-        run_id = _thread_run_id(project.pk, thread_id)
-        if run_id is None:
+        run = _thread_run(project.pk, thread_id)
+        if run is None:
             raise
-        return run_id
+        return run
 
 
-def _thread_run_id(project_id: int, thread_id: str) -> int | None:
-    return Run.objects.filter(project_id=project_id, ref=thread_id).exclude(ref="").values_list("pk", flat=True).first()
+def _thread_run(project_id: int, thread_id: str) -> Run | None:
+    return Run.objects.filter(project_id=project_id, ref=thread_id).exclude(ref="").first()
 
 
 def thread_checkpoint_put(
@@ -237,12 +237,17 @@ def thread_delete(*, project: Project, thread_id: str, actor: Actor) -> dict[str
     return {"checkpoints": checkpoints, "writes": writes}
 
 
-# The pointers to the deleted checkpoints are cleared first (SET NULL, as the models declare), then the
-# checkpoints go in one statement (their parent links point inside the deleted set), with the writes.
-_DELETE_SQL = """
-WITH gone AS (
+# What a thread's deletion removes: its LangGraph checkpoints, and the run's own checkpoints descended from
+# them (the resume worker's, written after an approval the graph asked for: their parent is the thread's).
+_GONE = """
+WITH RECURSIVE gone(id) AS (
     SELECT id FROM runs_app_checkpoint WHERE run_id = %(run)s AND external_id <> ''
-), run_ptr AS (
+    UNION
+    SELECT c.id FROM runs_app_checkpoint c JOIN gone ON c.parent_id = gone.id
+)"""
+# The pointers to them are cleared first (SET NULL, as the models declare), with the writes; then the
+# checkpoints go in one statement (their parent links point inside the deleted set).
+_DELETE_SQL = _GONE + """, run_ptr AS (
     UPDATE runs_app_run SET last_checkpoint_id = NULL, version = version + 1, updated_at = now()
      WHERE id = %(run)s AND last_checkpoint_id IN (SELECT id FROM gone) RETURNING 1
 ), task_ptr AS (
@@ -255,8 +260,8 @@ WITH gone AS (
 )
 SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM writes),
        (SELECT count(*) FROM run_ptr) + (SELECT count(*) FROM task_ptr) + (SELECT count(*) FROM node_ptr)
-"""
-_DELETE_CHECKPOINTS_SQL = "DELETE FROM runs_app_checkpoint WHERE run_id = %(run)s AND external_id <> ''"
+"""  # noqa: S608 - constants only; the run is a bound parameter
+_DELETE_CHECKPOINTS_SQL = _GONE + " DELETE FROM runs_app_checkpoint WHERE id IN (SELECT id FROM gone)"  # noqa: S608
 
 
 # --- reads: the API's JSON, written by PostgreSQL --------------------------------------------------------
