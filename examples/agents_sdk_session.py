@@ -7,12 +7,13 @@ Run it against a local server:
 
     bin/start                                                   # in one terminal: http://127.0.0.1:8000/
     export HARNESS_URL=http://127.0.0.1:8000
-    export HARNESS_TOKEN=$(.venv/bin/python manage.py create_agent_token --project novelforge \\
+    export HARNESS_TOKEN=$(DEBUG=1 .venv/bin/python manage.py create_agent_token --project novelforge \\
                            --name agents-sdk-example | tail -1)
     .venv/bin/python examples/agents_sdk_session.py            # pip install ./client[agents] elsewhere
 
-It holds a two-turn conversation on `HarnessSession("agents-sdk-example")` (the one-line switch from the
-SDK's own `SQLiteSession`), then asks to publish a chapter: the `publish_chapter` tool needs approval, so
+It clears the session (a rerun starts afresh; the removed items' seqs are never reused), holds a two-turn
+conversation on `HarnessSession("agents-sdk-example")` (the one-line switch from the SDK's own
+`SQLiteSession`), then asks to publish a chapter: the `publish_chapter` tool needs approval, so
 the request waits in the console's inbox. Approve it at http://127.0.0.1:8000/approvals/ (log in as
 `reviewer` / `reviewer-demo`, a reviewer of `novelforge`); the agent goes on, the tool runs once, and the
 session's timeline at /sessions/ shows every item. `EXAMPLE_SESSION` names another session.
@@ -76,6 +77,7 @@ async def main() -> None:
     # session = SQLiteSession("agents-sdk-example")          # the SDK's own local store ...
     session = HarnessSession(os.environ.get("EXAMPLE_SESSION", "agents-sdk-example"))  # ... switched: one line
     async with session:
+        await session.clear_session()  # a rerun starts afresh (an interrupted one may have left a tool call)
         print("turn 1")
         result = await Runner.run(agent, "Chapter 3 is about the lighthouse.", session=session, run_config=config)
         print(" ", result.final_output)

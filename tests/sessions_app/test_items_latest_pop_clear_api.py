@@ -176,3 +176,18 @@ def test_the_schema_documents_the_new_operations() -> None:
     refs = [p["name"] for p in schema["paths"]["/api/v1/sessions/"]["get"]["parameters"]]
     assert "ref" in refs
 
+
+
+def test_latest_renders_times_as_drf_does_with_and_without_microseconds(world: World) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        for seq, at in ((1, "2026-01-02 03:04:05+00"), (2, "2026-01-02 03:04:05.000120+00"),
+                        (3, "2026-07-08 23:59:59.5+02")):
+            cursor.execute("INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, created_at) "
+                           "VALUES (%s, %s, 'user', '1', %s)", [world.session.pk, seq, at])
+    stored = SessionItem.objects.filter(session=world.session).order_by("seq")
+    expected = [ItemOutSerializer(i).data["created_at"] for i in stored]
+    assert expected == ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.000120Z", "2026-07-08T21:59:59.500000Z"]
+    got = world.agent.get(_url(world, "latest/")).json()["items"]
+    assert [i["created_at"] for i in got] == expected
