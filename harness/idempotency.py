@@ -10,11 +10,13 @@ import hashlib
 import json
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import DataError, connection, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
 from django.utils import timezone
 
 from harness.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, as_first_statement, token_from_row
@@ -105,6 +107,11 @@ class IdempotencyMiddleware:
         if principal is None:
             return self.get_response(request)
         fingerprint = request_fingerprint(request)
+        if _claims_in_statement(request):
+            # The view records its reply under the key in the statement that makes its write (see Claim):
+            # no reservation before it and no settlement after it.
+            setattr(request, CLAIM_ATTR, Claim(principal, key, request.path[:500], fingerprint))
+            return self.get_response(request)
         reservation = [principal, key, request.path[:500], fingerprint]
         if principal.startswith(BEARER):
             # The token is looked up in the same statement (one round trip, not two), and only a live
@@ -130,19 +137,7 @@ class IdempotencyMiddleware:
         return response
 
     def _answer_repeat(self, principal: str, key: str, fingerprint: str) -> HttpResponse:
-        first = IdempotentRequest.objects.filter(principal=principal, key=key).first()
-        if first is None:
-            # The first request just failed and released the key: the client may simply retry.
-            return error_response(409, "idempotency_in_progress", "A request with this key is in progress; retry.")
-        if first.request_hash != fingerprint:
-            return error_response(
-                422, "idempotency_key_reused", "This Idempotency-Key was used with a different request."
-            )
-        if first.state == IdempotentRequest.State.IN_PROGRESS:
-            return error_response(409, "idempotency_in_progress", "A request with this key is in progress; retry.")
-        replay = JsonResponse(first.response_body, status=first.response_status or 200, safe=False)
-        replay["Idempotent-Replayed"] = "true"
-        return replay
+        return answer_repeat(principal, key, fingerprint)
 
     def _settle(self, record_id: int, response: HttpResponse) -> None:
         if not 200 <= response.status_code < 300 or getattr(response, "streaming", False):
@@ -160,6 +155,113 @@ class IdempotencyMiddleware:
                 cursor.execute(_SETTLE_SQL, [response.status_code, content.decode() if content else None, record_id])
         except DataError:  # the reply claimed JSON and was not: forget the key rather than replay garbage
             _release(record_id)
+
+
+
+def answer_repeat(principal: str, key: str, fingerprint: str) -> HttpResponse:
+    """The answer to a request whose key is taken: the stored reply, 409 while the first is in progress,
+    422 when the key came with another request."""
+    first = IdempotentRequest.objects.filter(principal=principal, key=key).first()
+    if first is None:
+        # The first request just failed and released the key: the client may simply retry.
+        return error_response(409, "idempotency_in_progress", "A request with this key is in progress; retry.")
+    if first.request_hash != fingerprint:
+        return error_response(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request.")
+    if first.state == IdempotentRequest.State.IN_PROGRESS:
+        return error_response(409, "idempotency_in_progress", "A request with this key is in progress; retry.")
+    replay = JsonResponse(first.response_body, status=first.response_status or 200, safe=False)
+    replay["Idempotent-Replayed"] = "true"
+    return replay
+
+
+# --- the key claimed in the write's own statement -------------------------------------------------
+# The middleware's reservation and settlement are two statements around the view's, and between the
+# view's commit and the settlement a crash leaves the key "in progress" (a retry waits, then runs
+# again once the reservation is stale). A view on a hot path can do better: with `claims_idempotency_key`
+# set on its class, the middleware reserves nothing and hands it a Claim, and the view's service inserts
+# the key's record, already done and holding the reply, in the statement that makes the write. The two
+# commit together or not at all; a duplicate hits the unique (principal, key) and the whole statement,
+# write included, rolls back (`KeyTaken`), and the view answers with `answer_repeat` as the middleware
+# would. Round trips for a keyed append: two (the token, the write) instead of three.
+
+CLAIM_ATTR = "_harness_idempotency_claim"
+_UNIQUE = "idempotent_request_unique"
+
+
+@dataclass(frozen=True)
+class Claim:
+    principal: str
+    key: str
+    path: str
+    fingerprint: str
+
+    def answer_repeat(self) -> HttpResponse:
+        return answer_repeat(self.principal, self.key, self.fingerprint)
+
+    def taken(self) -> bool:
+        """Whether the key is recorded already. A claimed write that was refused asks before it explains
+        the refusal: a retry of a write that was done (an append whose expected_last_seq has moved on because
+        of that very write) must get the first reply, not the refusal."""
+        return IdempotentRequest.objects.filter(principal=self.principal, key=self.key).exists()
+
+
+class KeyTaken(Exception):
+    """The claimed key is another request's (done, in progress, or with another body): nothing was written.
+    The view answers with `exc.claim.answer_repeat()`."""
+
+    def __init__(self, claim: Claim) -> None:
+        super().__init__(claim.key)
+        self.claim = claim
+
+
+def claim_of(request: HttpRequest) -> Claim | None:
+    """The view's Claim when the request carries an Idempotency-Key, else None."""
+    claim: Claim | None = getattr(request, CLAIM_ATTR, None)
+    return claim
+
+
+def _claims_in_statement(request: HttpRequest) -> bool:
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return False
+    view_class = getattr(match.func, "view_class", None)
+    return bool(getattr(view_class, "claims_idempotency_key", False))
+
+
+def claim_sql(reply_sql: str, *, status: int = 201) -> str:
+    """A data-modifying CTE member (`INSERT ... SELECT`) recording the reply under the claimed key; the write's
+    statement names it `claim AS (...)`. `reply_sql` is a jsonb expression over the statement's other CTEs,
+    NULL when the write was refused (then nothing is recorded: errors are answered afresh, never replayed).
+    Takes the parameters of `claim_params`."""
+    return f"""
+    INSERT INTO {_TABLE} (principal, key, method, path, request_hash, state, response_status, response_body,
+                          created_at)
+    SELECT %(claim_principal)s::text, %(claim_key)s::text, 'POST', %(claim_path)s::text, %(claim_hash)s::text, 'done',
+           {int(status)},
+           reply.body, now()
+      FROM (SELECT ({reply_sql}) AS body) reply
+     WHERE %(claim_principal)s::text IS NOT NULL AND reply.body IS NOT NULL"""  # noqa: S608
+
+
+def claim_params(claim: Claim | None) -> dict[str, str | None]:
+    if claim is None:
+        return {"claim_principal": None, "claim_key": None, "claim_path": None, "claim_hash": None}
+    return {"claim_principal": claim.principal, "claim_key": claim.key, "claim_path": claim.path,
+            "claim_hash": claim.fingerprint}
+
+
+def execute_claimed(cursor: Any, sql: str, params: dict[str, Any], claim: Claim | None) -> None:
+    """Execute a statement holding a `claim_sql` member; KeyTaken if the key was someone else's. In a
+    transaction the caller left open (a test's), a savepoint keeps the failure from poisoning it."""
+    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    try:
+        with guard:
+            cursor.execute(sql, params)
+    except IntegrityError as exc:
+        if claim is not None and getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None) == _UNIQUE:
+            raise KeyTaken(claim) from None
+        raise
 
 
 def _fetch(sql: str, params: list[Any]) -> tuple[Any, ...] | None:

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from harness.actors import Actor
 from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
 from harness.errors import ValidationFailed
+from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
 from sessions_app import selectors, services
 from sessions_app.filters import SessionFilter
@@ -201,6 +202,7 @@ class SessionTransitionApi(AgentApiView):
 class SessionItemsApi(AgentListView[SessionItem]):
     serializer_class = ItemOutSerializer
     pagination_class = SeqPagination
+    claims_idempotency_key = True  # the append records its reply under the key itself (harness.idempotency)
 
     @extend_schema(operation_id="session_items_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -213,11 +215,13 @@ class SessionItemsApi(AgentListView[SessionItem]):
         operation_id="session_items_append", request=ItemsAppendInSerializer,
         responses={201: ItemsAppendOutSerializer},
     )
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: Request, pk: int) -> HttpResponse:
         new_items, expected_last_seq = items_append_validated(request.data)
-        items = services.session_items_append(
-            project=agent_project(request), session_id=pk, items=new_items, expected_last_seq=expected_last_seq
-        )
+        try:
+            items = services.session_items_append(project=agent_project(request), session_id=pk, items=new_items,
+                                                  expected_last_seq=expected_last_seq, claim=claim_of(request))
+        except KeyTaken as taken:
+            return taken.claim.answer_repeat()
         body = {"items": [item_out(item) for item in items], "last_seq": items[-1].seq}
         return Response(body, status=status.HTTP_201_CREATED)
 

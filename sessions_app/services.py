@@ -10,8 +10,9 @@ from django.db import transaction
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.db import prepared_cursor
+from harness.db import api_time_sql, prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from harness.transitions import cas_transition_row
 from sessions_app.models import SESSION_MACHINE, ItemRole, Session, SessionItem, SessionStatus
@@ -57,12 +58,15 @@ def session_items_append(
     session_id: int,
     items: Sequence[NewItem],
     expected_last_seq: int | None = None,
+    claim: Claim | None = None,
 ) -> list[SessionItem]:
     """Append a batch of items atomically; the server assigns gap-free `seq` values.
 
     1. Validate roles and that every referenced run belongs to this session.
     2. Bump the session's `last_seq` by the batch size (guarded by `expected_last_seq` when given)
-       and insert the items numbered from the old value, in one statement on PostgreSQL.
+       and insert the items numbered from the old value, in one statement on PostgreSQL; with a `claim`
+       (the API's Idempotency-Key), that statement also records the reply under the key
+       (harness.idempotency.Claim), or raises KeyTaken and writes nothing.
     3. If no row was bumped, say why: missing session, terminated session, or a stale expected seq.
     """
     if not items:
@@ -81,8 +85,10 @@ def session_items_append(
             raise ValidationFailed("A referenced run is not in this session.", code="run_not_in_session")
 
     # One statement, atomic by itself: no BEGIN/COMMIT round trips around it on the hot path.
-    rows = _append(project.pk, session_id, items, expected_last_seq)
+    rows = _append(project.pk, session_id, items, expected_last_seq, claim)
     if not rows:
+        if claim is not None and claim.taken():
+            raise KeyTaken(claim)
         _explain_refused_append(project, session_id, expected_last_seq)
     return [
         SessionItem(
@@ -98,7 +104,15 @@ def session_items_append(
     ]
 
 
-_APPEND_SQL = """
+# The API's reply to the append (sessions_app.api.item_out for each item), as the claimed key records it.
+_APPEND_REPLY = f"""
+SELECT jsonb_build_object(
+           'items', jsonb_agg(jsonb_build_object(
+               'id', ins.id, 'session', %(sid)s::bigint, 'seq', ins.seq, 'role', ins.role, 'content', ins.content,
+               'run', ins.run_id, 'created_at', ({api_time_sql("ins.created_at")})::jsonb) ORDER BY ins.seq),
+           'last_seq', max(ins.seq))
+  FROM ins HAVING count(*) > 0"""  # noqa: S608 - the text put in is this module's and harness's own SQL
+_APPEND_SQL = f"""
 -- The counter bump touches no indexed column, so PostgreSQL can make it a HOT update.
 WITH bumped AS (
     UPDATE sessions_app_session
@@ -106,18 +120,20 @@ WITH bumped AS (
      WHERE id = %(sid)s AND project_id = %(pid)s AND status <> 'terminated'
        AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s::bigint)
  RETURNING last_seq
-)
-INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, run_id, created_at)
-SELECT %(sid)s, bumped.last_seq - %(n)s + i.ord, i.role, i.content, i.run_id, now()
-  FROM bumped,
-       unnest(%(roles)s::text[], %(contents)s::jsonb[], %(runs)s::bigint[])
-           WITH ORDINALITY AS i(role, content, run_id, ord)
-RETURNING id, seq, created_at
-"""
+), ins AS (
+    INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, run_id, created_at)
+    SELECT %(sid)s, bumped.last_seq - %(n)s + i.ord, i.role, i.content, i.run_id, now()
+      FROM bumped,
+           unnest(%(roles)s::text[], %(contents)s::jsonb[], %(runs)s::bigint[])
+               WITH ORDINALITY AS i(role, content, run_id, ord)
+    RETURNING id, seq, role, content, run_id, created_at
+), claim AS ({claim_sql(_APPEND_REPLY)})
+SELECT id, seq, created_at FROM ins
+"""  # noqa: S608 - as above; every value is a bound parameter
 
 
 def _append(
-    project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None
+    project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None, claim: Claim | None
 ) -> list[tuple[int, int, dt.datetime]]:
     """The appended rows' (id, seq, created_at), in seq order; none if the append was refused."""
     params = {
@@ -128,9 +144,10 @@ def _append(
         "roles": [item["role"] for item in items],
         "contents": [json.dumps(item.get("content")) for item in items],
         "runs": [item.get("run_id") for item in items],
+        **claim_params(claim),
     }
     with prepared_cursor() as cursor:
-        cursor.execute(_APPEND_SQL, params)
+        execute_claimed(cursor, _APPEND_SQL, params, claim)
         return sorted(cursor.fetchall(), key=lambda row: row[1])
 
 

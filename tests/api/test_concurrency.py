@@ -179,6 +179,25 @@ def test_eight_concurrent_duplicates_write_once(world: World) -> None:
     assert Run.objects.get(pk=world.run.pk).last_event_seq == before + 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_eight_concurrent_duplicate_appends_write_once(world: World) -> None:
+    # The append claims its key in its own statement: the duplicates wait on the first one's key, then
+    # find it done and replay it (no 409 window, as the reservation has).
+    # Guarded by expected_last_seq: the duplicates that wait on the session's row find it moved on by the
+    # first, and must still get its reply, not a seq_conflict.
+    body = {"items": [{"role": "user", "content": {"text": "once"}}], "expected_last_seq": 0}
+    path = f"/api/v1/sessions/{world.session.pk}/items/"
+
+    responses = _in_threads(8, lambda i: ApiClient(None).call(
+        "POST", path, body, HTTP_AUTHORIZATION=world.agent.headers["HTTP_AUTHORIZATION"], HTTP_IDEMPOTENCY_KEY="ap-1"
+    ))
+
+    assert [r.status_code for r in responses] == [201] * 8
+    assert len({r.json()["items"][0]["id"] for r in responses}) == 1
+    assert sum(r.get("Idempotent-Replayed") == "true" for r in responses) == 7
+    assert Session.objects.get(pk=world.session.pk).last_seq == 1
+
+
 # --- leases ----------------------------------------------------------------------------------------
 
 

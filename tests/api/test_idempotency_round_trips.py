@@ -1,8 +1,10 @@
-"""A keyed POST with a bearer token: the token is looked up in the statement that reserves the key.
+"""The round trips of a keyed POST, and the key claimed in the write's own statement.
 
-Three statements for an append (the token and the reservation, the append, the stored reply), and the
-reservation is only ever made for a live token: a revoked or unknown one gets its 401, never a replay
-of a reply stored while it was valid.
+A keyed POST with a bearer token looks its token up in the statement that reserves the key (then the
+view's statement, then the stored reply: three), and only a live token reserves: a revoked or unknown one
+gets its 401, never a replay of a reply stored while it was valid. The append (the hottest write) claims
+its key in its own statement (harness.idempotency.Claim): two round trips, and the write and the stored
+reply commit together or not at all.
 """
 
 from typing import Any
@@ -13,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from harness.models import ApiToken, IdempotentRequest
+from sessions_app.models import SessionItem
 from tests.api.conftest import ApiClient, World
 
 pytestmark = pytest.mark.django_db
@@ -24,18 +27,56 @@ def _items_path(world: World) -> str:
     return f"/api/v1/sessions/{world.session.pk}/items/"
 
 
-def test_a_keyed_append_is_three_statements_and_its_retry_is_replayed(world: World) -> None:
+def _statements(queries: CaptureQueriesContext) -> list[str]:
+    return [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+
+
+def test_a_keyed_write_looks_its_token_up_in_the_reservation_three_statements(world: World) -> None:
     # A token's first use also records last_used_at (at most once a minute): not this request's cost.
+    assert world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-0").status_code == 201
+    body = {"kind": "tool.result", "data": {"n": 1}}
+    with CaptureQueriesContext(connection) as queries:
+        first = world.agent.post(f"/api/v1/runs/{world.running_run.pk}/events/", body, HTTP_IDEMPOTENCY_KEY="e-1")
+    assert first.status_code == 201, first.content
+    statements = _statements(queries)
+    assert len(statements) == 3, statements
+    assert "apitoken" in statements[0] and "INSERT INTO harness_idempotentrequest" in statements[0]
+    assert statements[2].strip().startswith("UPDATE harness_idempotentrequest")
+
+
+def test_a_keyed_append_is_two_statements_and_its_retry_is_replayed(world: World) -> None:
     assert world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-0").status_code == 201
     with CaptureQueriesContext(connection) as queries:
         first = world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-1")
     assert first.status_code == 201, first.content
-    statements = [q["sql"] for q in queries.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
-    assert len(statements) == 3, statements
-    assert "apitoken" in statements[0] and "INSERT INTO harness_idempotentrequest" in statements[0]
+    statements = _statements(queries)
+    assert len(statements) == 2, statements
+    assert "apitoken" in statements[0] and "INSERT INTO harness_idempotentrequest" in statements[1]
     again = world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-1")
     assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
     assert again.json() == first.json()
+    assert SessionItem.objects.filter(session=world.session).count() == 2
+
+
+def test_a_claimed_key_with_another_body_is_422_and_writes_nothing(world: World) -> None:
+    assert world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-4").status_code == 201
+    other = {"items": [{"role": "user", "content": {"text": "something else"}}]}
+    reused = world.agent.post(_items_path(world), other, HTTP_IDEMPOTENCY_KEY="k-4")
+    assert (reused.status_code, reused.json()["code"]) == (422, "idempotency_key_reused")
+    # A key a non-claiming endpoint holds is the same key: refused too, nothing appended.
+    assert world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="k-5").status_code == 201
+    assert world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-5").status_code == 422
+    assert SessionItem.objects.filter(session=world.session).count() == 1
+
+
+def test_a_refused_append_records_nothing_and_its_key_stays_free(world: World) -> None:
+    stale = world.agent.post(_items_path(world), {**ITEMS, "expected_last_seq": 7}, HTTP_IDEMPOTENCY_KEY="k-6")
+    assert (stale.status_code, stale.json()["code"]) == (409, "seq_conflict")
+    assert not IdempotentRequest.objects.filter(key="k-6").exists()
+    fixed = world.agent.post(_items_path(world), {**ITEMS, "expected_last_seq": 0}, HTTP_IDEMPOTENCY_KEY="k-6")
+    assert fixed.status_code == 201, fixed.content
+    record = IdempotentRequest.objects.get(key="k-6")
+    assert (record.state, record.response_status, record.response_body) == ("done", 201, fixed.json())
 
 
 def test_a_revoked_token_gets_401_not_the_reply_it_was_given_while_valid(world: World) -> None:
@@ -52,3 +93,15 @@ def test_an_unknown_token_reserves_nothing(world: World, anonymous: Any) -> None
     answer = stranger.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-3")
     assert answer.status_code == 401
     assert IdempotentRequest.objects.count() == before
+
+
+def test_the_retry_of_a_guarded_append_is_replayed_not_refused(world: World) -> None:
+    # The first append moved last_seq to 1, so the retry's expected_last_seq=0 no longer holds: the answer
+    # is still the first reply, not a seq_conflict.
+    guarded = {**ITEMS, "expected_last_seq": 0}
+    first = world.agent.post(_items_path(world), guarded, HTTP_IDEMPOTENCY_KEY="k-7")
+    retry = world.agent.post(_items_path(world), guarded, HTTP_IDEMPOTENCY_KEY="k-7")
+    assert (first.status_code, retry.status_code) == (201, 201)
+    assert retry["Idempotent-Replayed"] == "true" and retry.json() == first.json()
+    stale = world.agent.post(_items_path(world), guarded, HTTP_IDEMPOTENCY_KEY="k-8")
+    assert (stale.status_code, stale.json()["code"]) == (409, "seq_conflict")
