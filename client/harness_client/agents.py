@@ -26,7 +26,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from agents import Agent, Runner, RunResult, RunResultStreaming, RunState
 from agents.items import ToolApprovalItem, TResponseInputItem
@@ -180,6 +180,12 @@ class HarnessSession:
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         await self.aclose()
+
+
+if TYPE_CHECKING:  # mypy holds HarnessSession to the SDK's Session protocol
+    from agents.memory import Session
+
+    _IS_A_SESSION: type[Session] = HarnessSession
 
 
 def _new_item(item: TResponseInputItem) -> NewItem:
