@@ -10,7 +10,7 @@ the UPDATE's legal sources, so a guard costs no read and no `if` in a service; o
 reads the row, to say why.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -141,6 +141,7 @@ def cas_transition_row(
     extra_filter: Q | None = None,
     updates: Mapping[str, Any] | None = None,
     actor: str | None = None,
+    wrap: Callable[[str, list[Any]], tuple[str, list[Any]]] | None = None,
 ) -> _M:
     """Move one row to `to` if it is in a legal source state and at `expected_version`; the row as written.
 
@@ -154,6 +155,9 @@ def cas_transition_row(
 
     `queryset` is the tenant-scoped manager or queryset, so a row of another project is "missing".
     `extra_filter` adds a condition of this one write (a lease owner, say) that must also hold.
+    `wrap` takes the compiled `UPDATE ... RETURNING` and its parameters and returns the statement to run
+    instead (a CTE that writes more rows with it, say), which must answer the written row as the UPDATE does:
+    what else a transition writes goes in the same round trip.
     """
     sources = machine.sources_of(to, actor)
     filters = Q(pk=pk, status__in=sources)
@@ -164,7 +168,7 @@ def cas_transition_row(
     values: dict[str, Any] = {"status": to, "version": F("version") + 1, **(updates or {})}
     if _has_field(queryset.model, "updated_at") and "updated_at" not in values:
         values["updated_at"] = timezone.now()
-    row = _update_returning(queryset, pk, filters, values)
+    row = _update_returning(queryset, pk, filters, values, wrap)
     if row is not None:
         return row
     current = queryset.filter(pk=pk).values("status", "version").first()
@@ -191,11 +195,14 @@ def cas_transition_row(
     )
 
 
-def _update_returning(queryset: models.QuerySet[_M], pk: Any, filters: Q, values: dict[str, Any]) -> _M | None:
+def _update_returning(
+    queryset: models.QuerySet[_M], pk: Any, filters: Q, values: dict[str, Any],
+    wrap: Callable[[str, list[Any]], tuple[str, list[Any]]] | None = None,
+) -> _M | None:
     """Apply `values` to the one row `filters` selects; that row as written, or None if none matched.
 
     The statement `QuerySet.update()` would run, compiled by Django, with a RETURNING clause for
-    every column.
+    every column (given to `wrap` first, when there is one).
     """
     # chain(klass) returns an instance of klass; django-stubs type its result as the base Query.
     query = cast(UpdateQuery, queryset.filter(filters).query.chain(UpdateQuery))
@@ -205,7 +212,10 @@ def _update_returning(queryset: models.QuerySet[_M], pk: Any, filters: Q, values
         sql, params = query.get_compiler(queryset.db).as_sql()
     except EmptyResultSet:  # a filter no row can match (no legal source state, say): what update() returns 0 for
         return None
-    return fetch_instance(queryset.model, f"{sql} {returning(queryset.model)}", params)
+    statement, arguments = f"{sql} {returning(queryset.model)}", list(params)
+    if wrap is not None:
+        statement, arguments = wrap(statement, arguments)
+    return fetch_instance(queryset.model, statement, arguments)
 
 
 def _has_field(model: type[models.Model], name: str) -> bool:

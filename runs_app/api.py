@@ -431,10 +431,10 @@ class ApprovalDecisionApi(AgentApiView):
                    responses={200: ApprovalOutSerializer})
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(ApprovalDecisionInSerializer, request.data)
-        approval = selectors.approval_get(project_ids=scope(request), approval_id=pk)
-        decided = services.approval_decide(project=approval.project_id, approval_id=pk, actor=Actor.of(request.user),
+        # Looked up among the caller's projects by the decision's own write: no read before it, and the row
+        # it returns (with the reviewer as `decided_by`) is the answer.
+        decided = services.approval_decide(project_ids=scope(request), approval_id=pk, actor=Actor.of(request.user),
                                            **data)
-        decided = selectors.approval_get(project_ids=scope(request), approval_id=decided.pk)
         return Response(ApprovalOutSerializer(decided).data)
 
 

@@ -17,6 +17,7 @@ leaves a state the next resume reads: delivered or consumed effects are never ca
 effect left `dispatched` becomes `unknown` and is retried under the same key (the service dedups).
 """
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -25,6 +26,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models.expressions import RawSQL
 
 from harness.actors import Actor
 from harness.errors import ConflictError
@@ -108,13 +110,35 @@ def _committing(r: Resume) -> Iterator[None]:
         raise
 
 
+def _move_on(r: Resume, started: float) -> None:
+    """The binding transaction's one write of the run: the move `continue` decided, the trace collected
+    so far and (for a run handed back to its agent, where nothing follows) the metrics, in one statement."""
+    if r.move is None:  # nothing to bind (a plain `continue` resume): the trace is flushed at commit
+        return
+    move, r.move = r.move, None
+    updates = dict(move["updates"])
+    if move["hand_back"]:
+        updates["metrics"] = _metrics_merged(r, started, "", settle=True)
+    events, r.events = r.events, []
+    try:
+        r.run = run_transition(project=r.project_id, run_id=r.run_id, to=move["to"], expected_version=None,
+                               lease_owner=r.owner, actor=Actor.for_worker(r.owner), updates=updates, events=events)
+    except BaseException:
+        r.events = events + r.events  # not written: the transaction rolls back with them (worker.pipeline._committing)
+        raise
+    if move["hand_back"]:
+        r.leased = False
+        r.metrics_written = True
+
+
 def _fail(r: Resume, exc: StepFailed) -> None:
-    """Trace the failing step and block the run naming it (inside the caller's transaction)."""
+    """Trace the failing step and block the run naming it, in one statement with the trace (inside the
+    caller's transaction)."""
     if r.run is None:
         return
     trace(r, exc.step, False, exc.reason, **exc.detail)
-    flush(r)
     _block(r, exc.step, exc.reason, exc.detail)
+    flush(r)  # what the block did not write (it could not: someone else holds the run)
     exc.handled = True
 
 
@@ -151,8 +175,7 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
         with _committing(r):
             for name, step in BINDING_STEPS:
                 _run_step(r, name, step)
-            if not r.leased:  # handed back (to its agent): nothing follows, the metrics commit here
-                _metrics(r, started, "", run=r.run, settle=True)
+            _move_on(r, started)
         faults.point("after_commit")
         if r.leased and r.mode == "approval" and not r.approved:
             _finish_rejected(r)
@@ -203,33 +226,53 @@ def _finish_rejected(r: Resume) -> None:
 
 
 def _block(r: Resume, step: str, reason: str, detail: dict[str, Any]) -> None:
+    """Block the run naming the step, the trace collected so far written with it (one statement)."""
+    events, r.events = r.events, []
     try:
         run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.BLOCKED,
             expected_version=None if r.leased else r.run.version, lease_owner=r.owner if r.leased else None,
             blocked_step=step, error={"step": step, "reason": reason, **detail}, actor=Actor.for_worker(r.owner),
-            updates={"lease_owner": "", "lease_expires_at": None} if r.leased else None,
+            updates={"lease_owner": "", "lease_expires_at": None} if r.leased else None, events=events,
         )
         r.leased = False
     except ConflictError as exc:
+        r.events = events + r.events
         log.warning("run %s could not be blocked at %s: %s", r.run_id, step, exc.detail)
 
 
-def _metrics(r: Resume, started: float, failure: str, *, run: Run | None = None, settle: bool = False) -> None:
-    """Record the resume's figures in `Run.metrics`; `run` when the caller holds it current.
-
-    `settle`: the resume finished and handed the run back, so its starts and attempts are settled (the
-    limits count only the ones after: a run that asks for approval many times is never "attempted
-    too often"; worker.state.unsettled)."""
-    usage = ({"tokens_used": run.tokens_used, "cost_used": run.cost_used} if run is not None else
-             Run.objects.filter(pk=r.run_id).values("tokens_used", "cost_used").first())
+def _metrics(r: Resume, started: float, failure: str) -> None:
+    """Record the resume's figures in `Run.metrics` (a statement of its own: the outcomes other than a
+    run handed back, whose figures go with its move, `_metrics_merged`)."""
+    usage = Run.objects.filter(pk=r.run_id).values("tokens_used", "cost_used").first()
     if usage is None:
         return
     steps = NodeExecution.objects.filter(run_id=r.run_id, status=NodeExecution.Status.SUCCEEDED).count()
     run_metrics_merge(project=r.project_id, run_id=r.run_id, metrics={
         "steps": steps, "pipeline_steps": r.steps_ok, "tokens": usage["tokens_used"], "cost": str(usage["cost_used"]),
         "latency_ms": int((time.monotonic() - started) * 1000), "failure_type": failure,
-        **({"settled_starts": int((run.metrics or {}).get("starts") or 0),
-            "settled_attempts": int((run.metrics or {}).get("attempts") or 0)} if settle and run is not None else {}),
     })
     r.metrics_written = True
+
+
+def _metrics_merged(r: Resume, started: float, failure: str, *, settle: bool) -> RawSQL:
+    """The run's metrics with the resume's figures merged in, as an expression of the UPDATE that moves the
+    run on (the node count is counted inside it); usage is the claimed row's (r.run, current under our lease).
+
+    `settle`: the resume finished and hands the run back, so its starts and attempts are settled (the
+    limits count only the ones after: a run that asks for approval many times is never "attempted too
+    often"; worker.state.unsettled)."""
+    run, metrics = r.run, r.run.metrics or {}
+    figures: dict[str, Any] = {
+        "pipeline_steps": r.steps_ok, "tokens": run.tokens_used, "cost": str(run.cost_used),
+        "latency_ms": int((time.monotonic() - started) * 1000), "failure_type": failure,
+    }
+    if settle:
+        figures.update(settled_starts=int(metrics.get("starts") or 0),
+                       settled_attempts=int(metrics.get("attempts") or 0))
+    # A constant statement; the figures are a bound parameter.
+    return RawSQL(_METRICS_MERGED_SQL, (NodeExecution.Status.SUCCEEDED, json.dumps(figures)))  # noqa: S611
+
+
+_METRICS_MERGED_SQL = """metrics || jsonb_build_object('steps', (
+    SELECT count(*) FROM runs_app_nodeexecution n WHERE n.run_id = runs_app_run.id AND n.status = %s)) || %s::jsonb"""

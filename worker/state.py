@@ -62,6 +62,7 @@ class Resume:
     mode: str = ""  # "approval": a decided approval to bind; "continue": drive the remaining nodes
     leased: bool = False
     claimed: bool = False
+    claimed_at: float = 0.0  # time.monotonic() of the claim
     adapter: ToolAdapter | None = None
     effect: ExternalEffect | None = None
     result: Any = None
@@ -73,6 +74,11 @@ class Resume:
     bind_data: dict[str, Any] = field(default_factory=dict)
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # trace not written yet
     metrics_written: bool = False
+    # The run's move that `continue` decided: made by the pipeline as the binding transaction's last
+    # statement, with the trace and the metrics (worker.pipeline._move_on), so the run's row is written once.
+    move: dict[str, Any] | None = None
+    # The pending approval's first decision in the audit log, (action, data), read with the load.
+    decision_audit: tuple[str, Any] | None = None
 
     @property
     def project_id(self) -> int:

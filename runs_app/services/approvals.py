@@ -1,10 +1,12 @@
 """Approval requests: an agent asks, a reviewer decides once, the run's resume is queued."""
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -12,7 +14,7 @@ from harness.audit import audit_record
 from harness.canonical import action_fingerprint
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
-from harness.tenancy import Role, user_has_role
+from harness.tenancy import Role, user_can_see_project, user_has_role
 from harness.transitions import cas_transition_row
 from runs_app.machines import APPROVAL_MACHINE
 from runs_app.models import ApprovalExecutor, ApprovalRequest, ApprovalStatus, Run, RunStatus
@@ -82,38 +84,45 @@ class Decision:
 
 def approval_decide(
     *,
-    project: Project | int,
+    project: Project | int | None = None,
     approval_id: int,
     actor: Actor,
     decision: str,
     reason: str = "",
     edited_arguments: dict[str, Any] | None = None,
     expected_version: int | None = None,
+    project_ids: Sequence[int] | None = None,
 ) -> ApprovalRequest:
     """Record a reviewer's final decision and queue the run's resume.
 
     1. Only a reviewer (a person, not an agent or the worker) who can see the project may decide;
-       never the one who asked.
+       never the one who asked. The approval is looked up in `project`, or, for a door that has the
+       caller's scope already (the API), among `project_ids`, the projects the caller can see.
     2. Rejection needs a reason. Edit-and-approve records the edited arguments and their new
        fingerprint; plain approval records the requested action's fingerprint.
-    3. One conditional UPDATE from pending: of two reviewers deciding at once, one stands and the
-       other gets a conflict that names who decided.
+    3. One conditional UPDATE from pending, which also holds the checks that need the row (not the
+       asker's own request, not expired), so a decision reads nothing first (an edit reads the tool its
+       fingerprint covers); only a refused write reads the row, to say why. Of two reviewers deciding at
+       once, one stands and the other gets a conflict that names who decided.
     4. Audit the decision and enqueue the resume after commit (a rejection resumes the run too).
-    """
-    from harness.tenancy import user_can_see_project
 
-    project_id = project if isinstance(project, int) else project.pk
-    approvals = ApprovalRequest.objects.filter(project_id=project_id)
+    The decision is three statements (the write, the audit entry, the run's event), plus, once per
+    request's user, the reads of its groups and projects (harness.tenancy).
+    """
     user = actor.user
     if user is None:  # an agent token or the worker
         raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
-    approval = approvals.filter(pk=approval_id).first()
-    if approval is None or not user_can_see_project(user, project_id):
-        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    if project_ids is None:
+        if project is None:
+            raise ValueError("approval_decide needs the project or the caller's project_ids")
+        project_id = project if isinstance(project, int) else project.pk
+        if not user_can_see_project(user, project_id):
+            raise NotFoundError(f"Approval {approval_id} does not exist.")
+        approvals = ApprovalRequest.objects.filter(project_id=project_id)
+    else:
+        approvals = ApprovalRequest.objects.for_projects(project_ids)
     if not user_has_role(user, Role.REVIEWER):
         raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
-    if approval.requested_by == actor.label:
-        raise Forbidden("Nobody approves their own request.", code="self_approval")
     if decision not in (Decision.APPROVE, Decision.REJECT):
         raise ValidationFailed("decision is 'approve' or 'reject'.", code="invalid")
     now = timezone.now()
@@ -124,27 +133,27 @@ def approval_decide(
         to = ApprovalStatus.REJECTED
     else:
         to = ApprovalStatus.APPROVED
-        arguments = approval.arguments if edited_arguments is None else edited_arguments
-        updates["approved_arguments"] = arguments
-        updates["approved_fingerprint"] = action_fingerprint(approval.tool, arguments)
-    if approval.expires_at and approval.expires_at <= now and approval.status == ApprovalStatus.PENDING:
-        raise ConflictError("This approval has expired.", code="approval_expired", current_status="pending")
+        if edited_arguments is None:  # the requested action, exactly: its arguments and fingerprint
+            updates["approved_arguments"] = F("arguments")
+            updates["approved_fingerprint"] = F("action_fingerprint")
+        else:
+            tool = approvals.filter(pk=approval_id).values_list("tool", flat=True).first()
+            if tool is None:
+                raise NotFoundError(f"Approval {approval_id} does not exist.")
+            updates["approved_arguments"] = edited_arguments
+            updates["approved_fingerprint"] = action_fingerprint(tool, edited_arguments)
+    decidable = ~Q(requested_by=actor.label) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
     with transaction.atomic():
         try:
             approval = cas_transition_row(
                 approvals, pk=approval_id, machine=APPROVAL_MACHINE, to=to,
-                expected_version=expected_version, updates=updates,
+                expected_version=expected_version, extra_filter=decidable, updates=updates,
             )
-        except ConflictError as exc:
-            current = approvals.select_related("decided_by").get(pk=approval_id)
-            if current.decided_by is not None:
-                exc.extra["decided_by"] = current.decided_by.get_username()
-                exc.extra["decided_at"] = current.decided_at.isoformat() if current.decided_at else None
-                exc.detail = f"Already {current.status} by {current.decided_by.get_username()}."
-                exc.code = "already_decided"
-            raise
+        except (ConflictError, NotFoundError) as exc:
+            raise _refusal(approvals, approval_id, actor, now, exc) from None
+        approval.decided_by = user
         audit_record(
-            project=project_id, actor=actor, action=f"approval.{to}", target=approval,
+            project=approval.project_id, actor=actor, action=f"approval.{to}", target=approval,
             data={
                 "reason": approval.decision_reason,
                 "requested_fingerprint": approval.action_fingerprint,
@@ -153,11 +162,31 @@ def approval_decide(
             },
         )
         run_event_append(
-            project=project_id, run_id=approval.run_id, kind=f"approval.{to}",
+            project=approval.project_id, run_id=approval.run_id, kind=f"approval.{to}",
             data={"approval": approval.pk, "by": user.get_username(), "fingerprint": approval.approved_fingerprint},
         )
         _enqueue_resume(approval.run_id)
         return approval
+
+
+def _refusal(
+    approvals: QuerySet[ApprovalRequest], approval_id: int, actor: Actor, now: dt.datetime,
+    exc: ConflictError | NotFoundError,
+) -> Exception:
+    """Why a decision's write was refused, read after it: in the order the checks were always made."""
+    current = approvals.select_related("decided_by").filter(pk=approval_id).first()
+    if current is None:
+        return NotFoundError(f"Approval {approval_id} does not exist.")
+    if current.requested_by == actor.label:
+        return Forbidden("Nobody approves their own request.", code="self_approval")
+    if current.status == ApprovalStatus.PENDING and current.expires_at and current.expires_at <= now:
+        return ConflictError("This approval has expired.", code="approval_expired", current_status="pending")
+    if isinstance(exc, ConflictError) and current.decided_by is not None:
+        exc.extra["decided_by"] = current.decided_by.get_username()
+        exc.extra["decided_at"] = current.decided_at.isoformat() if current.decided_at else None
+        exc.detail = f"Already {current.status} by {current.decided_by.get_username()}."
+        exc.code = "already_decided"
+    return exc
 
 
 def approval_expire_due(*, now: dt.datetime | None = None) -> list[int]:

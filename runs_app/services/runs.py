@@ -6,6 +6,7 @@ Every status change goes through `harness.transitions.cas_transition` with the m
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -80,6 +81,7 @@ def run_transition(
     blocked_step: str = "",
     actor: Actor | None = None,
     updates: dict[str, Any] | None = None,
+    events: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> Run:
     """Move a run through RUN_MACHINE with a compare-and-set on its version.
 
@@ -87,7 +89,8 @@ def run_transition(
        sources RUN_MACHINE opens to the caller: its worker-only edge (waiting_approval -> running)
        only for the worker (an `actor` of kind worker). A terminal or waiting state releases the
        lease in the same UPDATE.
-    2. Append a `status.<to>` event in the same transaction.
+    2. In the same statement, append `events` (the caller's, in order) and then a `status.<to>` event,
+       with the next gap-free seqs: the run's row is written once.
     """
     fields: dict[str, Any] = dict(updates or {})
     if error is not None:
@@ -103,34 +106,39 @@ def run_transition(
     lease_guard = None
     if lease_owner is not None:
         lease_guard = Q(lease_owner=lease_owner, lease_expires_at__gt=timezone.now())
-    # No savepoint: a refused compare-and-set wrote nothing, so its error leaves the block
-    # clean (raised after it) and a caller's transaction goes on; inside one, this saves two round trips.
-    refused: ConflictError | NotFoundError | None = None
-    with transaction.atomic(savepoint=False):
-        try:
-            run = cas_transition_row(
-                _runs(project),
-                pk=run_id,
-                machine=RUN_MACHINE,
-                to=to,
-                expected_version=expected_version,
-                extra_filter=lease_guard,
-                updates=fields,
-                actor=actor.kind if actor is not None else None,
-            )
-        except (ConflictError, NotFoundError) as exc:
-            refused = exc
-        else:
-            data: dict[str, Any] = {}
-            if error:
-                data["error"] = error
-            if to == RunStatus.BLOCKED:
-                data["step"] = fields["blocked_step"]
-            event = run_event_append(project=project, run_id=run_id, kind=f"status.{to}", data=data)
-            run.last_event_seq = event.seq  # the event bumped it after the transition's RETURNING
-    if refused is not None:
-        raise refused
-    return run
+    data: dict[str, Any] = {}
+    if error:
+        data["error"] = error
+    if to == RunStatus.BLOCKED:
+        data["step"] = fields["blocked_step"]
+    appended = [*(events or []), (f"status.{to}", data)]
+    if any(not kind or len(kind) > 64 for kind, _ in appended):
+        raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
+    fields["last_event_seq"] = F("last_event_seq") + len(appended)
+    # One statement, atomic by itself: a refused compare-and-set wrote nothing (no event either), so a
+    # caller's transaction goes on, and outside one no BEGIN/COMMIT round trips are needed.
+    return cas_transition_row(
+        _runs(project), pk=run_id, machine=RUN_MACHINE, to=to, expected_version=expected_version,
+        extra_filter=lease_guard, updates=fields, actor=actor.kind if actor is not None else None,
+        wrap=_with_events(appended),
+    )
+
+
+def _with_events(events: list[tuple[str, dict[str, Any]]]) -> Callable[[str, list[Any]], tuple[str, list[Any]]]:
+    """Wrap a run's `UPDATE ... RETURNING` (which moved `last_event_seq` on by len(events)) in a statement that
+    also inserts the events with the seqs it reserved, and answers the run's row."""
+    def wrap(update: str, params: list[Any]) -> tuple[str, list[Any]]:
+        # `update` is the statement Django compiled, its values bound in `params`: nothing is interpolated.
+        return (f"WITH t AS ({update}), e AS ({_TRANSITION_EVENTS_SQL}) SELECT * FROM t",  # noqa: S608
+                [*params, len(events), [kind for kind, _ in events], [json.dumps(d or {}) for _, d in events]])
+    return wrap
+
+
+_TRANSITION_EVENTS_SQL = """
+    INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
+    SELECT t.id, t.last_event_seq - %s + e.ord, e.kind, e.data::jsonb, now()
+      FROM t, unnest(%s::text[], %s::text[]) WITH ORDINALITY AS e(kind, data, ord)
+"""
 
 
 def run_claim(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:

@@ -7,7 +7,6 @@ from django.utils import timezone
 
 from harness.canonical import action_fingerprint
 from harness.errors import ConflictError
-from harness.models import AuditEntry
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -16,9 +15,6 @@ from runs_app.services import approval_expire
 from worker.state import Resume, StepFailed, Stop
 
 log = logging.getLogger(__name__)
-
-
-DECISION_AUDIT_ACTIONS = (f"approval.{ApprovalStatus.APPROVED}", f"approval.{ApprovalStatus.REJECTED}")
 
 
 def run(r: Resume) -> dict[str, Any]:
@@ -53,23 +49,21 @@ def run(r: Resume) -> dict[str, Any]:
             raise StepFailed("the approved action changed after approval (fingerprint mismatch)",
                              approval=approval.pk, approved_fingerprint=approval.approved_fingerprint,
                              actual_fingerprint=actual)
-    _check_against_audit(approval)
+    _check_against_audit(approval, r.decision_audit)
     return {"approval": approval.pk, "decision": approval.status, "fingerprint": approval.approved_fingerprint,
             "executor": approval.executor}
 
 
-def _check_against_audit(approval: ApprovalRequest) -> None:
+def _check_against_audit(approval: ApprovalRequest, recorded: tuple[str, Any] | None) -> None:
     """The row must say what the reviewer's decision recorded in the append-only audit log.
 
     A direct UPDATE can rewrite the approval row so that it agrees with itself (approved arguments
     with their own fingerprint, or a rejection turned into an approval); it cannot rewrite the
     audit entry written in the decision's transaction.
+
+    recorded: the approval's first decision entry (action, data), read by the load (worker.loading), which
+    reads the entry with the row it checks, in one statement.
     """
-    recorded = (
-        AuditEntry.objects.filter(project_id=approval.project_id, target_type="approvalrequest",
-                                  target_id=str(approval.pk), action__in=DECISION_AUDIT_ACTIONS)
-        .order_by("id").values_list("action", "data").first()
-    )
     if approval.status == ApprovalStatus.EXPIRED:  # nobody decided: the audit log must say so too
         if recorded is not None:
             raise StepFailed(f"the approval says expired, the audit log records {recorded[0]}", approval=approval.pk)

@@ -1,6 +1,7 @@
 """Step `authority_lease`: the records agree on who they belong to; take the lease (one owner)."""
 
 import logging
+import time
 from typing import Any
 
 from django.conf import settings
@@ -39,4 +40,5 @@ def run(r: Resume) -> dict[str, Any]:
         trace(r, "authority_lease", False, exc.code, lease_owner=exc.extra.get("lease_owner", ""))
         raise Stop(f"the run is owned: {exc.detail}") from None
     r.leased = r.claimed = True
+    r.claimed_at = time.monotonic()
     return {"lease_expires_at": r.run.lease_expires_at.isoformat() if r.run.lease_expires_at else None}

@@ -5,6 +5,7 @@ transaction open, then `deliver` in a transaction of its own; `run` does all thr
 """
 
 import logging
+import time
 from typing import Any
 
 from django.conf import settings
@@ -90,10 +91,12 @@ def dispatch(r: Resume) -> dict[str, Any] | None:
         if effect.attempts >= settings.HARNESS_EFFECT_MAX_ATTEMPTS:
             raise StepFailed(f"the tool call's outcome is still unknown after {effect.attempts} attempts",
                              effect=effect.pk)
-    try:
-        run_heartbeat(project=r.project_id, run_id=r.run_id, owner=r.owner, lease_seconds=r.lease_seconds)
-    except ConflictError:
-        raise Stop("the lease was lost before the call") from None
+    if time.monotonic() - r.claimed_at > r.lease_seconds / 3:
+        # The claim (this transaction's, holding the row) is not fresh any more: renew it before the call.
+        try:
+            run_heartbeat(project=r.project_id, run_id=r.run_id, owner=r.owner, lease_seconds=r.lease_seconds)
+        except ConflictError:
+            raise Stop("the lease was lost before the call") from None
     r.dispatched = effect_dispatch(project=r.project_id, effect_id=effect.pk)
     r.bind_data = {"effect": effect.pk, "executed": True, "reconciled": reconciled}
     return None

@@ -3,7 +3,6 @@
 import logging
 from typing import Any
 
-from harness.actors import Actor
 from runs_app.models import (
     RunStatus,
 )
@@ -11,7 +10,6 @@ from runs_app.services import (
     effect_deliver,
     node_execution_finish,
     node_execution_start,
-    run_transition,
 )
 from worker.progress import task_complete_node
 from worker.state import Resume, StepFailed
@@ -27,6 +25,7 @@ def run(r: Resume) -> dict[str, Any]:
        run stays `running` under our lease for `drive_nodes`.
     3. An agent-driven run (or an approval whose tool the agent runs itself): back to `running` with
        `bound_result` set and the lease released, for the agent to claim.
+    The run's move is left in `r.move`: the pipeline makes it as the binding transaction's last statement.
     """
     if r.mode != "approval":
         return {"cursor": r.run.cursor, "mode": r.mode}
@@ -56,8 +55,8 @@ def run(r: Resume) -> dict[str, Any]:
             node_execution_finish(execution=execution, ok=False, error=f"rejected: {approval.decision_reason}")
     else:
         updates.update(lease_owner="", lease_expires_at=None)
-        r.leased = False
-    r.run = run_transition(project=r.project_id, run_id=r.run_id, to=RunStatus.RUNNING, expected_version=None,
-                           lease_owner=r.owner, actor=Actor.for_worker(r.owner), updates=updates)
+    # The move itself is the binding transaction's last statement (worker.pipeline._move_on), with the
+    # trace: the checkpoint after this is still written under our lease.
+    r.move = {"to": RunStatus.RUNNING, "updates": updates, "hand_back": not r.worker_driven}
     return {"decision": r.bound["decision"], "receipt": r.bound.get("receipt", ""), "node": gate,
             "driven_by": "worker" if r.worker_driven else "agent"}

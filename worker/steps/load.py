@@ -8,7 +8,6 @@ from django.utils import timezone
 
 from runs_app.models import (
     ApprovalStatus,
-    Run,
     RunStatus,
 )
 from runs_app.services import (
@@ -17,6 +16,7 @@ from runs_app.services import (
 from worker import faults
 from worker.handlers import is_worker_plan
 from worker.lease import WORKER_OWNER_PREFIX
+from worker.loading import load_run
 from worker.state import Resume, StepFailed, Stop, unsettled
 
 log = logging.getLogger(__name__)
@@ -48,10 +48,10 @@ def run(r: Resume) -> dict[str, Any]:
     if not r.start_counted:  # the orchestrator counts it before its transaction, so that it commits first
         count_start(r)
     faults.point("load")
-    run = Run.objects.select_related(
-        "task", "last_checkpoint", "pending_approval__decided_by", "session").filter(pk=r.run_id).first()
-    if run is None:
+    loaded = load_run(r.run_id)  # one statement, with the approval's decision in the audit log
+    if loaded is None:
         raise Stop(f"run {r.run_id} does not exist")
+    run, r.decision_audit = loaded
     r.run, r.task, r.approval = run, run.task, run.pending_approval
     if run.status == RunStatus.WAITING_APPROVAL:
         approval = run.pending_approval
