@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from harness.actors import Actor
 from harness.api_base import AgentApiView, agent_project, scope
 from harness.errors import ValidationFailed
+from harness.idempotency import KeyTaken, claim_of
 from runs_app.services import threads
 
 _JSON = "application/json"
@@ -74,6 +75,7 @@ _ID = OpenApiParameter("checkpoint_id", str)
 
 
 class ThreadCheckpointsApi(AgentApiView):
+    claims_idempotency_key = True  # the put records its reply under the key itself (harness.idempotency)
     @extend_schema(
         tags=["threads"], operation_id="threads_checkpoints_list", responses={200: _TUPLE_LIST},
         parameters=[
@@ -113,13 +115,16 @@ class ThreadCheckpointsApi(AgentApiView):
                                "id and content again answers 200, other content 409 checkpoint_exists.")
     def post(self, request: Request) -> HttpResponse:
         data = _body(request)
-        stored = threads.thread_checkpoint_put(
-            project=agent_project(request), thread_id=data.get("thread_id", ""),
-            checkpoint_ns=data.get("checkpoint_ns", ""), checkpoint_id=data.get("checkpoint_id", ""),
-            parent_checkpoint_id=data.get("parent_checkpoint_id"), checkpoint=data.get("checkpoint"),
-            channel_values=data.get("channel_values"), metadata=data.get("metadata", {}),
-            lease_owner=data.get("lease_owner"),
-        )
+        try:
+            stored = threads.thread_checkpoint_put(
+                project=agent_project(request), thread_id=data.get("thread_id", ""),
+                checkpoint_ns=data.get("checkpoint_ns", ""), checkpoint_id=data.get("checkpoint_id", ""),
+                parent_checkpoint_id=data.get("parent_checkpoint_id"), checkpoint=data.get("checkpoint"),
+                channel_values=data.get("channel_values"), metadata=data.get("metadata", {}),
+                lease_owner=data.get("lease_owner"), claim=claim_of(request),
+            )
+        except KeyTaken as taken:
+            return taken.claim.answer_repeat()
         body = {"id": stored.id, "run": stored.run_id, "thread_id": data["thread_id"],
                 "checkpoint_ns": data.get("checkpoint_ns", ""), "checkpoint_id": data["checkpoint_id"],
                 "content_hash": stored.content_hash}
@@ -141,6 +146,7 @@ class ThreadCheckpointApi(AgentApiView):
 
 
 class ThreadWritesApi(AgentApiView):
+    claims_idempotency_key = True  # the writes record their reply under the key themselves
     @extend_schema(tags=["threads"], operation_id="threads_writes_put", request=_WRITES_IN,
                    responses={201: inline_serializer("ThreadWritesStored", {"written": serializers.IntegerField()})},
                    description="Store a task's pending writes for a checkpoint (which may not be stored yet).")
@@ -152,12 +158,15 @@ class ThreadWritesApi(AgentApiView):
             for row in rows
         ):
             raise ValidationFailed("`writes` must be a list of [idx, channel, value].", code="invalid_writes")
-        written = threads.thread_writes_put(
-            project=agent_project(request), thread_id=data.get("thread_id", ""),
-            checkpoint_ns=data.get("checkpoint_ns", ""), checkpoint_id=data.get("checkpoint_id", ""),
-            task_id=data.get("task_id", ""), task_path=data.get("task_path", ""),
-            writes=[(row[0], row[1], row[2]) for row in rows],
-        )
+        try:
+            written = threads.thread_writes_put(
+                project=agent_project(request), thread_id=data.get("thread_id", ""),
+                checkpoint_ns=data.get("checkpoint_ns", ""), checkpoint_id=data.get("checkpoint_id", ""),
+                task_id=data.get("task_id", ""), task_path=data.get("task_path", ""),
+                writes=[(row[0], row[1], row[2]) for row in rows], claim=claim_of(request),
+            )
+        except KeyTaken as taken:
+            return taken.claim.answer_repeat()
         return _json_response({"written": written}, 201)
 
 

@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 from harness.canonical import digest
 from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from runs_app.models import ApprovalRequest, Checkpoint, Run, Task
 from runs_app.services.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
@@ -195,6 +196,13 @@ def _checkpoint_insert(
 
 # --- a LangGraph thread's checkpoint (runs_app.services.threads) ---------------------------------------
 
+# The API's reply to a stored thread checkpoint (runs_app.api_threads), recorded under a claimed
+# Idempotency-Key by the statement that writes it (harness.idempotency.claim_sql); NULL when nothing was written.
+_EXTERNAL_REPLY = """
+SELECT jsonb_build_object('id', ins.id, 'run', (SELECT id FROM run), 'thread_id', %(thread)s::text,
+                          'checkpoint_ns', %(ns)s::text, 'checkpoint_id', %(external_id)s::text,
+                          'content_hash', ins.content_hash)
+  FROM ins"""
 _EXTERNAL_CHECKPOINT_SQL = """
 -- One statement, as _CHECKPOINT_SQL: the thread's run (found by its ref) is locked and its lease checked
 -- when an owner is named; the parent is found by its LangGraph id in the same run and namespace; the
@@ -233,10 +241,10 @@ WITH run AS (
     UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
      WHERE id = (SELECT task_id FROM run) AND %(ns)s::text = '' AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
-)
+), claim AS (""" + claim_sql(_EXTERNAL_REPLY) + """)
 SELECT run.id, run.leased, ins.id, ins.created_at, ins.content_hash
   FROM (SELECT 1) one LEFT JOIN run ON true LEFT JOIN ins ON true
-"""
+"""  # noqa: S608 - the text put in is harness.idempotency's and this module's; every value is a bound parameter
 
 
 class ExternalWrite(NamedTuple):
@@ -252,16 +260,17 @@ class ExternalWrite(NamedTuple):
 def checkpoint_write_external(
     *, project_id: int, thread: str, ns: str, external_id: str, parent_external_id: str, label: str,
     cursor: dict[str, Any], state: dict[str, Any], metadata: dict[str, Any], body_digest: str,
-    run_cursor: dict[str, Any], lease_owner: str | None = None,
+    run_cursor: dict[str, Any], lease_owner: str | None = None, claim: Claim | None = None,
 ) -> ExternalWrite:
-    """Write one LangGraph checkpoint of the run whose ref is `thread`, in one fenced statement."""
+    """Write one LangGraph checkpoint of the run whose ref is `thread`, in one fenced statement; with a `claim`
+    (the API's Idempotency-Key) the same statement records the reply under the key, or raises KeyTaken."""
     params: dict[str, Any] = {
         "project": project_id, "thread": thread, "ns": ns, "external_id": external_id,
         "parent_ext": parent_external_id, "label": label, "cursor": json.dumps(cursor), "state": json.dumps(state),
         "metadata": json.dumps(metadata), "digest": body_digest, "run_cursor": json.dumps(run_cursor),
-        "owner": lease_owner,
+        "owner": lease_owner, **claim_params(claim),
     }
     with prepared_cursor() as cur:
-        cur.execute(_EXTERNAL_CHECKPOINT_SQL, params)
+        execute_claimed(cur, _EXTERNAL_CHECKPOINT_SQL, params, claim)
         run_id, leased, pk, created_at, content_hash = cur.fetchone()
     return ExternalWrite(run_id, bool(leased), pk, created_at, content_hash)

@@ -41,6 +41,7 @@ from harness.audit import audit_record
 from harness.canonical import digest
 from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from runs_app.models import Checkpoint, Run, RunStatus
 from runs_app.services.checkpoints import ExternalWrite, checkpoint_write_external
@@ -108,7 +109,7 @@ def _thread_run(project_id: int, thread_id: str) -> Run | None:
 
 def thread_checkpoint_put(
     *, project: Project, thread_id: str, checkpoint_ns: str, checkpoint_id: str, parent_checkpoint_id: str | None,
-    checkpoint: Any, channel_values: Any, metadata: Any, lease_owner: str | None = None,
+    checkpoint: Any, channel_values: Any, metadata: Any, lease_owner: str | None = None, claim: Claim | None = None,
 ) -> ThreadCheckpoint:
     """Store one LangGraph checkpoint of a thread (see the module's docstring for the mapping).
 
@@ -133,7 +134,7 @@ def thread_checkpoint_put(
             project_id=project.pk, thread=thread_id, ns=ns, external_id=external_id, parent_external_id=parent,
             label=label, cursor=cursor, state=state, metadata=metadata, body_digest=body_digest,
             run_cursor=run_cursor if isinstance(step, int | None) else {**run_cursor, "step": None},
-            lease_owner=lease_owner,
+            lease_owner=lease_owner, claim=claim,
         )
 
     written = write()
@@ -141,6 +142,9 @@ def thread_checkpoint_put(
         thread_ensure(project=project, thread_id=thread_id)
         written = write()
     run_id = written.run_id
+    if written.checkpoint_id is None and claim is not None and claim.taken():
+        # A retry of a put that was done (its reply lost): the first reply, not what the retry finds now.
+        raise KeyTaken(claim)
     if run_id is None:
         raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
     if not written.leased:
@@ -163,6 +167,8 @@ def _already_stored(run_id: int, ns: str, external_id: str, body: dict[str, Any]
     return ThreadCheckpoint(stored["pk"], run_id, stored["content_hash"], False)
 
 
+# The API's reply (runs_app.api_threads), recorded under a claimed Idempotency-Key; NULL with no thread.
+_WRITES_REPLY = "SELECT jsonb_build_object('written', count(*)) FROM ins HAVING EXISTS (SELECT 1 FROM run)"
 _WRITES_SQL = """
 WITH run AS (
     SELECT id FROM runs_app_run WHERE project_id = %(project)s AND ref = %(thread)s::text AND ref <> ''
@@ -175,14 +181,14 @@ WITH run AS (
         ON CONFLICT (run_id, ns, checkpoint_external_id, task_id, idx)
         DO UPDATE SET channel = EXCLUDED.channel, value = EXCLUDED.value WHERE %(replace)s::boolean
     RETURNING 1
-)
+), claim AS (""" + claim_sql(_WRITES_REPLY) + """)
 SELECT (SELECT id FROM run), (SELECT count(*) FROM ins)
-"""
+"""  # noqa: S608 - the text put in is harness.idempotency's and this module's; every value is a bound parameter
 
 
 def thread_writes_put(
     *, project: Project, thread_id: str, checkpoint_ns: str, checkpoint_id: str, task_id: str, task_path: str,
-    writes: Sequence[tuple[int, str, Any]],
+    writes: Sequence[tuple[int, str, Any]], claim: Claim | None = None,
 ) -> int:
     """Store a task's pending writes `(idx, channel, value)` for a thread's checkpoint; how many were written.
 
@@ -200,15 +206,15 @@ def thread_writes_put(
         if replace or idx not in by_idx:  # one statement may not touch a row twice: the last (or first) wins
             by_idx[idx] = (_text(channel, "channel", allow_empty=False), value)
     if not by_idx:
-        return 0
+        raise ValidationFailed("`writes` is empty.", code="invalid_writes")
     params: dict[str, Any] = {
         "project": project.pk, "thread": thread_id, "ns": ns, "checkpoint": checkpoint_id, "task": task_id,
         "path": task_path, "idxs": list(by_idx), "channels": [c for c, _ in by_idx.values()],
-        "values": [json.dumps(v) for _, v in by_idx.values()], "replace": replace,
+        "values": [json.dumps(v) for _, v in by_idx.values()], "replace": replace, **claim_params(claim),
     }
     for _attempt in (1, 2):
         with prepared_cursor() as cur:
-            cur.execute(_WRITES_SQL, params)
+            execute_claimed(cur, _WRITES_SQL, params, claim)
             run_id, count = cur.fetchone()
         if run_id is not None:
             return int(count)

@@ -78,6 +78,14 @@ def test_the_example_waits_for_the_reviewer_and_resumes_with_the_decision(
     out, _ = again.communicate(timeout=60)
     assert "finished already" in out and ApprovalRequest.objects.filter(run=run).count() == 1
 
+    # The resume worker checkpointed the run too (its parent: the thread's checkpoint at the interrupt); deleting
+    # the thread takes that one with the thread's, and leaves the run with its approval.
+    worker_checkpoints = Checkpoint.objects.filter(run=run, external_id="")
+    assert worker_checkpoints.exists() and all(c.parent.external_id for c in worker_checkpoints)
+    deleted = hc.delete_thread("chapter-3")
+    assert deleted.checkpoints >= 6 and not Checkpoint.objects.filter(run=run).exists()
+    assert ApprovalRequest.objects.filter(run=run).count() == 1
+
 
 def test_a_rejection_resumes_the_graph_too(live: Live, workers: Workers) -> None:  # noqa: F811
     workers.start("w")

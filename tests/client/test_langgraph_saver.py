@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from harness.models import AuditEntry
 from runs_app.models import Checkpoint, CheckpointWrite, Run
 from tests import factories
-from tests.client.conftest import FAST_RETRY, Live, run_async
+from tests.client.conftest import FAST_RETRY, Live, Recorder, posts_to, run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -236,3 +236,34 @@ def test_checkpoints_are_immutable_and_bad_input_is_refused(live: Live, hc: Harn
         with pytest.raises(Exception) as refused:  # noqa: PT011 - the client's PermissionDenied
             reviewer.put_thread_checkpoint(**{**body, "checkpoint_id": "c3"})
         assert getattr(refused.value, "status", None) == 403
+
+
+def test_lost_replies_of_a_put_and_its_writes_are_replayed_not_applied_twice(live: Live) -> None:
+    """The put and the writes record their reply under the Idempotency-Key in the statement that writes them;
+    a retry after a lost reply gets that reply (and the same key with another body gets 422)."""
+    recorder = Recorder(lose=posts_to("/threads/checkpoints/"))
+    config: Any = {"configurable": {"thread_id": "lossy", "checkpoint_ns": ""}}
+    checkpoint: Any = {"v": 4, "id": "c1", "ts": "t", "channel_values": {"a": [1]}, "channel_versions": {"a": "1"},
+                       "versions_seen": {}, "updated_channels": ["a"]}
+    with live.client(transport=recorder) as flaky:
+        saver = HarnessSaver(client=flaky)
+        stored = saver.put(config, checkpoint, {"step": 0}, {"a": "1"})
+        recorder.lose, recorder.lost = posts_to("/threads/writes/"), False
+        saver.put_writes(stored, [("a", [2]), ("__interrupt__", "stop")], "task-1")
+        newest = saver.get_tuple(config)
+    run = Run.objects.get(project=live.project, ref="lossy")
+    assert Checkpoint.objects.filter(run=run).count() == 1
+    assert CheckpointWrite.objects.filter(run=run).count() == 2
+    # In LangGraph's order (task path, task id, idx): the interrupt's idx is -3.
+    assert newest is not None and newest.pending_writes == [("task-1", "__interrupt__", "stop"), ("task-1", "a", [2])]
+    replays = [r for _, r in recorder.exchanges if r is not None and r.headers.get("Idempotent-Replayed")]
+    assert [r.status_code for r in replays] == [201, 201]
+    first, second = (request for request, response in recorder.exchanges if response is None)
+    assert replays[0].json()["checkpoint_id"] == "c1" and replays[1].json() == {"written": 2}
+    # The same key with another body is refused; nothing is written.
+    http = live.client()._http
+    changed = http.post("threads/checkpoints/", content=first.content.replace(b'"c1"', b'"c2"'),
+                        headers={"Idempotency-Key": first.headers["Idempotency-Key"],
+                                 "Content-Type": "application/json"})
+    assert changed.status_code == 422 and Checkpoint.objects.filter(run=run).count() == 1
+    assert second.headers["Idempotency-Key"] != first.headers["Idempotency-Key"]

@@ -1,0 +1,202 @@
+"""Scenario A: the LangGraph checkpointer as its users run it, `HarnessSaver` over HTTP, against LangGraph's
+`PostgresSaver` in-process (issue 15, "Speed").
+
+Black-box: a real server process (granian's WSGI workers when bench/procs.py has them, else gunicorn's sync
+workers; 2, one per core), a real agent token, the client package's `HarnessSaver` (httpx, an
+Idempotency-Key on every POST) in each client process; PostgresSaver on its documented connection, on the same
+PostgreSQL. ~1 KB of channel values on both sides. Each pair takes turns (`measure_turns`); both sides' tables
+are analyzed after they are filled.
+
+    A1 put (a chain)          HarnessSaver.put        vs PostgresSaver.put
+    A2 get_tuple (newest)     HarnessSaver.get_tuple  vs PostgresSaver.get_tuple
+    A3 list of 1,000          HarnessSaver.list       vs PostgresSaver.list (jit=off, and stock)
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+import psycopg
+from psycopg.rows import DictRow, dict_row
+
+from bench import procs
+from bench.core import Measure, Settings, Subject, measure_turns
+from bench.scenarios_http import agent_token
+from bench.scenarios_store import _lg_tables, _project, pg_url
+
+TEXT_1K = ("The keeper climbs the stair at dusk; the lamp is cold and the storm is late. " * 13)[:1000]
+VALUES_1K = {"notes": TEXT_1K, "completed": ["outline", "draft"]}
+
+
+def _start_server() -> procs.Server:
+    granian = getattr(procs, "start_granian", None)  # the headline's server, where bench/procs.py has it
+    if granian is not None:
+        server: procs.Server = granian(workers=2, name="bench-adapters")
+        return server
+    return procs.start_gunicorn(workers=2, name="bench-adapters")
+
+
+def _lg_connection(*, jit: bool) -> psycopg.Connection[DictRow]:
+    """LangGraph's documented connection for PostgresSaver; with jit=False, `SET jit = off` on it."""
+    if jit:
+        return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row,
+                           options="-c jit=off")
+
+
+def _checkpoint(n: int, previous: Any) -> tuple[Any, dict[str, Any]]:
+    """A checkpoint as a graph loop writes it (two channels; `notes` changes every step) and its new versions."""
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.base.id import uuid6
+
+    cp: dict[str, Any] = dict(empty_checkpoint())
+    cp["id"] = str(uuid6(clock_seq=n))
+    cp["channel_values"] = {"notes": f"{n} {TEXT_1K}", "completed": VALUES_1K["completed"]}
+    versions = dict((previous or {}).get("channel_versions", {}))
+    new_versions = {"notes": f"{n:032}.0"}
+    if "completed" not in versions:
+        new_versions["completed"] = f"{n:032}.0"
+    cp["channel_versions"] = {**versions, **new_versions}
+    return cp, new_versions
+
+
+def _saver(port: int, token: str) -> Any:
+    from harness_client import HarnessClient
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
+    from harness_client.langgraph import HarnessSaver
+
+    return HarnessSaver(client=HarnessClient(f"http://127.0.0.1:{port}", token))
+
+
+def _chain_subjects(port: int, token: str, threads: list[str]) -> tuple[Subject, Subject, Subject, Subject]:
+    """put (each client continues its own thread's chain) and get_tuple (its newest), for both savers."""
+
+    def ours_setup(i: int) -> dict[str, Any]:
+        saver = _saver(port, token)
+        config: Any = {"configurable": {"thread_id": f"ours-{threads[i]}", "checkpoint_ns": ""}}
+        latest = saver.get_tuple(config)  # continue the thread the last round left
+        return {"saver": saver, "config": latest.config if latest else config,
+                "cp": latest.checkpoint if latest else None, "n": latest.metadata["step"] if latest else 0}
+
+    def lg_setup(i: int) -> dict[str, Any]:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        saver = PostgresSaver(_lg_connection(jit=True))
+        config: Any = {"configurable": {"thread_id": f"lg-{threads[i]}", "checkpoint_ns": ""}}
+        latest = saver.get_tuple(config)
+        return {"saver": saver, "config": latest.config if latest else config,
+                "cp": latest.checkpoint if latest else None, "n": latest.metadata["step"] if latest else 0}
+
+    def put(s: dict[str, Any]) -> None:
+        s["n"] += 1
+        cp, new_versions = _checkpoint(s["n"], s["cp"])
+        s["config"] = s["saver"].put(s["config"], cp, {"source": "loop", "step": s["n"], "parents": {}},
+                                     new_versions)
+        s["cp"] = cp
+
+    def get(s: dict[str, Any]) -> None:
+        if s["saver"].get_tuple({"configurable": {"thread_id": s["config"]["configurable"]["thread_id"],
+                                                  "checkpoint_ns": ""}}) is None:
+            raise RuntimeError("no checkpoint")
+
+    return (Subject("HarnessSaver.put (HTTP)", ours_setup, put), Subject("LangGraph PostgresSaver.put", lg_setup, put),
+            Subject("HarnessSaver.get_tuple (HTTP)", ours_setup, get),
+            Subject("LangGraph PostgresSaver.get_tuple", lg_setup, get))
+
+
+def _analyze() -> None:
+    with psycopg.connect(pg_url(), autocommit=True) as conn:
+        conn.execute("ANALYZE runs_app_checkpoint, runs_app_checkpointwrite, runs_app_run, checkpoints, "
+                     "checkpoint_blobs, checkpoint_writes")
+
+
+def _a1_a2(settings: Settings, port: int, token: str) -> list[Measure]:
+    out: list[Measure] = []
+    for clients in settings.clients:
+        threads = [f"bench-a-{uuid.uuid4().hex[:8]}-{i}" for i in range(clients)]
+        ours_put, lg_put, ours_get, lg_get = _chain_subjects(port, token, threads)
+        out += measure_turns("A1 put (a chain)", [ours_put, lg_put], clients=clients, settings=settings)
+        _analyze()
+        out += measure_turns("A2 get_tuple (newest)", [ours_get, lg_get], clients=clients, settings=settings)
+        ours = _saver(port, token)
+        for m in out[-4:]:
+            if m.subject.startswith("HarnessSaver"):
+                # Every thread's chain is whole: each checkpoint's parent is the one before it.
+                m.extra["check"] = all(_chain_whole(ours, f"ours-{t}") for t in threads)
+    return out
+
+
+def _chain_whole(saver: Any, thread: str) -> bool:
+    tuples = list(saver.list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}))
+    return bool(tuples) and all(a.parent_config and a.parent_config["configurable"]["checkpoint_id"]
+                                == b.config["configurable"]["checkpoint_id"]
+                                for a, b in zip(tuples, tuples[1:], strict=False))
+
+
+def _a3_list(settings: Settings, port: int, token: str) -> list[Measure]:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    thread = f"bench-a3-{uuid.uuid4().hex[:8]}"
+    ours_filler = _saver(port, token)
+    with _lg_connection(jit=True) as conn:
+        theirs_filler = PostgresSaver(conn)
+        for filler in (ours_filler, theirs_filler):
+            config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+            previous = None
+            for n in range(1, 1001):
+                cp, new_versions = _checkpoint(n, previous)
+                config = filler.put(config, cp, {"source": "loop", "step": n, "parents": {}}, new_versions)
+                previous = cp
+    _analyze()
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+
+    def ours_setup(i: int) -> dict[str, Any]:
+        return {"saver": _saver(port, token)}
+
+    def lg_setup_for(jit: bool) -> Any:
+        def setup(i: int) -> dict[str, Any]:
+            return {"saver": PostgresSaver(_lg_connection(jit=jit))}
+        return setup
+
+    def listed(s: dict[str, Any]) -> None:
+        count = sum(1 for _ in s["saver"].list(config))
+        if count != 1000:
+            raise RuntimeError(f"listed {count}")
+
+    out: list[Measure] = []
+    for clients in settings.clients:
+        m, off, stock = measure_turns("A3 list of 1,000", [
+            Subject("HarnessSaver.list (HTTP)", ours_setup, listed),
+            Subject("LangGraph PostgresSaver.list (jit=off)", lg_setup_for(False), listed),
+            Subject("LangGraph PostgresSaver.list (stock)", lg_setup_for(True), listed),
+        ], clients=clients, settings=settings)
+        ours = list(ours_filler.list(config))
+        theirs = list(PostgresSaver(_lg_connection(jit=True)).list(config))
+        m.extra["check"] = [(t.checkpoint["channel_values"], t.metadata) for t in ours] == [
+            (t.checkpoint["channel_values"], t.metadata) for t in theirs]
+        out += [m, off, stock]
+    return out
+
+
+def scenario_adapters(settings: Settings) -> list[Measure]:
+    _lg_tables()
+    token = agent_token(_project().slug)
+    server = _start_server()
+    out: list[Measure] = []
+    try:
+        for part in (_a1_a2, _a3_list):
+            measures = part(settings, server.port, token)
+            rss = round(max(procs.rss_mb(pid) for pid in server.worker_pids()))
+            for m in measures:
+                if m.subject.startswith("HarnessSaver"):
+                    m.extra["server_rss_mb"] = rss
+            out += measures
+    finally:
+        server.stop()
+    return out
+
+
+SCENARIOS: dict[str, Any] = {"A": scenario_adapters}
