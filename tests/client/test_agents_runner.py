@@ -7,14 +7,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from agents import Agent, Model, ModelResponse, RunConfig, Runner, Usage, function_tool
 from agents.items import TResponseOutputItem
 from agents.testing import assistant_message, function_call
-from harness_client import HarnessClient
+from harness_client import Approval, HarnessClient
 from harness_client.agents import HarnessApprovals, HarnessSession, run_with_approvals
 
 from harness.models import AuditEntry
@@ -28,17 +28,19 @@ NO_TRACING = RunConfig(tracing_disabled=True)
 
 
 class FakeModel(Model):
-    """A model that answers from a script, one output item per call, and keeps what it was given."""
+    """A model that answers from a script, one step per call (an output item, or a list of them), and keeps
+    what it was given."""
 
-    def __init__(self, *outputs: TResponseOutputItem) -> None:
-        self.outputs = list(outputs)
+    def __init__(self, *steps: TResponseOutputItem | list[TResponseOutputItem]) -> None:
+        self.steps = list(steps)
         self.inputs: list[Any] = []
 
     async def get_response(self, system_instructions: Any, input: Any, model_settings: Any, tools: Any,
                            output_schema: Any, handoffs: Any, tracing: Any, *, previous_response_id: Any,
                            conversation_id: Any, prompt: Any) -> ModelResponse:
         self.inputs.append(json.loads(json.dumps(input, default=str)))
-        return ModelResponse(output=[self.outputs.pop(0)], usage=Usage(), response_id=None)
+        step = self.steps.pop(0)
+        return ModelResponse(output=step if isinstance(step, list) else [step], usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         raise NotImplementedError
@@ -82,9 +84,14 @@ def resumes_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("worker.tasks.enqueue_resume", lambda run_id: resume_run_by_id(run_id, owner="worker:t:1"))
 
 
-def reviewer_decides(live: Live, decision: str, *, reason: str = "", count: int = 1) -> threading.Thread:
-    """A reviewer, with a personal token, decides the next `count` pending approvals as they come."""
+Decide = Callable[[Approval], dict[str, Any]]  # an approval -> decide_approval's arguments
+
+
+def reviewer_decides(live: Live, decision: str | Decide, *, reason: str = "", count: int = 1) -> threading.Thread:
+    """A reviewer, with a personal token, decides the next `count` pending approvals as they come (`decision`:
+    "approve" / "reject" for all, or a function of each approval)."""
     errors: list[BaseException] = []
+    choose: Decide = decision if callable(decision) else (lambda _: {"decision": decision, "reason": reason or None})
 
     def decide() -> None:
         try:
@@ -94,7 +101,7 @@ def reviewer_decides(live: Live, decision: str, *, reason: str = "", count: int 
                 while len(done) < count and time.monotonic() < deadline:
                     for approval in reviewer.list_approvals(status="pending"):
                         if approval.id not in done:
-                            reviewer.decide_approval(approval.id, decision, reason=reason or None)  # type: ignore[arg-type]
+                            reviewer.decide_approval(approval.id, **choose(approval))
                             done.add(approval.id)
                     time.sleep(0.05)
         except Exception as exc:  # noqa: BLE001 - any failure, handed to the test through `errors`
@@ -171,6 +178,66 @@ def test_a_rejected_tool_call_never_runs_and_the_model_reads_the_reason(env: Liv
     tool_output = model.inputs[-1][-1]
     assert tool_output["type"] == "function_call_output" and "chapter 4 is not edited yet" in tool_output["output"]
     assert ApprovalRequest.objects.get(project=env.project).status == "rejected"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("resumes_in_process")
+def test_two_calls_in_one_turn_are_asked_in_turn_on_one_run(env: Live) -> None:
+    """Chapter 5 approved, chapter 6 rejected: one run takes both approvals, one after the other."""
+    model = FakeModel([function_call("publish_chapter", {"chapter": 5}, call_id="call-5"),
+                       function_call("publish_chapter", {"chapter": 6}, call_id="call-6")],
+                      assistant_message("Chapter 5 is out; 6 waits.", item_id="m1"))
+    published: list[int] = []
+    agent = publishing_agent(model, published)
+
+    def per_chapter(approval: Approval) -> dict[str, Any]:
+        if approval.arguments == {"chapter": 5}:
+            return {"decision": "approve"}
+        return {"decision": "reject", "reason": "chapter 6 needs another pass"}
+
+    reviewer = reviewer_decides(env, per_chapter, count=2)
+
+    async def publish() -> tuple[str, list[str], int]:
+        async with HarnessSession("two-calls") as session:
+            approvals = HarnessApprovals(session, poll_interval=0.05, max_poll_interval=0.2, timeout=30)
+            result = await run_with_approvals(agent, "Publish chapters 5 and 6.", session=session,
+                                              approvals=approvals, run_config=NO_TRACING)
+            return str(result.final_output), [a.status for a in approvals.decisions], await approvals.run_id()
+
+    final, statuses, run_id = run_async(publish())
+    reviewer.join(5)
+    assert not reviewer.errors  # type: ignore[attr-defined]
+    assert final == "Chapter 5 is out; 6 waits." and published == [5] and statuses == ["approved", "rejected"]
+    asked = ApprovalRequest.objects.filter(run_id=run_id).order_by("pk")
+    assert [(a.arguments, a.status) for a in asked] == [({"chapter": 5}, "approved"), ({"chapter": 6}, "rejected")]
+    outputs = {i["call_id"]: i["output"] for i in model.inputs[-1] if i.get("type") == "function_call_output"}
+    assert outputs["call-5"] == "chapter 5 is out" and "chapter 6 needs another pass" in outputs["call-6"]
+    assert Run.objects.get(pk=run_id).status == "running"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("resumes_in_process")
+def test_arguments_a_reviewer_edited_are_not_run_in_place_of_the_models(env: Live) -> None:
+    """The SDK can run only the call the model made: an edited approval comes back as a rejection that
+    names the approved arguments, and the tool does not run with either."""
+    model = FakeModel(function_call("publish_chapter", {"chapter": 7}, call_id="call-7"),
+                      assistant_message("I will ask for chapter 8 instead.", item_id="m1"))
+    published: list[int] = []
+    agent = publishing_agent(model, published)
+    reviewer = reviewer_decides(env, lambda _: {"decision": "approve", "edited_arguments": {"chapter": 8}})
+
+    async def publish() -> str:
+        async with HarnessSession("edited") as session:
+            approvals = HarnessApprovals(session, poll_interval=0.05, max_poll_interval=0.2, timeout=30)
+            result = await run_with_approvals(agent, "Publish chapter 7.", session=session, approvals=approvals,
+                                              run_config=NO_TRACING)
+            return str(result.final_output)
+
+    assert run_async(publish()) == "I will ask for chapter 8 instead."
+    reviewer.join(5)
+    assert published == []
+    tool_output = model.inputs[-1][-1]
+    assert tool_output["call_id"] == "call-7" and '{"chapter": 8}' in tool_output["output"]
 
 
 # --- the example, as a user runs it -------------------------------------------------------------------------
