@@ -74,6 +74,15 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
+# What an agent's call (`/api/v1/` with a bearer token) goes through: MIDDLEWARE without the browser's
+# parts (harness.handlers). It must stay an ordered subsequence of MIDDLEWARE (tests/harness/test_api_chain.py).
+API_MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "harness.middleware.RequestLimitsMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "harness.idempotency.IdempotencyMiddleware",
+]
+
 ROOT_URLCONF = "harness.urls"
 WSGI_APPLICATION = "harness.wsgi.application"
 ASGI_APPLICATION = "harness.asgi.application"

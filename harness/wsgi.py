@@ -1,6 +1,12 @@
+"""WSGI entry point (granian, gunicorn): Django's handler with the agent API's shorter middleware chain."""
+
 import os
 
-from django.core.wsgi import get_wsgi_application
+import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
-application = get_wsgi_application()
+django.setup(set_prefix=False)
+
+from harness.handlers import HarnessWSGIHandler  # noqa: E402 - needs the settings configured
+
+application = HarnessWSGIHandler()
