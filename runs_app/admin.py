@@ -12,6 +12,7 @@ from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
     Checkpoint,
+    CheckpointWrite,
     ExternalEffect,
     NodeExecution,
     Run,
@@ -84,6 +85,16 @@ class CheckpointAdmin(AppendOnlyAdmin[Checkpoint]):
     list_filter = ["project", "resume_policy"]
     search_fields = ["label", "content_hash", "run__ref", "task__ref"]
     list_select_related = ["project", "run", "task", "parent"]
+
+
+@admin.register(CheckpointWrite)
+class CheckpointWriteAdmin(AppendOnlyAdmin[CheckpointWrite]):
+    """A LangGraph thread's pending writes: read-only here; the thread's deletion (audited) removes them."""
+
+    list_display = ["__str__", "project", "run", "ns", "task_id", "idx", "channel", "created_at"]
+    list_filter = ["project"]
+    search_fields = ["run__ref", "checkpoint_external_id", "task_id", "channel"]
+    list_select_related = ["project", "run"]
 
 
 @admin.register(NodeExecution)
