@@ -5,6 +5,10 @@ The latency runs from `approval_decide` (which queues the resume when it commits
 task's round trip on the same broker and worker (send, run, signal back). One decision at a time:
 this is a latency, not a throughput.
 
+Then the throughput: approvals decided with their resume messages held back, sent at once, for 1, 2 and
+4 worker processes: cycles per second, and the CPU each resume costs the workers (from /proc) and each
+decision costs its caller, which a busy machine moves far less than the rates.
+
 The floor, measured the same way in the same run: a no-op round trip plus the five durable commits the
 contract puts on that path (the reviewer's decision; the resume's start count, claim..dispatch, delivery,
 binding + checkpoint), each a one-row `UPDATE` and `COMMIT` on a raw psycopg connection. If the floor
@@ -19,6 +23,7 @@ import time
 import uuid
 from array import array
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -259,4 +264,115 @@ def _section(ours: float, noop: float, floor: float) -> str:
     )
 
 
-SCENARIOS: dict[str, Any] = {"7": scenario_resume}
+# --- throughput: cycles per second for 1, 2 and 4 worker processes ----------------------------------------
+
+WORKER_CURVE = (1, 2, 4)
+TARGET_CYCLES_PER_S = 100.0  # issue 14: one worker process
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of one process so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _decide_all(project: Project, user: User, pending: list[tuple[int, int]]) -> tuple[list[int], float]:
+    """Approve every one of `pending` with the resume messages held back; (run ids to resume, CPU s per decision)."""
+    import worker.tasks
+
+    held: list[int] = []
+    send = worker.tasks.enqueue_resume
+    worker.tasks.enqueue_resume = held.append  # the decision's on-commit hook looks it up at call time
+    try:
+        cpu = time.process_time()
+        for _, approval_id in pending:
+            approval_decide(project=project, approval_id=approval_id, actor=Actor.for_user(user), decision="approve")
+        cpu = time.process_time() - cpu
+    finally:
+        worker.tasks.enqueue_resume = send
+    return held, cpu / max(1, len(pending))
+
+
+def _wait_resumed(pending: list[tuple[int, int]], timeout: float) -> None:
+    left = list(pending)
+    deadline = time.perf_counter() + timeout
+    while left:
+        done = resumed_of(left)
+        left = [p for p in left if p[0] not in done]
+        if left and time.perf_counter() > deadline:
+            raise RuntimeError(f"{len(left)} runs were not resumed within {timeout}s")
+        time.sleep(0.002)
+
+
+def _burst(project: Project, user: User, n: int, worker_pids: list[int]) -> dict[str, float]:
+    """n approvals decided with their messages held, then sent at once: the workers' throughput on a full
+    queue, their CPU per resume, and the decision's CPU (this process) per decision."""
+    from worker.tasks import enqueue_resume
+
+    runs = [waiting_run(project, i) for i in range(n)]
+    befores = dict(Run.objects.filter(pk__in=[rid for rid, _ in runs]).values_list("pk", "last_checkpoint_id"))
+    held, decision_cpu = _decide_all(project, user, runs)
+    pending = [(rid, befores[rid]) for rid in held]
+    cpu0 = sum(_cpu_seconds(pid) for pid in worker_pids)
+    t0 = time.perf_counter()
+    for run_id in held:
+        enqueue_resume(run_id)
+    _wait_resumed(pending, timeout=60 + n)
+    seconds = time.perf_counter() - t0
+    cpu = sum(_cpu_seconds(pid) for pid in worker_pids) - cpu0
+    if not all(resume_check(rid) for rid in held):
+        raise RuntimeError("a resumed run does not have its result bound and a new checkpoint")
+    return {"cycles": len(held), "seconds": seconds, "worker_cpu_ms": cpu / len(held) * 1000,
+            "decision_cpu_ms": decision_cpu * 1000}
+
+
+def scenario_resume_curve(settings: Settings) -> list[Measure]:
+    """Cycles per second of W worker processes on a full queue (W = 1, 2, 4), with the CPU each resume costs
+    the workers and each decision costs its caller: the numbers that do not depend on how busy the machine is."""
+    project = _project()
+    user = reviewer(project)
+    n = max(60, int(settings.duration * 40))
+    measures: list[Measure] = []
+    for count in WORKER_CURVE:
+        workers = [procs.start_celery_worker(name=f"bench-worker-{count}-{i}") for i in range(count)]
+        try:
+            _burst(project, user, 4 * count, [w.proc.pid for w in workers])  # warm: each process's first resumes
+            figures = _burst(project, user, n, [w.proc.pid for w in workers])
+            rss = max(procs.rss_mb(w.proc.pid) for w in workers)
+        finally:
+            for w in workers:
+                w.stop()
+        cycles_per_s = figures["cycles"] / figures["seconds"]
+        measures.append(Measure(
+            "7 approval -> resumed", f"resume throughput, {count} worker process{'es' if count > 1 else ''}",
+            count, int(figures["cycles"]), figures["seconds"], 0.0, 0.0, rss,
+            extra={"cycles_per_s": round(cycles_per_s, 1),
+                   "worker_cpu_ms_per_resume": round(figures["worker_cpu_ms"], 2),
+                   "decision_cpu_ms": round(figures["decision_cpu_ms"], 2)}))
+    measures[-1].extra["section"] = _curve_section(measures)
+    return measures
+
+
+def _curve_section(measures: list[Measure]) -> str:
+    rows = "".join(
+        f"| {m.clients} | {m.extra['cycles_per_s']:.1f} | {m.extra['worker_cpu_ms_per_resume']:.2f} | "
+        f"{m.extra['decision_cpu_ms']:.2f} | {m.ops} |\n" for m in measures)
+    one = measures[0].extra["cycles_per_s"]
+    return (
+        "## 7 approval -> resumed: throughput of 1, 2 and 4 worker processes (solo pool, a full queue)\n\n"
+        "| workers | cycles/s | worker CPU ms / resume | decision CPU ms / decision | cycles |\n"
+        "| ---: | ---: | ---: | ---: | ---: |\n" + rows +
+        f"\nTarget: >= {TARGET_CYCLES_PER_S:g} cycles/s for one worker process "
+        f"({'met' if one >= TARGET_CYCLES_PER_S else '**not met**'}: {one:.1f}). The CPU per resume is the "
+        "figure a busy machine moves least; cycles/s is bounded by it and by the database's time per resume.\n"
+    )
+
+
+def scenario_resume_all(settings: Settings) -> list[Measure]:
+    return [*scenario_resume(settings), *scenario_resume_curve(settings)]
+
+
+SCENARIOS: dict[str, Any] = {"7": scenario_resume_all}

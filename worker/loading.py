@@ -33,6 +33,17 @@ def _fields(model: type[Model]) -> tuple[tuple[str, str, tuple[Callable[..., Any
                  for f in model._meta.concrete_fields)
 
 
+_EXTRA = (("u", "username"), ("s", "status"), ("au", "action"), ("au", "data"))
+
+
+@functools.cache
+def _names() -> tuple[str, ...]:
+    """The statement's column names in order, known from how it is built: reading them back from the cursor
+    costs an object per column on every resume (a hundred of them)."""
+    return (*(f"{alias}__{column}" for alias, model in _PREFIXES for column, _, _ in _fields(model)),
+            *(f"{alias}__{column}" for alias, column in _EXTRA))
+
+
 @functools.cache
 def load_sql() -> str:
     """Built once per process, from the models' columns (a prepared `*` would break on a new column)."""
@@ -76,10 +87,9 @@ def load_run(run_id: int) -> tuple[Run, tuple[str, Any] | None] | None:
     with prepared_cursor() as cursor:
         cursor.execute(load_sql(), {"rid": run_id, "actions": list(DECISION_AUDIT_ACTIONS)})
         found = cursor.fetchone()
-        names = [column[0] for column in cursor.description] if found is not None else []
     if found is None:
         return None
-    row = dict(zip(names, found, strict=True))
+    row = dict(zip(_names(), found, strict=True))
     run: Run = _instance(Run, "r", row)
     task: Task | None = _instance(Task, "t", row)
     checkpoint: Checkpoint | None = _instance(Checkpoint, "c", row)

@@ -3,6 +3,7 @@
 import logging
 from typing import Any
 
+from harness.db import columns, fetch_instance
 from runs_app.models import (
     EffectStatus,
     ExternalEffect,
@@ -12,12 +13,19 @@ from worker.state import Resume, StepFailed
 log = logging.getLogger(__name__)
 
 
+_LOCK_SQL = f"""
+SELECT {columns(ExternalEffect)} FROM runs_app_externaleffect WHERE id = %(id)s AND project_id = %(pid)s FOR UPDATE
+"""  # noqa: S608 - the model's own columns; every value is bound
+
+
 def run(r: Resume) -> dict[str, Any]:
     """The result has not been consumed yet: consumption commits together with binding it to the run."""
     if r.effect is None:
         return {"effect": None}
     # Locked until the binding commits: nobody consumes it between this check and our consumption.
-    effect = ExternalEffect.objects.select_for_update().get(pk=r.effect.pk)
+    effect = fetch_instance(ExternalEffect, _LOCK_SQL, {"id": r.effect.pk, "pid": r.project_id})
+    if effect is None:
+        raise StepFailed("the effect record is gone", effect=r.effect.pk)
     if effect.status == EffectStatus.CONSUMED:
         raise StepFailed(f"the effect's result was consumed already (receipt {effect.receipt})", effect=effect.pk)
     r.effect = effect
