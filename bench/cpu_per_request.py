@@ -73,7 +73,7 @@ def main() -> None:
             for request in requests:
                 response = serve(request)
                 if response.status_code != 201:
-                    sys.exit(f"{name}: {response.status_code} {response.content[:200]!r}")
+                    sys.exit(f"{name}: {response.status_code} {response.getvalue()[:200]!r}")
             cpu[name] += time.process_time() - start
     for name, seconds in cpu.items():
         print(f"{name:40s} {1000 * seconds / args.requests:.3f} ms of CPU per keyed append")
