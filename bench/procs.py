@@ -129,6 +129,28 @@ def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, gt
     return Server(name=name, proc=proc, log_path=log_path, port=port)
 
 
+def start_granian(*, workers: int = 2, threads: int = 1, env: dict | None = None, name: str = "granian") -> Server:
+    """granian (a Rust HTTP server) serving the WSGI application on 127.0.0.1: `workers` processes, each
+    running the application on `threads` threads (each with one persistent database connection), keeping
+    client connections alive."""
+    port = free_port()
+    server_env = {"SECURE_COOKIES": "0", "DATABASE_CONN_MAX_AGE": "600", **(env or {})}
+    argv = [str(Path(sys.executable).parent / "granian"), "--interface", "wsgi", "harness.wsgi:application",
+            "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
+            "--blocking-threads", str(threads), "--no-ws", "--log-level", "warning", "--workers-kill-timeout", "5"]
+    proc, log_path = _spawn(name, argv, server_env)
+
+    def ready() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return len(children(proc.pid)) >= workers
+        except OSError:
+            return False
+
+    _wait(ready, proc, name, log_path)
+    return Server(name=name, proc=proc, log_path=log_path, port=port)
+
+
 def start_celery_worker(*, env: dict | None = None, name: str = "bench-worker") -> Server:
     """`celery -A harness worker` (solo pool: one process, whose memory is the worker's) with the bench's
     no-op task included."""

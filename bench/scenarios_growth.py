@@ -194,8 +194,11 @@ def _operations(f: Fixture, client: Client) -> dict[str, Callable[[], Any]]:
                 raise RuntimeError(f"{url} answered {response.status_code}")
         return get
 
+    last_checkpoint = Run.objects.values_list("last_checkpoint_id", flat=True).get(pk=f.lineage_run_id)
     return {
         "session timeline page": page(f"/sessions/{f.session_id}/"),
+        "API newest 50 items": page(f"/api/v1/sessions/{f.session_id}/items/latest/?limit=50"),
+        "API lineage (up to 1,000)": page(f"/api/v1/checkpoints/{last_checkpoint}/lineage/"),
         "approvals inbox page": page("/approvals/"),
         "run lineage page": page(f"/runs/{f.lineage_run_id}/lineage/"),
         "latest checkpoint read": lambda: latest_checkpoint(f.lineage_run_id, f.project_id),
@@ -359,6 +362,7 @@ def _soak_requests(f: Fixture, token: str, cookie: str, append_session: int, run
         ("GET", f"/api/v1/runs/{run_id}/events/", None, api),
         append,
         ("GET", f"/api/v1/checkpoints/?run={run_id}", None, api),
+        ("GET", f"/api/v1/sessions/{append_session}/items/latest/?limit=50", None, api),
         ("GET", f"/runs/{f.lineage_run_id}/lineage/", None, page),
         append,
         ("GET", "/api/v1/approvals/?status=pending", None, api),

@@ -28,6 +28,7 @@ class ServerConfig(TypedDict):
     threads: int
     pool: bool
     gthread: NotRequired[bool]
+    granian: NotRequired[bool]  # granian's WSGI workers instead of gunicorn's
 
 
 # The server configuration the scenario's main row uses, and the others compared with it at 8 clients.
@@ -35,6 +36,7 @@ class ServerConfig(TypedDict):
 # at 8 clients (Python-bound requests on 2 cores gain nothing from threads, and lose to their switching).
 BEST: ServerConfig = {"workers": 2, "threads": 1, "pool": False}
 ALTERNATIVES: list[ServerConfig] = [
+    {"workers": 2, "threads": 1, "pool": False, "granian": True},
     {"workers": 2, "threads": 1, "pool": False, "gthread": True},
     {"workers": 4, "threads": 1, "pool": False},
     {"workers": 2, "threads": 4, "pool": False},
@@ -50,6 +52,8 @@ def agent_token(project_slug: str) -> str:
 
 
 def label(config: ServerConfig) -> str:
+    if config.get("granian"):
+        return f"granian, {config['workers']} workers, {config['threads']} thread each, persistent connections"
     threads = f"{config['threads']} thread{'s' if config['threads'] > 1 else ''}"
     kind = f"gthread {threads}" if config["threads"] > 1 or config.get("gthread") else "sync"
     conns = "psycopg pool" if config["pool"] else "persistent connections"
@@ -82,9 +86,11 @@ def http_append_subject(settings: Settings, *, config: ServerConfig, clients: in
     it takes turns with); checks that every acknowledged append is stored, gap-free."""
     project = _project()
     sessions = [_new_session(project) for _ in range(clients)]
-    server = procs.start_gunicorn(workers=config["workers"], threads=config["threads"], pool=config["pool"],
-                                  gthread=config.get("gthread", False),
-                                  name="bench-gunicorn")
+    if config.get("granian"):
+        server = procs.start_granian(workers=config["workers"], threads=config["threads"], name="bench-granian")
+    else:
+        server = procs.start_gunicorn(workers=config["workers"], threads=config["threads"], pool=config["pool"],
+                                      gthread=config.get("gthread", False), name="bench-gunicorn")
     try:
         measures = run(Subject(subject, _http_setup(server.port, token, sessions), _http_append))
         m = next(m for m in measures if m.subject == subject)
