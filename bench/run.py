@@ -42,11 +42,12 @@ TARGETS: list[tuple[Any, ...]] = [
     ("H4 lineage of 1,000", "harness API", "LangGraph PostgresSaver.list (stock)", 2.0),
     # In process (the service functions, no HTTP).
     ("1 append item", "harness service", "Agents SDK SQLAlchemySession.add_items", 4.0),
-    ("1 append item", "harness service", "raw psycopg INSERT+COMMIT", 0.7),
+    ("1 append item", "harness service", "raw psycopg INSERT (autocommit)", 0.7),
     ("2 read last 50 of 10k", "harness selector", "Agents SDK get_items(limit=50)", 2.0),
     ("3 checkpoint write", "harness checkpoint_create", "LangGraph PostgresSaver.put", 1.0),
     ("3 checkpoint read latest", "harness latest checkpoint", "LangGraph PostgresSaver.get_tuple", 1.0),
     ("4 read 1,000-deep lineage", "harness lineage (recursive CTE)", "LangGraph PostgresSaver.list", 20.0),
+    ("4 read 1,000-deep lineage", "harness lineage (recursive CTE)", "LangGraph PostgresSaver.list (jit=off)", 2.0),
     ("5 append item over HTTP", "harness API (gunicorn)", "Agents SDK SQLAlchemySession.add_items", 1.0),
     ("6 claim run", "harness run_claim", "raw conditional UPDATE", 0.5),
 ]
@@ -76,6 +77,14 @@ def _versions() -> str:
     pg = subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-tAc", "show server_version", "postgres"],  # noqa: S607
                         capture_output=True, text=True).stdout.strip()
     return f"Python {platform.python_version()}, PostgreSQL {pg}, " + ", ".join(parts)
+
+
+def _commit() -> str:
+    """The commit the run measured, and whether the tree had changes on top of it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)  # noqa: S607
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,  # noqa: S607
+                           capture_output=True, text=True).stdout.strip()
+    return head.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
 
 
 def _machine() -> str:
@@ -110,6 +119,7 @@ def _render(results: list[Measure], settings: Settings, args: argparse.Namespace
         "# Benchmark results",
         "",
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- commit: {_commit()}",
         f"- machine: {_machine()}",
         f"- versions: {_versions()}",
         f"- each measurement: {settings.duration:g} s after a {settings.warmup:g} s warm-up; "

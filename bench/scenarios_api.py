@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import psycopg
@@ -42,10 +42,14 @@ from runs_app.models import Checkpoint
 from runs_app.services import checkpoint_create
 from sessions_app.models import SessionItem
 
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langgraph.checkpoint.base import Checkpoint as LgCheckpoint
+
 # ~1 KB payloads, the same on both sides of each pair.
 TEXT_1K = ("The keeper climbs the stair at dusk; the lamp is cold and the storm is late. " * 13)[:1000]
 ITEM_1K = {"role": "user", "content": {"text": TEXT_1K}}
-SDK_ITEM_1K = {"role": "user", "content": TEXT_1K}
+SDK_ITEM_1K: Any = {"role": "user", "content": TEXT_1K}  # an SDK input item
 STATE_1K = {"completed": ["outline", "draft"], "notes": TEXT_1K}
 
 # The server the headline measures: granian's WSGI workers, one per core, one request at a time each (one
@@ -91,11 +95,11 @@ def _sdk_session(name: str) -> Any:
 
 def _lg_connection(*, jit: bool) -> psycopg.Connection[DictRow]:
     """LangGraph's documented connection for PostgresSaver; with jit=False, `SET jit = off` on it."""
-    options = {} if jit else {"options": "-c jit=off"}
-    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row, **options)
+    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row,
+                           options="" if jit else "-c jit=off")
 
 
-def _lg_checkpoint(n: int) -> dict:
+def _lg_checkpoint(n: int) -> LgCheckpoint:
     from langgraph.checkpoint.base import empty_checkpoint
     from langgraph.checkpoint.base.id import uuid6
 
@@ -202,7 +206,7 @@ def _h3_checkpoint(settings: Settings, port: int, token: str) -> list[Measure]:
             from langgraph.checkpoint.postgres import PostgresSaver
 
             saver = PostgresSaver(_lg_connection(jit=True))
-            config = {"configurable": {"thread_id": threads[i], "checkpoint_ns": ""}}
+            config: RunnableConfig = {"configurable": {"thread_id": threads[i], "checkpoint_ns": ""}}
             latest = saver.get_tuple(config)  # continue the thread the last round left
             return {"saver": saver, "config": latest.config if latest else config,
                     "n": latest.metadata.get("step", 0) if latest else 0}
@@ -246,7 +250,7 @@ def _h4_lineage(settings: Settings, port: int, token: str) -> list[Measure]:
     thread = f"bench-h4-{uuid.uuid4().hex[:8]}"
     with _lg_connection(jit=True) as conn:
         saver = PostgresSaver(conn)
-        config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
         for n in range(1, 1001):
             config = saver.put(config, _lg_checkpoint(n), {"step": n}, {"state": n})
     _analyze()
