@@ -281,18 +281,17 @@ def _cpu_seconds(pid: int) -> float:
 
 def _decide_all(project: Project, user: User, pending: list[tuple[int, int]]) -> tuple[list[int], float]:
     """Approve every one of `pending` with the resume messages held back; (run ids to resume, CPU s per decision)."""
+    from unittest import mock
+
     import worker.tasks
 
     held: list[int] = []
-    send = worker.tasks.enqueue_resume
-    worker.tasks.enqueue_resume = held.append  # the decision's on-commit hook looks it up at call time
-    try:
+    # The decision's on-commit hook looks enqueue_resume up at call time: held here, sent by the caller.
+    with mock.patch.object(worker.tasks, "enqueue_resume", held.append):
         cpu = time.process_time()
         for _, approval_id in pending:
             approval_decide(project=project, approval_id=approval_id, actor=Actor.for_user(user), decision="approve")
         cpu = time.process_time() - cpu
-    finally:
-        worker.tasks.enqueue_resume = send
     return held, cpu / max(1, len(pending))
 
 
