@@ -8,7 +8,9 @@ to do, or another worker owns the run.
 The trace is collected in memory and written in batches (one statement each), always in the
 transaction that commits the steps' effects, so an event is never later than what it reports. A
 resume of an approval is four transactions: the start count; load to dispatch (committed before the
-call); the delivery; the binding (consume, continue, checkpoint, metrics).
+call); the delivery; the binding (consume, checkpoint, then the run's one write: its move, the trace and
+the metrics in one statement, `_move_on`). With nothing to call (a rejection, an already delivered
+result, an approval whose tool the agent runs itself) there is no delivery: three.
 
 Exactly-once of the approved action rests on the ExternalEffect record and the idempotency key:
 intend -> dispatch (committed before the call) -> call -> deliver (committed) -> consume, where the
