@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from runs_app.models import Checkpoint, Run
 from tests.api.conftest import ApiClient, World
 
 READ, WRITE, DECIDE = "read", "write", "decide"
@@ -30,6 +31,10 @@ class Endpoint:
     # Creates a top-level record in the caller's own project: another project's agent just makes its own.
     own_project_create: bool = False
     params: dict = field(default_factory=dict)
+    # What another project's call must answer, when it is neither a 404 nor a paginated list (the thread
+    # endpoints: a thread id names a thread of the caller's own project, so another project reads an empty one
+    # or writes its own).
+    other_check: Callable[[Any, World], None] | None = None
 
 
 E = Endpoint
@@ -96,6 +101,64 @@ ENDPOINTS = [
     E("tasks_transition", "POST", "/api/v1/tasks/{id}/transition/",
       lambda w: f"/api/v1/tasks/{w.task.pk}/transition/", lambda w: {"to": "active"}, 200, WRITE),
 ]
+
+
+# --- LangGraph threads (runs_app.api_threads) ----------------------------------------------------------------
+
+def _thread(w: World) -> str:
+    """The owner's thread `t-1`, with its checkpoint `c1` and a pending write."""
+    from runs_app.models import CheckpointWrite
+    from runs_app.services import thread_checkpoint_put, thread_writes_put
+
+    if not Checkpoint.objects.filter(project=w.project, run__ref="t-1").exists():
+        thread_checkpoint_put(project=w.project, thread_id="t-1", checkpoint_ns="", checkpoint_id="c1",
+                              parent_checkpoint_id=None, checkpoint={"v": 4}, channel_values={"a": 1},
+                              metadata={"step": 0})
+        thread_writes_put(project=w.project, thread_id="t-1", checkpoint_ns="", checkpoint_id="c1",
+                          task_id="task", task_path="", writes=[(0, "a", 2)])
+    assert CheckpointWrite.objects.filter(project=w.project).exists()
+    return "t-1"
+
+
+def _thread_intact(w: World) -> None:
+    assert list(Checkpoint.objects.filter(project=w.project, run__ref="t-1").values_list("external_id", flat=True)
+                ) == ["c1"]
+
+
+def _other_reads_nothing(response: Any, w: World) -> None:
+    assert response.status_code == 200 and response.json() == []
+
+
+def _other_finds_no_checkpoint(response: Any, w: World) -> None:
+    assert response.status_code == 404 and response.json()["code"] == "checkpoint_not_found"
+
+
+def _other_writes_its_own_thread(response: Any, w: World) -> None:
+    assert response.status_code in (200, 201), response.content
+    _thread_intact(w)
+    if "run" in response.json():
+        assert Run.objects.get(pk=response.json()["run"]).project_id != w.project.pk
+
+
+THREAD_ENDPOINTS = [
+    E("threads_ensure", "POST", "/api/v1/threads/", lambda w: _thread(w) and "/api/v1/threads/",
+      lambda w: {"thread_id": "t-new"},
+      200, WRITE, other_check=_other_writes_its_own_thread),
+    E("threads_checkpoints_list", "GET", "/api/v1/threads/checkpoints/",
+      lambda w: f"/api/v1/threads/checkpoints/?thread_id={_thread(w)}", other_check=_other_reads_nothing),
+    E("threads_checkpoints_put", "POST", "/api/v1/threads/checkpoints/", lambda w: "/api/v1/threads/checkpoints/",
+      lambda w: {"thread_id": _thread(w), "checkpoint_id": "c2", "parent_checkpoint_id": "c1",
+                 "checkpoint": {"v": 4}, "channel_values": {"a": 3}, "metadata": {"step": 1}},
+      201, WRITE, other_check=_other_writes_its_own_thread),
+    E("threads_checkpoint_read", "GET", "/api/v1/threads/checkpoint/",
+      lambda w: f"/api/v1/threads/checkpoint/?thread_id={_thread(w)}", other_check=_other_finds_no_checkpoint),
+    E("threads_writes_put", "POST", "/api/v1/threads/writes/", lambda w: "/api/v1/threads/writes/",
+      lambda w: {"thread_id": _thread(w), "checkpoint_id": "c1", "task_id": "task-2", "writes": [[0, "a", 4]]},
+      201, WRITE, other_check=_other_writes_its_own_thread),
+    E("threads_delete", "POST", "/api/v1/threads/delete/", lambda w: "/api/v1/threads/delete/",
+      lambda w: {"thread_id": _thread(w)}, 200, WRITE, other_check=_other_writes_its_own_thread),
+]
+ENDPOINTS += THREAD_ENDPOINTS
 IDS = [e.operation for e in ENDPOINTS]
 
 
@@ -136,7 +199,9 @@ def test_owner_succeeds(endpoint: Endpoint, world: World) -> None:
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
 def test_other_project_sees_nothing(endpoint: Endpoint, world: World, other_world: World) -> None:
     response = _call(_owner(other_world, endpoint), endpoint, world)
-    if endpoint.listed_ids is not None:
+    if endpoint.other_check is not None:
+        endpoint.other_check(response, world)
+    elif endpoint.listed_ids is not None:
         assert response.status_code == 200
         ids = {row["id"] for row in response.json()["results"]}
         assert not ids & endpoint.listed_ids(world)
