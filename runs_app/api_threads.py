@@ -18,6 +18,7 @@ from harness.actors import Actor
 from harness.api_base import AgentApiView, agent_project, scope
 from harness.errors import ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
+from harness.parsers import find_unstorable
 from runs_app.services import threads
 
 _JSON = "application/json"
@@ -95,8 +96,9 @@ class ThreadCheckpointsApi(AgentApiView):
                 metadata_filter = json.loads(text)
             except ValueError:
                 metadata_filter = None
-            if not isinstance(metadata_filter, dict):
-                raise ValidationFailed("`filter` must be a JSON object.", code="invalid_filter")
+            if not isinstance(metadata_filter, dict) or find_unstorable(metadata_filter):
+                raise ValidationFailed("`filter` must be a JSON object (no NUL, no lone surrogate, finite numbers).",
+                                       code="invalid_filter")
         limit = None
         if (text := query.get("limit")) is not None:
             if not text.isdigit() or len(text) > 18:

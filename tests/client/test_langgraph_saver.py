@@ -227,6 +227,7 @@ def test_checkpoints_are_immutable_and_bad_input_is_refused(live: Live, hc: Harn
         answer = http.post(path, json=payload, headers={"Idempotency-Key": f"k-{code}-{path}"})
         assert (answer.status_code, answer.json()["code"]) == (400, code), (path, answer.text)
     for query, code in [({"thread_id": "imm", "filter": "[1]"}, "invalid_filter"),
+                        ({"thread_id": "imm", "filter": '{"a": "\\u0000"}'}, "invalid_filter"),
                         ({"thread_id": "imm", "limit": "-1"}, "invalid_limit")]:
         answer = http.get("threads/checkpoints/", params=query)
         assert (answer.status_code, answer.json()["code"]) == (400, code)
