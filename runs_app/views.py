@@ -262,6 +262,7 @@ def checkpoint_detail(request: ConsoleRequest, checkpoint_id: int) -> HttpRespon
             "state_pretty": pretty(checkpoint.state),
             "fingerprints_pretty": pretty(checkpoint.artifact_fingerprints),
             "gate_pretty": pretty(checkpoint.pending_gate) if checkpoint.pending_gate is not None else "",
+            "metadata_pretty": pretty(checkpoint.metadata) if checkpoint.external_id else "",  # a LangGraph one
         },
     )
 

@@ -6,6 +6,8 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from harness_client import AsyncHarnessClient, ConflictError, HarnessClient, NotFoundError
 from harness_client.langgraph import TYPED, HarnessSaver
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -94,6 +96,16 @@ def test_a_graph_with_a_subgraph_checkpoints_through_the_api(live: Live, hc: Har
     lineage = hc.checkpoint_lineage(newest.pk)
     assert [c.id for c in lineage] == [stored.get(external_id=h.config["configurable"]["checkpoint_id"]).pk
                                        for h in history]
+
+    # The console's pages: the run's lineage tree, the checkpoint with its thread, namespace, ids and metadata,
+    # and the diff with its parent (what the step changed).
+    browser = Client()
+    browser.force_login(User.objects.get(username="client-reviewer"))
+    assert browser.get(f"/runs/{run.pk}/lineage/").status_code == 200
+    page = browser.get(f"/checkpoints/{newest.pk}/").content.decode()
+    assert "LangGraph thread" in page and "chapter-3" in page and newest.external_id in page and "Metadata" in page
+    diff = browser.get(f"/checkpoints/diff/?a={newest.parent_id}&b={newest.pk}")
+    assert diff.status_code == 200 and "written about ch3" in diff.content.decode()
 
     # A fork: update the state at step 1; the thread grows a branch from there, and the newest is the fork.
     step1 = next(h for h in history if h.metadata["step"] == 1)
