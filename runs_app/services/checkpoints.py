@@ -210,7 +210,7 @@ _EXTERNAL_CHECKPOINT_SQL = """
 -- hash); a checkpoint id already stored in that run and namespace is not written again (ON CONFLICT).
 -- The run's and its task's latest-checkpoint pointers follow the root graph (ns '') only.
 WITH run AS (
-    SELECT id, task_id,
+    SELECT id, task_id, task_mode = 'langgraph' AS thread,
            (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now())) AS leased
       FROM runs_app_run
      WHERE project_id = %(project)s AND ref = %(thread)s::text AND ref <> ''
@@ -228,7 +228,7 @@ WITH run AS (
         encode(sha256(convert_to(%(digest)s::text || ':' || coalesce(parent.content_hash, ''), 'UTF8')), 'hex'),
         now(), %(ns)s::text, %(external_id)s::text, %(parent_ext)s::text, %(metadata)s::jsonb
       FROM run LEFT JOIN parent ON true
-     WHERE run.leased
+     WHERE run.leased AND run.thread
         ON CONFLICT (run_id, ns, external_id) WHERE external_id <> '' DO NOTHING
     RETURNING id, created_at, content_hash
 ), run_updated AS (
@@ -242,7 +242,7 @@ WITH run AS (
      WHERE id = (SELECT task_id FROM run) AND %(ns)s::text = '' AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), claim AS (""" + claim_sql(_EXTERNAL_REPLY) + """)
-SELECT run.id, run.leased, ins.id, ins.created_at, ins.content_hash
+SELECT run.id, run.thread, run.leased, ins.id, ins.created_at, ins.content_hash
   FROM (SELECT 1) one LEFT JOIN run ON true LEFT JOIN ins ON true
 """  # noqa: S608 - the text put in is harness.idempotency's and this module's; every value is a bound parameter
 
@@ -251,6 +251,7 @@ class ExternalWrite(NamedTuple):
     """What the thread-checkpoint statement found and did."""
 
     run_id: int | None  # None: no run has this ref (the caller creates the thread, then writes again)
+    thread: bool  # the run is a LangGraph thread's (task_mode "langgraph"): nothing is written to another run
     leased: bool
     checkpoint_id: int | None  # None with a leased run: that LangGraph id is already stored
     created_at: Any
@@ -272,5 +273,5 @@ def checkpoint_write_external(
     }
     with prepared_cursor() as cur:
         execute_claimed(cur, _EXTERNAL_CHECKPOINT_SQL, params, claim)
-        run_id, leased, pk, created_at, content_hash = cur.fetchone()
-    return ExternalWrite(run_id, bool(leased), pk, created_at, content_hash)
+        run_id, thread, leased, pk, created_at, content_hash = cur.fetchone()
+    return ExternalWrite(run_id, bool(thread), bool(leased), pk, created_at, content_hash)

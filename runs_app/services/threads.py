@@ -104,7 +104,17 @@ def thread_ensure(*, project: Project, thread_id: str) -> Run:
 
 
 def _thread_run(project_id: int, thread_id: str) -> Run | None:
-    return Run.objects.filter(project_id=project_id, ref=thread_id).exclude(ref="").first()
+    run = Run.objects.filter(project_id=project_id, ref=thread_id).exclude(ref="").first()
+    if run is not None and run.task_mode != THREAD_TASK_MODE:
+        raise _ref_taken(thread_id)
+    return run
+
+
+def _ref_taken(thread_id: str) -> ConflictError:
+    # A run of the project that is not a LangGraph thread has this ref: its checkpoints, cursor and task
+    # pointer are not the graph's to write.
+    return ConflictError(f"Run {thread_id!r} of this project is not a LangGraph thread; use another thread id.",
+                         code="thread_ref_taken")
 
 
 def thread_checkpoint_put(
@@ -142,6 +152,8 @@ def thread_checkpoint_put(
         thread_ensure(project=project, thread_id=thread_id)
         written = write()
     run_id = written.run_id
+    if run_id is not None and not written.thread:
+        raise _ref_taken(thread_id)
     if written.checkpoint_id is None and claim is not None and claim.taken():
         # A retry of a put that was done (its reply lost): the first reply, not what the retry finds now.
         raise KeyTaken(claim)
@@ -171,7 +183,8 @@ def _already_stored(run_id: int, ns: str, external_id: str, body: dict[str, Any]
 _WRITES_REPLY = "SELECT jsonb_build_object('written', count(*)) FROM ins HAVING EXISTS (SELECT 1 FROM run)"
 _WRITES_SQL = """
 WITH run AS (
-    SELECT id FROM runs_app_run WHERE project_id = %(project)s AND ref = %(thread)s::text AND ref <> ''
+    SELECT id FROM runs_app_run
+     WHERE project_id = %(project)s AND ref = %(thread)s::text AND ref <> '' AND task_mode = 'langgraph'
 ), ins AS (
     INSERT INTO runs_app_checkpointwrite (project_id, run_id, ns, checkpoint_external_id, task_id, task_path, idx,
                                           channel, value, created_at)

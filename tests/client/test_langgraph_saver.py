@@ -225,6 +225,18 @@ def test_checkpoints_are_immutable_and_bad_input_is_refused(live: Live, hc: Harn
         hc.put_thread_checkpoint(**{**body, "checkpoint_id": "c2", "lease_owner": "me"})
     assert fenced.value.code == "lease_lost"
 
+    # A run of the project that is not a LangGraph thread keeps its ref: the graph may not write into it.
+    session = hc.create_session()
+    other_run = hc.create_run(session=session.id, ref="R-9")
+    for call in (lambda: hc.put_thread_checkpoint(**{**body, "thread_id": "R-9"}),
+                 lambda: hc.put_thread_writes(thread_id="R-9", checkpoint_id="c1", task_id="t", writes=[(0, "a", 1)]),
+                 lambda: hc.ensure_thread("R-9")):
+        with pytest.raises(ConflictError) as taken:
+            call()
+        assert taken.value.code == "thread_ref_taken"
+    assert not Checkpoint.objects.filter(run_id=other_run.id).exists()
+    assert not CheckpointWrite.objects.filter(run_id=other_run.id).exists()
+
     http = live.client()._http
     cases = [
         ("threads/checkpoints/", {**body, "thread_id": "x" * 65}, "invalid_thread_id"),
