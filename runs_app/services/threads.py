@@ -124,7 +124,9 @@ def thread_checkpoint_put(
     """Store one LangGraph checkpoint of a thread (see the module's docstring for the mapping).
 
     One statement (runs_app.services.checkpoints.checkpoint_write_external) when the thread exists; its first
-    checkpoint creates it first. With `lease_owner` the run must be leased to that owner right now.
+    checkpoint creates it first. With `lease_owner` the run must be leased to that owner right now. With a
+    `claim` (the API's Idempotency-Key) the statement records the reply under the key (KeyTaken: the key is
+    another request's, or this one's already done; nothing written).
     """
     thread_id = thread_id_valid(thread_id)
     ns = _text(checkpoint_ns, "checkpoint_ns")
@@ -139,6 +141,7 @@ def thread_checkpoint_put(
     step = metadata.get("step")
     label = f"{metadata.get('source', 'langgraph')} {step}"[:120] if step is not None else "langgraph"
     run_cursor = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": external_id, "step": step}
+
     def write() -> ExternalWrite:
         return checkpoint_write_external(
             project_id=project.pk, thread=thread_id, ns=ns, external_id=external_id, parent_external_id=parent,
