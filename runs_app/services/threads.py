@@ -302,12 +302,17 @@ _TUPLE_JSON = (
          WHERE w.run_id = c.run_id AND w.ns = c.ns AND w.checkpoint_external_id = c.external_id), '[]') || '}'"""
 )
 
+# The thread's run is looked up first (a scalar): then (run, ns, external_id) are an equality, an equality and
+# the order of checkpoint_external_id_unique, which PostgreSQL reads backwards from the newest and stops: the
+# newest of a 100,000-deep thread costs what the newest of a 10-deep one does. (Joined instead, the planner
+# took every checkpoint of the run and sorted them.)
+_THREAD_RUN = """(SELECT id FROM runs_app_run
+           WHERE project_id = ANY(%(projects)s) AND ref = %(thread)s::text AND ref <> '' ORDER BY id LIMIT 1)"""
 _GET_SQL = f"""
 SELECT {_TUPLE_JSON}
-  FROM runs_app_run r JOIN runs_app_checkpoint c ON c.run_id = r.id
- WHERE r.project_id = ANY(%(projects)s) AND r.ref = %(thread)s::text AND r.ref <> ''
-   AND c.ns = %(ns)s::text AND c.external_id <> '' {{where}}
- ORDER BY c.external_id DESC LIMIT 1
+  FROM runs_app_checkpoint c JOIN runs_app_run r ON r.id = c.run_id
+ WHERE c.run_id = {_THREAD_RUN} AND c.ns = %(ns)s::text AND c.external_id <> '' {{where}}
+ ORDER BY c.ns DESC, c.external_id DESC LIMIT 1
 """  # noqa: S608 - the text put in is this module's constants; every value is a bound parameter
 
 
@@ -333,8 +338,8 @@ def thread_checkpoint_json(
 _LIST_SQL = f"""
 SELECT '[' || coalesce(string_agg(t.tuple, ',' ORDER BY t.external_id DESC), '') || ']'
   FROM (SELECT {_TUPLE_JSON} AS tuple, c.external_id
-          FROM runs_app_run r JOIN runs_app_checkpoint c ON c.run_id = r.id
-         WHERE r.project_id = ANY(%(projects)s) AND c.external_id <> '' {{where}}
+          FROM runs_app_checkpoint c JOIN runs_app_run r ON r.id = c.run_id
+         WHERE c.project_id = ANY(%(projects)s) AND c.external_id <> '' {{where}}
          ORDER BY c.external_id DESC {{limit}}) t
 """  # noqa: S608 - the text put in is this module's constants; every value is a bound parameter
 
@@ -351,7 +356,7 @@ def thread_checkpoints_json(
     where: list[str] = []
     if thread_id is not None:
         params["thread"] = thread_id_valid(thread_id)
-        where.append("AND r.ref = %(thread)s::text AND r.ref <> ''")
+        where.append(f"AND c.run_id = {_THREAD_RUN}")
     if checkpoint_ns is not None:
         params["ns"] = _text(checkpoint_ns, "checkpoint_ns")
         where.append("AND c.ns = %(ns)s::text")
