@@ -4,8 +4,8 @@ An agent's call (`/api/v1/`, `Authorization: Bearer ...`) uses none of the brows
 session, no CSRF (a bearer token is not ambient authority), no messages, no console user, no htmx, no
 frame options on JSON. `bench/cpu_per_request.py` measures a keyed append's CPU in the Django process
 through each chain: 0.02-0.1 ms of 1.0-1.3 ms saved (2-7%, three runs at 222e9b8 on a busy 2-core VM;
-issue 14). Small, but every agent call pays it. Everything else (pages, the admin, the schema and its docs, the API called from the console
-with a session cookie) keeps the full chain.
+issue 14). Small, but every agent call pays it. Everything else (pages, the admin, the schema and its
+docs, the API called from the console with a session cookie) keeps the full chain.
 """
 
 from django.conf import settings
