@@ -40,6 +40,10 @@ TARGETS: list[tuple[Any, ...]] = [
     ("H3 checkpoint write", "harness API", "LangGraph PostgresSaver.put", 0.5, 8),
     ("H4 lineage of 1,000", "harness API", "LangGraph PostgresSaver.list (jit=off)", 2.0),
     ("H4 lineage of 1,000", "harness API", "LangGraph PostgresSaver.list (stock)", 2.0),
+    # The adapters (issue 15): HarnessSaver through the client and the API vs PostgresSaver in-process.
+    ("A1 put (a chain)", "HarnessSaver.put (HTTP)", "LangGraph PostgresSaver.put", 0.5, 8),
+    ("A3 list of 1,000", "HarnessSaver.list (HTTP)", "LangGraph PostgresSaver.list (jit=off)", 2.0),
+    ("A3 list of 1,000", "HarnessSaver.list (HTTP)", "LangGraph PostgresSaver.list (stock)", 2.0),
     # In process (the service functions, no HTTP).
     ("1 append item", "harness service", "Agents SDK SQLAlchemySession.add_items", 4.0),
     ("1 append item", "harness service", "raw psycopg INSERT (autocommit)", 0.7),
@@ -57,7 +61,7 @@ def _scenarios() -> dict:
     from bench import scenarios_store
 
     found = dict(scenarios_store.SCENARIOS)
-    for name in ("scenarios_api", "scenarios_http", "scenarios_worker", "scenarios_growth"):
+    for name in ("scenarios_api", "scenarios_adapters", "scenarios_http", "scenarios_worker", "scenarios_growth"):
         try:
             module = __import__(f"bench.{name}", fromlist=["SCENARIOS"])
         except ImportError:
@@ -126,8 +130,8 @@ def _render(results: list[Measure], settings: Settings, args: argparse.Namespace
         f"clients are processes; command: `{' '.join(['bin/bench', *sys.argv[1:]])}`",
         "",
     ]
-    http = [m for m in results if m.scenario.startswith("H")]
-    in_process = [m for m in results if not m.scenario.startswith("H")]
+    http = [m for m in results if m.scenario.startswith(("H", "A"))]
+    in_process = [m for m in results if not m.scenario.startswith(("H", "A"))]
     for title, part in (("## Over HTTP: what agents call (black-box, Idempotency-Key on every POST, ~1 KB payloads)",
                          http), ("## In process and the rest", in_process)):
         if part:
