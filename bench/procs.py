@@ -96,6 +96,19 @@ def _wait(predicate: Any, proc: subprocess.Popen, what: str, log_path: Path, tim
         time.sleep(0.1)
 
 
+def _serving(proc: subprocess.Popen, log_path: Path, *, name: str, port: int, workers: int) -> Server:
+    """The server once its port answers and all its worker processes are forked."""
+    def ready() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return len(children(proc.pid)) >= workers
+        except OSError:
+            return False
+
+    _wait(ready, proc, name, log_path)
+    return Server(name=name, proc=proc, log_path=log_path, port=port)
+
+
 def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, gthread: bool = False,
                    env: dict | None = None,
                    name: str = "gunicorn") -> Server:
@@ -118,15 +131,7 @@ def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, gt
         argv += ["--worker-class", "gthread", "--threads", str(threads)]
     proc, log_path = _spawn(name, argv, server_env)
 
-    def ready() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return len(children(proc.pid)) >= workers
-        except OSError:
-            return False
-
-    _wait(ready, proc, name, log_path)
-    return Server(name=name, proc=proc, log_path=log_path, port=port)
+    return _serving(proc, log_path, name=name, port=port, workers=workers)
 
 
 def start_granian(*, workers: int = 2, threads: int = 1, env: dict | None = None, name: str = "granian") -> Server:
@@ -140,15 +145,7 @@ def start_granian(*, workers: int = 2, threads: int = 1, env: dict | None = None
             "--blocking-threads", str(threads), "--no-ws", "--log-level", "warning", "--workers-kill-timeout", "5"]
     proc, log_path = _spawn(name, argv, server_env)
 
-    def ready() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return len(children(proc.pid)) >= workers
-        except OSError:
-            return False
-
-    _wait(ready, proc, name, log_path)
-    return Server(name=name, proc=proc, log_path=log_path, port=port)
+    return _serving(proc, log_path, name=name, port=port, workers=workers)
 
 
 def start_celery_worker(*, env: dict | None = None, name: str = "bench-worker") -> Server:

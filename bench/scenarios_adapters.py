@@ -19,12 +19,11 @@ import uuid
 from typing import Any
 
 import psycopg
-from psycopg.rows import DictRow, dict_row
 
 from bench import procs
 from bench.core import Measure, Settings, Subject, measure_turns
 from bench.scenarios_http import agent_token
-from bench.scenarios_store import _lg_tables, _project, pg_url
+from bench.scenarios_store import _lg_tables, _project, lg_connection, pg_url
 
 TEXT_1K = ("The keeper climbs the stair at dusk; the lamp is cold and the storm is late. " * 13)[:1000]
 VALUES_1K = {"notes": TEXT_1K, "completed": ["outline", "draft"]}
@@ -36,14 +35,6 @@ def _start_server() -> procs.Server:
         server: procs.Server = granian(workers=2, name="bench-adapters")
         return server
     return procs.start_gunicorn(workers=2, name="bench-adapters")
-
-
-def _lg_connection(*, jit: bool) -> psycopg.Connection[DictRow]:
-    """LangGraph's documented connection for PostgresSaver; with jit=False, `SET jit = off` on it."""
-    if jit:
-        return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row)
-    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row,
-                           options="-c jit=off")
 
 
 def _checkpoint(n: int, previous: Any) -> tuple[Any, dict[str, Any]]:
@@ -84,7 +75,7 @@ def _chain_subjects(port: int, token: str, threads: list[str]) -> tuple[Subject,
     def lg_setup(i: int) -> dict[str, Any]:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        saver = PostgresSaver(_lg_connection(jit=True))
+        saver = PostgresSaver(lg_connection(jit=True))
         config: Any = {"configurable": {"thread_id": f"lg-{threads[i]}", "checkpoint_ns": ""}}
         latest = saver.get_tuple(config)
         return {"saver": saver, "config": latest.config if latest else config,
@@ -141,7 +132,7 @@ def _a3_list(settings: Settings, port: int, token: str) -> list[Measure]:
 
     thread = f"bench-a3-{uuid.uuid4().hex[:8]}"
     ours_filler = _saver(port, token)
-    with _lg_connection(jit=True) as conn:
+    with lg_connection(jit=True) as conn:
         theirs_filler = PostgresSaver(conn)
         for filler in (ours_filler, theirs_filler):
             config: Any = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
@@ -158,7 +149,7 @@ def _a3_list(settings: Settings, port: int, token: str) -> list[Measure]:
 
     def lg_setup_for(jit: bool) -> Any:
         def setup(i: int) -> dict[str, Any]:
-            return {"saver": PostgresSaver(_lg_connection(jit=jit))}
+            return {"saver": PostgresSaver(lg_connection(jit=jit))}
         return setup
 
     def listed(s: dict[str, Any]) -> None:
@@ -174,7 +165,7 @@ def _a3_list(settings: Settings, port: int, token: str) -> list[Measure]:
             Subject("LangGraph PostgresSaver.list (stock)", lg_setup_for(True), listed),
         ], clients=clients, settings=settings)
         ours = list(ours_filler.list(config))
-        theirs = list(PostgresSaver(_lg_connection(jit=True)).list(config))
+        theirs = list(PostgresSaver(lg_connection(jit=True)).list(config))
         m.extra["check"] = [(t.checkpoint["channel_values"], t.metadata) for t in ours] == [
             (t.checkpoint["channel_values"], t.metadata) for t in theirs]
         out += [m, off, stock]

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 import psycopg
-from psycopg.rows import DictRow, dict_row
 
 from bench import procs
 from bench.core import Measure, Settings, Subject, measure_turns
@@ -36,6 +35,9 @@ from bench.scenarios_store import (
     _read_fixture,
     _sdk_count,
     _sdk_url,
+    chain_intact,
+    lg_checkpoint,
+    lg_connection,
     pg_url,
 )
 from runs_app.models import Checkpoint
@@ -44,7 +46,6 @@ from sessions_app.models import SessionItem
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-    from langgraph.checkpoint.base import Checkpoint as LgCheckpoint
 
 # ~1 KB payloads, the same on both sides of each pair.
 TEXT_1K = ("The keeper climbs the stair at dusk; the lamp is cold and the storm is late. " * 13)[:1000]
@@ -91,23 +92,6 @@ def _sdk_session(name: str) -> Any:
     from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
 
     return SQLAlchemySession.from_url(name, url=_sdk_url(), create_tables=True)
-
-
-def _lg_connection(*, jit: bool) -> psycopg.Connection[DictRow]:
-    """LangGraph's documented connection for PostgresSaver; with jit=False, `SET jit = off` on it."""
-    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row,
-                           options="" if jit else "-c jit=off")
-
-
-def _lg_checkpoint(n: int) -> LgCheckpoint:
-    from langgraph.checkpoint.base import empty_checkpoint
-    from langgraph.checkpoint.base.id import uuid6
-
-    cp = empty_checkpoint()
-    cp["id"] = str(uuid6(clock_seq=n))
-    cp["channel_values"] = {"state": STATE_1K}
-    cp["channel_versions"] = {"state": n}
-    return cp
 
 
 def _analyze() -> None:
@@ -205,7 +189,7 @@ def _h3_checkpoint(settings: Settings, port: int, token: str) -> list[Measure]:
         def lg_setup(i: int, threads: list[str] = threads) -> dict:
             from langgraph.checkpoint.postgres import PostgresSaver
 
-            saver = PostgresSaver(_lg_connection(jit=True))
+            saver = PostgresSaver(lg_connection(jit=True))
             config: RunnableConfig = {"configurable": {"thread_id": threads[i], "checkpoint_ns": ""}}
             latest = saver.get_tuple(config)  # continue the thread the last round left
             return {"saver": saver, "config": latest.config if latest else config,
@@ -213,26 +197,17 @@ def _h3_checkpoint(settings: Settings, port: int, token: str) -> list[Measure]:
 
         def lg(s: dict) -> None:
             s["n"] += 1
-            s["config"] = s["saver"].put(s["config"], _lg_checkpoint(s["n"]), {"source": "loop", "step": s["n"]},
-                                         {"state": s["n"]})
+            s["config"] = s["saver"].put(s["config"], lg_checkpoint(s["n"], STATE_1K),
+                                         {"source": "loop", "step": s["n"]}, {"state": s["n"]})
 
         m, peer = measure_turns("H3 checkpoint write", [
             Subject("harness API", ours_setup, ours),
             Subject("LangGraph PostgresSaver.put", lg_setup, lg),
         ], clients=clients, settings=settings)
-        m.extra["check"] = _chains_intact(runs) and \
+        m.extra["check"] = all(chain_intact(run) for run in runs) and \
             Checkpoint.objects.filter(run_id__in=runs).count() == m.extra["acknowledged"]
         out += [m, peer]
     return out
-
-
-def _chains_intact(runs: list[int]) -> bool:
-    for run_id in runs:
-        rows = list(Checkpoint.objects.filter(run_id=run_id).order_by("id").values_list("id", "parent_id", "depth"))
-        if not all(parent == (rows[k - 1][0] if k else None) and depth == k
-                   for k, (_, parent, depth) in enumerate(rows)):
-            return False
-    return True
 
 
 # --- H4 -----------------------------------------------------------------------------------------------
@@ -248,11 +223,11 @@ def _h4_lineage(settings: Settings, port: int, token: str) -> list[Measure]:
         last = checkpoint_create(project=project.pk, run_id=rid, parent_id=last, state=STATE_1K,
                                  cursor={"n": n}).pk
     thread = f"bench-h4-{uuid.uuid4().hex[:8]}"
-    with _lg_connection(jit=True) as conn:
+    with lg_connection(jit=True) as conn:
         saver = PostgresSaver(conn)
         config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
         for n in range(1, 1001):
-            config = saver.put(config, _lg_checkpoint(n), {"step": n}, {"state": n})
+            config = saver.put(config, lg_checkpoint(n, STATE_1K), {"step": n}, {"state": n})
     _analyze()
     path = f"/api/v1/checkpoints/{last}/lineage/"
 
@@ -264,7 +239,7 @@ def _h4_lineage(settings: Settings, port: int, token: str) -> list[Measure]:
 
     def lg_setup_for(jit: bool) -> Any:
         def setup(i: int) -> dict:
-            return {"saver": PostgresSaver(_lg_connection(jit=jit))}
+            return {"saver": PostgresSaver(lg_connection(jit=jit))}
         return setup
 
     def lg(s: dict) -> None:

@@ -238,7 +238,7 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
 
         def lg_write(s: dict) -> None:
             s["n"] += 1
-            s["config"] = s["saver"].put(s["config"], _lg_checkpoint(s["n"]), {"source": "loop", "step": s["n"]},
+            s["config"] = s["saver"].put(s["config"], lg_checkpoint(s["n"]), {"source": "loop", "step": s["n"]},
                                          {"state": s["n"]})
 
         def lg_read(s: dict) -> None:
@@ -249,7 +249,7 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
             Subject("harness checkpoint_create", ours_setup, ours_write),
             Subject("LangGraph PostgresSaver.put", lg_setup, lg_write),
         ], clients=clients, settings=settings)
-        write.extra["check"] = all(_chain_intact(rid) for rid in runs) and \
+        write.extra["check"] = all(chain_intact(rid) for rid in runs) and \
             Checkpoint.objects.filter(run_id__in=runs).count() == write.extra["acknowledged"]
 
         def ours_read_setup(i: int, runs: list[int] = runs) -> int:
@@ -263,9 +263,10 @@ def scenario_checkpoint(settings: Settings) -> list[Measure]:
     return out
 
 
-def lg_connection() -> psycopg.Connection[DictRow]:
-    """A connection as LangGraph's documentation sets one up for `PostgresSaver`."""
-    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row)
+def lg_connection(*, jit: bool = True) -> psycopg.Connection[DictRow]:
+    """A connection as LangGraph's documentation sets one up for `PostgresSaver`; with jit=False, `jit = off`."""
+    return psycopg.connect(pg_url(), autocommit=True, prepare_threshold=0, row_factory=dict_row,
+                           options="" if jit else "-c jit=off")
 
 
 def _lg_tables() -> None:
@@ -275,18 +276,19 @@ def _lg_tables() -> None:
         PostgresSaver(conn).setup()
 
 
-def _lg_checkpoint(n: int) -> LgCheckpoint:
+def lg_checkpoint(n: int, state: dict[str, Any] = STATE) -> LgCheckpoint:
+    """The n-th LangGraph checkpoint of a chain, one channel holding `state`."""
     from langgraph.checkpoint.base import empty_checkpoint
     from langgraph.checkpoint.base.id import uuid6
 
     cp = empty_checkpoint()
     cp["id"] = str(uuid6(clock_seq=n))
-    cp["channel_values"] = {"state": STATE}
+    cp["channel_values"] = {"state": state}
     cp["channel_versions"] = {"state": n}
     return cp
 
 
-def _chain_intact(run_id: int) -> bool:
+def chain_intact(run_id: int) -> bool:
     rows = list(Checkpoint.objects.filter(run_id=run_id).order_by("id").values_list("id", "parent_id", "depth"))
     return all(parent == (rows[k - 1][0] if k else None) and depth == k for k, (_, parent, depth) in enumerate(rows))
 
@@ -311,7 +313,7 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
         saver = PostgresSaver(conn)
         config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
         for n in range(1, 1001):
-            config = saver.put(config, _lg_checkpoint(n), {"step": n}, {"state": n})
+            config = saver.put(config, lg_checkpoint(n), {"step": n}, {"state": n})
         # What autovacuum would have done after these inserts on a stock PostgreSQL (this machine's runs
         # with it off): without fresh statistics the planner takes a 1,000-row thread for a few rows and
         # plans LangGraph's query below the JIT threshold in one run and above it in the next.
@@ -327,9 +329,7 @@ def scenario_lineage(settings: Settings) -> list[Measure]:
     def lg_setup_jit_off(i: int) -> dict:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        conn = lg_connection()
-        conn.execute("SET jit = off")
-        return {"saver": PostgresSaver(conn)}
+        return {"saver": PostgresSaver(lg_connection(jit=False))}
 
     def lg_list(s: dict) -> None:
         count = sum(1 for _ in s["saver"].list({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}))
