@@ -9,7 +9,7 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,7 +126,7 @@ class IdempotencyMiddleware:
             row = _fetch(_RESERVE_SQL, reservation)
             reserved = None if row is None else row[0]
         if reserved is None:
-            return self._answer_repeat(principal, key, fingerprint)
+            return answer_repeat(principal, key, fingerprint)
         record_id: int = reserved
         try:
             response = self.get_response(request)
@@ -135,9 +135,6 @@ class IdempotencyMiddleware:
             raise
         self._settle(record_id, response)
         return response
-
-    def _answer_repeat(self, principal: str, key: str, fingerprint: str) -> HttpResponse:
-        return answer_repeat(principal, key, fingerprint)
 
     def _settle(self, record_id: int, response: HttpResponse) -> None:
         if not 200 <= response.status_code < 300 or getattr(response, "streaming", False):
@@ -148,10 +145,7 @@ class IdempotencyMiddleware:
             _release(record_id)  # not a reply this middleware can replay
             return
         try:
-            # A savepoint only when the view left a transaction open (a test's): in autocommit a failed
-            # statement ends by itself.
-            guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
-            with guard, prepared_cursor() as cursor:
+            with _may_fail(), prepared_cursor() as cursor:
                 cursor.execute(_SETTLE_SQL, [response.status_code, content.decode() if content else None, record_id])
         except DataError:  # the reply claimed JSON and was not: forget the key rather than replay garbage
             _release(record_id)
@@ -254,14 +248,19 @@ def claim_params(claim: Claim | None) -> dict[str, str | None]:
 def execute_claimed(cursor: Any, sql: str, params: dict[str, Any], claim: Claim | None) -> None:
     """Execute a statement holding a `claim_sql` member; KeyTaken if the key was someone else's. In a
     transaction the caller left open (a test's), a savepoint keeps the failure from poisoning it."""
-    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
     try:
-        with guard:
+        with _may_fail():
             cursor.execute(sql, params)
     except IntegrityError as exc:
         if claim is not None and getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None) == _UNIQUE:
             raise KeyTaken(claim) from None
         raise
+
+
+def _may_fail() -> AbstractContextManager[object]:
+    """Around a statement that may fail and be answered: a savepoint only when a transaction is open (a
+    test's), so the failure does not poison it; in autocommit a failed statement ends by itself."""
+    return transaction.atomic() if connection.in_atomic_block else nullcontext()
 
 
 def _fetch(sql: str, params: list[Any]) -> tuple[Any, ...] | None:
