@@ -134,13 +134,14 @@ def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, gt
     return _serving(proc, log_path, name=name, port=port, workers=workers)
 
 
-def start_granian(*, workers: int = 2, threads: int = 1, env: dict | None = None, name: str = "granian") -> Server:
+def start_granian(*, workers: int = 2, threads: int = 1, env: dict | None = None, name: str = "granian",
+                  app: str = "harness.wsgi:application") -> Server:
     """granian (a Rust HTTP server) serving the WSGI application on 127.0.0.1: `workers` processes, each
     running the application on `threads` threads (each with one persistent database connection), keeping
     client connections alive."""
     port = free_port()
     server_env = {"SECURE_COOKIES": "0", "DATABASE_CONN_MAX_AGE": "600", **(env or {})}
-    argv = [str(Path(sys.executable).parent / "granian"), "--interface", "wsgi", "harness.wsgi:application",
+    argv = [str(Path(sys.executable).parent / "granian"), "--interface", "wsgi", app,
             "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
             "--blocking-threads", str(threads), "--no-ws", "--log-level", "warning", "--workers-kill-timeout", "5"]
     proc, log_path = _spawn(name, argv, server_env)

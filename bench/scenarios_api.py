@@ -63,6 +63,26 @@ def _start_server() -> procs.Server:
     return procs.start_granian(workers=SERVER["workers"], name="bench-api")
 
 
+FLOOR = "HTTP floor: bare WSGI app, one INSERT (no Django)"
+
+
+def _start_floor() -> procs.Server:
+    """bench/floor_app.py on the same server and workers as ours: what one HTTP write costs at the least."""
+    return procs.start_granian(workers=SERVER["workers"], name="bench-floor", app="bench.floor_app:application",
+                               env={"BENCH_FLOOR_DATABASE_URL": pg_url()})
+
+
+def _floor_subject(floor_port: int, body: bytes) -> Subject:
+    """POSTs `body` to the floor app, as the harness subject POSTs it to the API (headers and key included)."""
+    def setup(i: int) -> dict:
+        return {"http": _Http(floor_port, "floor")}
+
+    def post(s: dict) -> None:
+        s["http"].post("/", body)
+
+    return Subject(FLOOR, setup, post)
+
+
 class _Http:
     """One keep-alive connection with the agent's headers; every POST gets a fresh Idempotency-Key."""
 
@@ -102,7 +122,7 @@ def _analyze() -> None:
 
 # --- H1 -----------------------------------------------------------------------------------------------
 
-def _h1_append(settings: Settings, port: int, token: str) -> list[Measure]:
+def _h1_append(settings: Settings, port: int, token: str, floor_port: int) -> list[Measure]:
     project = _project()
     body = orjson.dumps({"items": [ITEM_1K]})
     tag = uuid.uuid4().hex[:8]
@@ -122,20 +142,21 @@ def _h1_append(settings: Settings, port: int, token: str) -> list[Measure]:
         async def sdk(s: dict) -> None:
             await s["session"].add_items([SDK_ITEM_1K])
 
-        m, peer = measure_turns("H1 append one item", [
+        m, peer, floor = measure_turns("H1 append one item", [
             Subject("harness API", ours_setup, ours),
             Subject("Agents SDK SQLAlchemySession.add_items", sdk_setup, sdk),
+            _floor_subject(floor_port, body),
         ], clients=clients, settings=settings)
         stored = SessionItem.objects.filter(session_id__in=sessions).count()
         m.extra["check"] = stored == m.extra["acknowledged"] and _gap_free(sessions)
         peer.extra["check"] = _sdk_count(f"bench-h1-{tag}-{clients}-%") == peer.extra["acknowledged"]
-        out += [m, peer]
+        out += [m, peer, floor]
     return out
 
 
 # --- H2 -----------------------------------------------------------------------------------------------
 
-def _h2_newest(settings: Settings, port: int, token: str) -> list[Measure]:
+def _h2_newest(settings: Settings, port: int, token: str, floor_port: int) -> list[Measure]:
     sid, sdk_name = _read_fixture(_project())
     _analyze()
     path = f"/api/v1/sessions/{sid}/items/latest/?limit=50"
@@ -168,7 +189,7 @@ def _h2_newest(settings: Settings, port: int, token: str) -> list[Measure]:
 
 # --- H3 -----------------------------------------------------------------------------------------------
 
-def _h3_checkpoint(settings: Settings, port: int, token: str) -> list[Measure]:
+def _h3_checkpoint(settings: Settings, port: int, token: str, floor_port: int) -> list[Measure]:
     project = _project()
     _lg_tables()
     out: list[Measure] = []
@@ -200,19 +221,22 @@ def _h3_checkpoint(settings: Settings, port: int, token: str) -> list[Measure]:
             s["config"] = s["saver"].put(s["config"], lg_checkpoint(s["n"], STATE_1K),
                                          {"source": "loop", "step": s["n"]}, {"state": s["n"]})
 
-        m, peer = measure_turns("H3 checkpoint write", [
+        floor_body = orjson.dumps({"run": runs[0], "parent": 1, "label": "step", "state": STATE_1K,
+                                   "cursor": {"node": "draft"}})
+        m, peer, floor = measure_turns("H3 checkpoint write", [
             Subject("harness API", ours_setup, ours),
             Subject("LangGraph PostgresSaver.put", lg_setup, lg),
+            _floor_subject(floor_port, floor_body),
         ], clients=clients, settings=settings)
         m.extra["check"] = all(chain_intact(run) for run in runs) and \
             Checkpoint.objects.filter(run_id__in=runs).count() == m.extra["acknowledged"]
-        out += [m, peer]
+        out += [m, peer, floor]
     return out
 
 
 # --- H4 -----------------------------------------------------------------------------------------------
 
-def _h4_lineage(settings: Settings, port: int, token: str) -> list[Measure]:
+def _h4_lineage(settings: Settings, port: int, token: str, floor_port: int) -> list[Measure]:
     from langgraph.checkpoint.postgres import PostgresSaver
 
     project = _project()
@@ -263,11 +287,11 @@ def _h4_lineage(settings: Settings, port: int, token: str) -> list[Measure]:
 
 def scenario_api(settings: Settings) -> list[Measure]:
     token = agent_token(_project().slug)
-    server = _start_server()
+    server, floor = _start_server(), _start_floor()
     out: list[Measure] = []
     try:
         for part in (_h1_append, _h2_newest, _h3_checkpoint, _h4_lineage):
-            measures = part(settings, server.port, token)
+            measures = part(settings, server.port, token, floor.port)
             rss = round(max(procs.rss_mb(pid) for pid in server.worker_pids()))
             for m in measures:
                 if m.subject == "harness API":
@@ -275,6 +299,7 @@ def scenario_api(settings: Settings) -> list[Measure]:
             out += measures
     finally:
         server.stop()
+        floor.stop()
     return out
 
 
