@@ -29,7 +29,8 @@ def application(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", "2")])
         return [b"{}"]
     body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
-    row = _connection().execute("INSERT INTO bench_floor (body) VALUES (%s::jsonb) RETURNING id", (body.decode(),)).fetchone()
+    sql = "INSERT INTO bench_floor (body) VALUES (%s::jsonb) RETURNING id"
+    row = _connection().execute(sql, (body.decode(),)).fetchone()
     answer = b'{"id": %d}' % row[0]  # type: ignore[index]
     start_response("201 Created", [("Content-Type", "application/json"), ("Content-Length", str(len(answer)))])
     return [answer]
