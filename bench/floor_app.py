@@ -20,7 +20,7 @@ def _connection() -> psycopg.Connection:
     global _conn  # one connection per worker process, as the API's persistent connections
     if _conn is None or _conn.closed:
         _conn = psycopg.connect(os.environ["BENCH_FLOOR_DATABASE_URL"], autocommit=True)
-        _conn.execute("CREATE TABLE IF NOT EXISTS bench_floor (id bigserial PRIMARY KEY, body jsonb NOT NULL)")
+        _conn.execute("CREATE TABLE IF NOT EXISTS bench_http_floor (id bigserial PRIMARY KEY, body jsonb NOT NULL)")
     return _conn
 
 
@@ -29,7 +29,7 @@ def application(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", "2")])
         return [b"{}"]
     body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
-    sql = "INSERT INTO bench_floor (body) VALUES (%s::jsonb) RETURNING id"
+    sql = "INSERT INTO bench_http_floor (body) VALUES (%s::jsonb) RETURNING id"
     row = _connection().execute(sql, (body.decode(),)).fetchone()
     answer = b'{"id": %d}' % row[0]  # type: ignore[index]
     start_response("201 Created", [("Content-Type", "application/json"), ("Content-Length", str(len(answer)))])
