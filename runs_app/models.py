@@ -340,6 +340,8 @@ class ApprovalRequest(models.Model):
             # The console's inbox seeks pending approvals by (created_at, id), oldest first.
             models.Index(fields=["project", "created_at", "id"], condition=Q(status="pending"),
                          name="approval_pending_inbox"),
+            # An effect's intent and an approval request look up the approvals holding their idempotency key.
+            models.Index(fields=["project", "idempotency_key"], name="approval_key_per_project"),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=ApprovalStatus.values), name="approval_status_valid"),

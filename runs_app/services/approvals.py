@@ -6,18 +6,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Exists, F, Q, QuerySet
 from django.utils import timezone
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.canonical import action_fingerprint
+from harness.canonical import action_fingerprint, digest
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import Role, user_can_see_project, user_has_role
 from harness.transitions import cas_transition_row
 from runs_app.machines import APPROVAL_MACHINE
-from runs_app.models import ApprovalExecutor, ApprovalRequest, ApprovalStatus, Run, RunStatus
+from runs_app.models import ApprovalExecutor, ApprovalRequest, ApprovalStatus, ExternalEffect, Run, RunStatus
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.signals import resume_requested
 
@@ -47,15 +47,23 @@ def approval_request_create(
         raise ValidationFailed("An approval needs a tool and an idempotency key.", code="invalid")
     if executor not in ApprovalExecutor.values:
         raise ValidationFailed(f"executor is one of {', '.join(ApprovalExecutor.values)}.", code="invalid")
+    fingerprint = action_fingerprint(tool, arguments)
     with transaction.atomic():
-        run = Run.objects.filter(project=project, pk=run_id).first()
+        effects, approvals = _key_taken(project, idempotency_key, tool, arguments, fingerprint)
+        run = Run.objects.filter(project=project, pk=run_id).annotate(
+            key_effect=Exists(effects), key_approval=Exists(approvals)).first()
         if run is None:
             raise NotFoundError(f"Run {run_id} does not exist.")
+        if run.key_effect or run.key_approval:
+            raise ConflictError(
+                "This idempotency key already names a different action: approving this one could only end blocked.",
+                code="idempotency_key_reused", current_status=run.status, current_version=run.version,
+            )
         try:
             with transaction.atomic():
                 approval = ApprovalRequest.objects.create(
                     project=project, run=run, tool=tool, arguments=arguments,
-                    action_fingerprint=action_fingerprint(tool, arguments), risk=risk,
+                    action_fingerprint=fingerprint, risk=risk,
                     idempotency_key=idempotency_key, reason=reason, requested_by=actor.label,
                     requested_by_token=actor.token, expires_at=expires_at, executor=executor,
                 )
@@ -74,6 +82,22 @@ def approval_request_create(
                   "executor": executor},
         )
         return approval
+
+
+def _key_taken(
+    project: Project, key: str, tool: str, arguments: Any, fingerprint: str
+) -> tuple[QuerySet[ExternalEffect], QuerySet[ApprovalRequest]]:
+    """What makes `key` name another action than (tool, arguments) in the project (issue 19, defect 2): an effect
+    under it with another tool or arguments (executed, consumed or only intended: the worker's intent under the
+    key would be refused as a reuse), or a live approval under it for another action (pending, or approved and
+    not yet executed, with another fingerprint). The run's read checks both (one statement)."""
+    effects = ExternalEffect.objects.filter(project=project, idempotency_key=key).exclude(
+        tool=tool, arguments_digest=digest(arguments))
+    approvals = ApprovalRequest.objects.filter(project=project, idempotency_key=key).filter(
+        (Q(status=ApprovalStatus.PENDING) & ~Q(action_fingerprint=fingerprint))
+        | (Q(status=ApprovalStatus.APPROVED) & ~Q(approved_fingerprint=fingerprint))
+    )
+    return effects, approvals
 
 
 @dataclass(frozen=True)

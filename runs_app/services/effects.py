@@ -6,16 +6,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
-from harness.canonical import digest
+from harness.canonical import action_fingerprint, digest
 from harness.db import fetch_instance, returning
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.errors import ConflictError, DomainError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.transitions import cas_transition, cas_transition_row
 from runs_app.machines import EFFECT_MACHINE, RUN_MACHINE
-from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, Run, RunStatus
+from runs_app.models import ApprovalRequest, ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
 from runs_app.services.runs import run_event_append, run_transition
 
 
@@ -28,23 +28,36 @@ def effect_intend(
     run_id: int | None = None,
     approval_id: int | None = None,
 ) -> tuple[ExternalEffect, bool]:
-    """Record the intent to cause an effect. The same key again returns the first record."""
+    """Record the intent to cause an effect. The same key again returns the first record.
+
+    An approval's key belongs to the action it approves (issue 19, defect 1): otherwise any agent token could
+    plant another action under that key, or name the approval beside other arguments, and the approved call
+    would end blocked at `bind_result` (the key names another action). So, checked inside the INSERT:
+    - an effect that names an approval is that approval's approved action: the approval is `approved`, and
+      its key, tool and approved fingerprint are the effect's;
+    - under a key that a pending approval of the project holds, nothing is intended before the decision (the
+      reviewer may still edit the arguments); under an approved one's, only its approved action.
+    """
     project_id = project if isinstance(project, int) else project.pk
     if not idempotency_key or len(idempotency_key) > 200:
         raise ValidationFailed("An idempotency key is 1 to 200 characters.", code="invalid")
     arguments_digest = digest(arguments) if arguments is not None else ""
+    fingerprint = action_fingerprint(tool, arguments)
     # The first intent is one statement (the run and approval checked in this project inside it);
-    # a key seen before, or a missing run or approval, takes the path below to say which.
+    # a key seen before, a missing run or approval, or an approval the effect does not match takes the
+    # path below to say which.
     created = fetch_instance(ExternalEffect, _INTEND_SQL, {
         "pid": project_id, "key": idempotency_key, "tool": tool, "digest": arguments_digest, "run": run_id,
-        "approval": approval_id, "status": EffectStatus.INTENDED, "now": timezone.now(),
+        "approval": approval_id, "status": EffectStatus.INTENDED, "now": timezone.now(), "fp": fingerprint,
+        "pending": ApprovalStatus.PENDING, "approved": ApprovalStatus.APPROVED,
     })
     if created is not None:
         return created, True
     if run_id is not None and not Run.objects.filter(project_id=project_id, pk=run_id).exists():
         raise NotFoundError(f"Run {run_id} does not exist.")
-    if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
-        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    refusal = _approval_refusal(project_id, idempotency_key, tool, fingerprint, approval_id)
+    if refusal is not None:
+        raise refusal
     effects = ExternalEffect.objects.filter(project_id=project_id)
     try:
         with transaction.atomic():
@@ -63,6 +76,52 @@ def effect_intend(
         return effect, False
 
 
+def _approval_refusal(
+    project_id: int, idempotency_key: str, tool: str, fingerprint: str, approval_id: int | None
+) -> DomainError | None:
+    """Why the intent's approval checks (`_INTEND_SQL`) refused it, read after the refusal; None if they pass."""
+    fields = ("pk", "status", "version", "idempotency_key", "tool", "approved_fingerprint")
+    approvals = ApprovalRequest.objects.filter(project_id=project_id)
+    if approval_id is not None:
+        named = approvals.filter(pk=approval_id).values(*fields).first()
+        if named is None:
+            return NotFoundError(f"Approval {approval_id} does not exist.")
+        if named["status"] != ApprovalStatus.APPROVED:
+            return ConflictError(
+                f"Approval {approval_id} is {named['status']}: an effect names only an approved approval.",
+                code="approval_not_approved", current_status=named["status"], current_version=named["version"],
+            )
+        if named["idempotency_key"] != idempotency_key:
+            return ConflictError(
+                f"Approval {approval_id} was asked under the idempotency key {named['idempotency_key']!r}, not "
+                f"{idempotency_key!r}.", code="approval_mismatch", current_status=named["status"],
+                current_version=named["version"],
+            )
+        if (named["tool"], named["approved_fingerprint"]) != (tool, fingerprint):
+            return ConflictError(
+                f"This is not the action approval {approval_id} approved (its tool and arguments have another "
+                "fingerprint).", code="approval_mismatch", current_status=named["status"],
+                current_version=named["version"], approved_fingerprint=named["approved_fingerprint"],
+                fingerprint=fingerprint,
+            )
+    holder = approvals.filter(idempotency_key=idempotency_key).filter(
+        Q(status=ApprovalStatus.PENDING)
+        | (Q(status=ApprovalStatus.APPROVED) & ~Q(tool=tool, approved_fingerprint=fingerprint))
+    ).order_by("-pk").values(*fields).first()
+    if holder is None:
+        return None
+    if holder["status"] == ApprovalStatus.PENDING:
+        return ConflictError(
+            f"Approval {holder['pk']} is pending under this idempotency key: nothing is intended under it before "
+            "the decision.", code="approval_not_approved", current_status=holder["status"],
+            current_version=holder["version"],
+        )
+    return ConflictError(
+        f"This idempotency key names the action approval {holder['pk']} approved, not this one.",
+        code="idempotency_key_reused", current_status=holder["status"], current_version=holder["version"],
+    )
+
+
 _INTEND_SQL = """
 INSERT INTO runs_app_externaleffect (project_id, idempotency_key, tool, arguments_digest, run_id, approval_id, status,
     version, attempts, result, result_hash, conflicting_hash, receipt, created_at, updated_at)
@@ -70,7 +129,13 @@ SELECT %(pid)s, %(key)s, %(tool)s, %(digest)s, %(run)s, %(approval)s, %(status)s
        %(now)s
  WHERE (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM runs_app_run WHERE id = %(run)s AND project_id = %(pid)s))
    AND (%(approval)s::bigint IS NULL
-        OR EXISTS (SELECT 1 FROM runs_app_approvalrequest WHERE id = %(approval)s AND project_id = %(pid)s))
+        OR EXISTS (SELECT 1 FROM runs_app_approvalrequest
+                    WHERE id = %(approval)s AND project_id = %(pid)s AND status = %(approved)s
+                      AND idempotency_key = %(key)s AND tool = %(tool)s AND approved_fingerprint = %(fp)s))
+   AND NOT EXISTS (SELECT 1 FROM runs_app_approvalrequest
+                    WHERE project_id = %(pid)s AND idempotency_key = %(key)s
+                      AND (status = %(pending)s
+                           OR (status = %(approved)s AND (tool <> %(tool)s OR approved_fingerprint <> %(fp)s))))
 ON CONFLICT (project_id, idempotency_key) DO NOTHING
 """ + returning(ExternalEffect) + """
 """  # noqa: S608 - the RETURNING list is the model's columns (harness.db.returning); every value is bound

@@ -1,6 +1,7 @@
 """The resume pipeline in-process: each step's decision, the trace it leaves, and the outcomes."""
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 from django.test import override_settings
@@ -23,6 +24,7 @@ from runs_app.services import (
     approval_request_create,
     checkpoint_create,
     run_claim,
+    run_metrics_merge,
     run_transition,
 )
 from tests import factories
@@ -319,3 +321,23 @@ def test_a_run_left_running_under_a_workers_lease_without_a_task_is_blocked_not_
     run.refresh_from_db()
     assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "capability")
     assert "no task" in run.error["reason"]
+
+
+@override_settings(HARNESS_RESUME_MAX_ATTEMPTS=2)
+def test_a_run_attempted_up_to_the_limit_ends_blocked_for_a_person_never_failed(r101) -> None:
+    """Issue 19, defect 8: DESIGN.md has a failed resume check stop the run in `blocked`, naming it, where a person
+    decides (blocked -> running | failed | cancelled); `failed` is terminal and would take that decision away.
+    The README said `failed`; the code, the README and this test now say `blocked`."""
+    run, rita = r101
+    approve(run, rita)
+    run_metrics_merge(project=run.project_id, run_id=run.pk, metrics={}, increment={"attempts": 2})
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
+
+    run.refresh_from_db()
+    assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "authority_lease")
+    assert "attempted 2 times" in run.error["reason"]
+    assert not ExternalEffect.objects.filter(run=run).exists()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `HARNESS_RESUME_MAX_ATTEMPTS`"))
+    assert "`blocked` at `authority_lease`" in row and "as failed" not in row
