@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 
 from django.db.models import Q
-from django.utils import timezone
+from django.db.models.functions import Now
 
 from harness.errors import ConflictError, NotFoundError
 from runs_app.models import ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
@@ -22,8 +22,10 @@ log = logging.getLogger(__name__)
 DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED, ApprovalStatus.CANCELLED)
 
 
-def _lease_free(now: object) -> Q:
-    return Q(lease_owner="") | Q(lease_expires_at__lte=now)
+def _lease_free() -> Q:
+    # Expired by the database's clock (STATEMENT_TIMESTAMP()), as the claim decides it: a recovery pass on a
+    # host whose clock runs fast must not take a live lease for expired (issue 19, defect 4).
+    return Q(lease_owner="") | Q(lease_expires_at__lte=Now())
 
 
 def recovery_candidates() -> list[int]:
@@ -33,16 +35,15 @@ def recovery_candidates() -> list[int]:
     2. Driven by a worker whose lease expired (it died mid-plan or mid-call).
     3. Running, unleased, on a task plan the worker drives.
     """
-    now = timezone.now()
     decided = Run.objects.filter(
-        _lease_free(now), status=RunStatus.WAITING_APPROVAL, pending_approval__status__in=DECIDED
+        _lease_free(), status=RunStatus.WAITING_APPROVAL, pending_approval__status__in=DECIDED
     )
     orphaned = Run.objects.filter(
         status__in=(RunStatus.RUNNING, RunStatus.WAITING_APPROVAL),
-        lease_owner__startswith=WORKER_OWNER_PREFIX, lease_expires_at__lte=now,
+        lease_owner__startswith=WORKER_OWNER_PREFIX, lease_expires_at__lte=Now(),
     )
     # A worker plan that nobody drives (a person moved it from blocked back to running, say).
-    undriven = Run.objects.filter(_lease_free(now), status=RunStatus.RUNNING, task__isnull=False).exclude(
+    undriven = Run.objects.filter(_lease_free(), status=RunStatus.RUNNING, task__isnull=False).exclude(
         task__plan=[]
     ).select_related("task")
     ids = set(decided.values_list("pk", flat=True)) | set(orphaned.values_list("pk", flat=True))
@@ -52,9 +53,8 @@ def recovery_candidates() -> list[int]:
 
 def effects_reconcile() -> list[int]:
     """Effects left `dispatched` by a worker whose lease is gone become `unknown` (reconciled on resume)."""
-    now = timezone.now()
     stale = ExternalEffect.objects.filter(status=EffectStatus.DISPATCHED, run__isnull=False).filter(
-        Q(run__lease_owner="") | Q(run__lease_expires_at__lte=now)
+        Q(run__lease_owner="") | Q(run__lease_expires_at__lte=Now())
     )
     marked: list[int] = []
     for effect_id, project_id in stale.values_list("pk", "project_id"):

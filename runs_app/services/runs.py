@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -105,7 +106,9 @@ def run_transition(
         fields.update(lease_owner="", lease_expires_at=None)
     lease_guard = None
     if lease_owner is not None:
-        lease_guard = Q(lease_owner=lease_owner, lease_expires_at__gt=timezone.now())
+        # The database's clock (STATEMENT_TIMESTAMP()), never this process's: a fast clock must not refuse a live
+        # lease's write, a slow one must not accept an expired lease's (issue 19, defect 4).
+        lease_guard = Q(lease_owner=lease_owner, lease_expires_at__gt=Now())
     data: dict[str, Any] = {}
     if error:
         data["error"] = error
@@ -165,10 +168,8 @@ def _run_claim(project: Project | int, run_id: int, *, owner: str, lease_seconds
     if not 1 <= lease_seconds <= 3600:
         raise ValidationFailed("lease_seconds must be between 1 and 3600.", code="invalid")
     project_id = project if isinstance(project, int) else project.pk
-    now = timezone.now()
-    expires = now + dt.timedelta(seconds=lease_seconds)
     claimed = fetch_instance(Run, _CLAIM_ATTEMPT_SQL if count_attempt else _CLAIM_SQL, {
-        "owner": owner, "expires": expires, "now": now, "rid": run_id, "pid": project_id,
+        "owner": owner, "lease": dt.timedelta(seconds=lease_seconds), "rid": run_id, "pid": project_id,
         "terminal": list(RUN_MACHINE.terminal),
     })
     if claimed is not None:
@@ -192,27 +193,29 @@ def _run_claim(project: Project | int, run_id: int, *, owner: str, lease_seconds
     )
 
 
+# Every lease time is the database's clock (DESIGN.md: "Lease times are the database's clock, never a process's"):
+# a claim, a heartbeat and the guards compare and set `lease_expires_at` against statement_timestamp(), so a
+# worker whose clock runs fast cannot take a live lease, nor one whose clock runs slow keep an expired one.
 _CLAIM_SQL = """
 UPDATE runs_app_run
-   SET lease_owner = %(owner)s, lease_expires_at = %(expires)s, version = version + 1, updated_at = %(now)s
+   SET lease_owner = %(owner)s, lease_expires_at = statement_timestamp() + %(lease)s, version = version + 1,
+       updated_at = statement_timestamp()
  WHERE id = %(rid)s AND project_id = %(pid)s AND status <> ALL(%(terminal)s)
-   AND (lease_owner = '' OR lease_expires_at <= %(now)s OR lease_owner = %(owner)s)
+   AND (lease_owner = '' OR lease_expires_at <= statement_timestamp() OR lease_owner = %(owner)s)
 """ + returning(Run) + """
 """
 _CLAIM_ATTEMPT_SQL = _CLAIM_SQL.replace(
-    "updated_at = %(now)s",
-    "updated_at = %(now)s,\n       metrics = jsonb_set(metrics, '{attempts}', "
+    "updated_at = statement_timestamp()",
+    "updated_at = statement_timestamp(),\n       metrics = jsonb_set(metrics, '{attempts}', "
     "to_jsonb(COALESCE((metrics->>'attempts')::numeric::bigint, 0) + 1))",
 )
 
 
 def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seconds: int) -> Run:
     """Extend a lease we still hold; once it is lost (expired or taken) this fails."""
-    now = timezone.now()
-    expires = now + dt.timedelta(seconds=lease_seconds)
     # One statement: the renewed row comes back with the write; only a lost lease reads it again.
     renewed = fetch_instance(Run, _HEARTBEAT_SQL, {
-        "expires": expires, "now": now, "rid": run_id, "owner": owner,
+        "lease": dt.timedelta(seconds=lease_seconds), "rid": run_id, "owner": owner,
         "pid": project if isinstance(project, int) else project.pk,
     })
     if renewed is not None:
@@ -226,21 +229,24 @@ def run_heartbeat(*, project: Project | int, run_id: int, owner: str, lease_seco
 
 
 _HEARTBEAT_SQL = """
-UPDATE runs_app_run SET lease_expires_at = %(expires)s, updated_at = %(now)s
- WHERE id = %(rid)s AND project_id = %(pid)s AND lease_owner = %(owner)s AND lease_expires_at > %(now)s
+UPDATE runs_app_run SET lease_expires_at = statement_timestamp() + %(lease)s, updated_at = statement_timestamp()
+ WHERE id = %(rid)s AND project_id = %(pid)s AND lease_owner = %(owner)s AND lease_expires_at > statement_timestamp()
 """ + returning(Run) + """
 """
 
 
-def run_release(*, project: Project | int, run_id: int, owner: str) -> None:
+def run_release(*, project: Project | int, run_id: int, owner: str) -> bool:
+    """Give the lease up if `owner` holds it; whether it did (a lease taken over meanwhile is not ours to free)."""
     # Hand-written: compiling the ORM update was most of a release's CPU on the claim/release path.
     with prepared_cursor() as cursor:
-        cursor.execute(_RELEASE_SQL, {"now": timezone.now(), "rid": run_id, "owner": owner,
+        cursor.execute(_RELEASE_SQL, {"rid": run_id, "owner": owner,
                                       "pid": project if isinstance(project, int) else project.pk})
+        return cursor.rowcount > 0
 
 
 _RELEASE_SQL = """
-UPDATE runs_app_run SET lease_owner = '', lease_expires_at = NULL, version = version + 1, updated_at = %(now)s
+UPDATE runs_app_run SET lease_owner = '', lease_expires_at = NULL, version = version + 1,
+       updated_at = statement_timestamp()
  WHERE id = %(rid)s AND project_id = %(pid)s AND lease_owner = %(owner)s
 """
 
@@ -283,26 +289,23 @@ def run_count_start(*, run_id: int, owner: str, statuses: tuple[str, ...]) -> Ru
     The resume worker knows only the run's id here: this runs before the run is loaded, so that a
     start that dies while loading is still counted. It is one conditional UPDATE.
     """
-    now = timezone.now()
-    return fetch_instance(Run, _COUNT_START_SQL, {
-        "rid": run_id, "owner": owner, "now": now, "statuses": list(statuses),
-    })
+    return fetch_instance(Run, _COUNT_START_SQL, {"rid": run_id, "owner": owner, "statuses": list(statuses)})
 
 
 _COUNT_START_SQL = """
 UPDATE runs_app_run
    SET metrics = jsonb_set(metrics, '{starts}', to_jsonb(COALESCE((metrics->>'starts')::numeric::bigint, 0) + 1)),
-       updated_at = %(now)s
+       updated_at = statement_timestamp()
  WHERE id = %(rid)s AND status = ANY(%(statuses)s)
    AND NOT (lease_owner <> '' AND lease_owner <> %(owner)s AND lease_expires_at IS NOT NULL
-            AND lease_expires_at > %(now)s)
+            AND lease_expires_at > statement_timestamp())
 RETURNING id, project_id, status, version, lease_owner, lease_expires_at, metrics
 """
 
 
 def run_set_current_node(*, project: Project | int, run_id: int, owner: str, node: str) -> None:
     """Record the node the lease holder is working on; a lost lease refuses the write."""
-    updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=timezone.now()).update(
+    updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=Now()).update(
         current_node=node, updated_at=timezone.now()
     )
     if not updated:

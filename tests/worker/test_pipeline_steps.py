@@ -30,6 +30,7 @@ from runs_app.services import (
 from tests import factories
 from tests.worker.support import approve, demo_run, events, reviewer
 from worker.pipeline import resume_run_by_id
+from worker.recovery import recovery_candidates
 from worker.registry import STEP_NAMES
 from worker.state import Resume, StepFailed
 from worker.steps import approval_preconditions, artifact_fingerprints, capability, compatibility, load, sparse_context
@@ -341,3 +342,20 @@ def test_a_run_attempted_up_to_the_limit_ends_blocked_for_a_person_never_failed(
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     row = next(line for line in readme.splitlines() if line.startswith("| `HARNESS_RESUME_MAX_ATTEMPTS`"))
     assert "`blocked` at `authority_lease`" in row and "as failed" not in row
+
+
+def test_a_recovery_pass_on_a_fast_clock_does_not_take_a_live_lease_for_expired(
+    r101, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19, defect 4: the recovery pass's "expired" is the database's clock, as the claim's is."""
+    run, rita = r101
+    approve(run, rita)
+    run_claim(project=run.project_id, run_id=run.pk, owner="worker:live:1:a", lease_seconds=10)
+    real = timezone.now
+    monkeypatch.setattr(timezone, "now", lambda: real() + dt.timedelta(seconds=30))
+
+    assert run.pk not in recovery_candidates()
+    assert resume_run_by_id(run.pk, owner="worker:fast:2:b", lease_seconds=10) == "stopped"
+
+    run.refresh_from_db()
+    assert (run.status, run.lease_owner) == (RunStatus.WAITING_APPROVAL, "worker:live:1:a")
