@@ -24,6 +24,7 @@ from runs_app.services import (
 )
 from worker import faults
 from worker.handlers import node_handler, remaining_nodes
+from worker.keepalive import lease_kept
 from worker.progress import checkpoint_position, task_complete_node
 from worker.state import Resume, StepFailed, Stop
 
@@ -63,8 +64,10 @@ def drive_nodes(r: Resume) -> int:
         execution = node_execution_start(run=run, node=node)
         faults.point(f"node:{node}")
         try:
-            artifact = handler(task=task, run=run, node=node, artifacts=dict(task.artifact_refs or {}),
-                               context=r.context)
+            # A node may outlast the lease (a model call): renewed while it runs.
+            with lease_kept(project_id=r.project_id, run_id=r.run_id, owner=r.owner, lease_seconds=r.lease_seconds):
+                artifact = handler(task=task, run=run, node=node, artifacts=dict(task.artifact_refs or {}),
+                                   context=r.context)
         except Exception as exc:  # a handler's failure is recorded on the node, then blocks the run
             node_execution_finish(execution=execution, ok=False, error=f"{type(exc).__name__}: {exc}")
             raise StepFailed(f"the node {node!r} failed: {type(exc).__name__}: {exc}", node=node) from exc

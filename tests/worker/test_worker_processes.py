@@ -5,12 +5,14 @@ and the recovery pass runs every second, so a dead worker's run is picked up wit
 """
 
 import datetime as dt
+import time
 
 import pytest
 from django.utils import timezone
 
+from harness.errors import ConflictError
 from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, NodeExecution, Run, RunStatus
-from runs_app.services import checkpoint_create
+from runs_app.services import checkpoint_create, run_claim
 from tests.worker.support import approve, demo_run, events, reviewer, wait_for, wait_status
 from worker.tasks import enqueue_resume
 
@@ -105,6 +107,36 @@ def test_two_workers_resume_the_same_run_at_once_one_does_it_the_other_finds_it_
     losers = [owner for ok, reason, owner in leases if not ok and reason == "lease_held"]
     assert len(winners) == 1 and losers
     assert {w.split(":")[1].split("-")[0] for w in winners + losers} == {"a", "b"}
+
+
+def test_a_tool_call_longer_than_the_lease_keeps_its_lease_and_no_second_worker_takes_the_run(
+    workers, fake_service
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 19, defect 5: the call takes 2.5 leases; the lease is renewed while it runs, so neither the second
+    worker (its recovery pass looks for expired leases every second) nor a claim from here takes the run."""
+    lease = 3
+    fake_service.delay = 7.5
+    run = demo_run()
+    a = workers.start("a", lease_seconds=lease, wait=False)
+    b = workers.start("b", lease_seconds=lease, wait=False)
+    a.wait_ready()
+    b.wait_ready()
+    approve(run, reviewer(run.project))
+    key = _key(run)
+
+    wait_for(lambda: fake_service.requests[key] >= 1, what="the slow call to reach the tool")
+    time.sleep(lease + 1)  # the call is still running (7.5 s): the lease taken before it would be over now
+    with pytest.raises(ConflictError) as held:
+        run_claim(project=run.project_id, run_id=run.pk, owner="worker:probe:0:x", lease_seconds=lease)
+    assert held.value.code == "lease_held"
+
+    wait_status(run.pk, RunStatus.SUCCEEDED)
+    assert fake_service.requests[key] == 1
+    _assert_published_once_and_finished(run, fake_service)
+    claims = [e.data["owner"] for e in events(run.pk, "resume.authority_lease") if e.data["ok"]]
+    assert len(claims) == 1
+    bound = events(run.pk, "resume.bind_result")[-1].data
+    assert bound["lease_renewals"] >= 2 and bound["lease_lost"] == ""
 
 
 def test_a_service_restart_while_r101_waits_then_approval_resumes_it(workers, fake_service) -> None:  # type: ignore[no-untyped-def]

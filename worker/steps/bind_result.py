@@ -25,6 +25,7 @@ from runs_app.services import (
 )
 from worker import faults
 from worker.adapters import AdapterError
+from worker.keepalive import lease_kept
 from worker.state import Resume, Retry, StepFailed, Stop, trace
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,10 @@ def call(r: Resume) -> Any:
         raise StepFailed("the approved action has no dispatched effect or no adapter to call")
     faults.point("before_call")
     try:
-        result = adapter.call(approval.approved_arguments, idempotency_key=approval.idempotency_key)
+        # The call may outlast the lease: renewed while it runs, no second worker takes the run mid-call.
+        with lease_kept(project_id=r.project_id, run_id=r.run_id, owner=r.owner,
+                        lease_seconds=r.lease_seconds) as keeper:
+            result = adapter.call(approval.approved_arguments, idempotency_key=approval.idempotency_key)
     except AdapterError as exc:
         effect_mark_unknown(project=r.project_id, effect_id=effect.pk)
         if exc.permanent:
@@ -138,6 +142,8 @@ def call(r: Resume) -> Any:
         trace(r, "bind_result", False, f"the tool is unreachable, will retry: {exc}", effect=effect.pk)
         raise Retry(str(exc)) from exc
     faults.point("after_call")
+    if keeper.renewals or keeper.lost:
+        r.bind_data.update(lease_renewals=keeper.renewals, lease_lost=keeper.lost)
     return result
 
 
