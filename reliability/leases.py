@@ -1,0 +1,191 @@
+"""Lease experiments of issue 19: worker processes whose clocks disagree with the database's.
+
+Experiment 21 (defect 4): claimer processes whose Python wall clock is shifted by -30 s, 0 and +30 s
+(tests/worker/clock_skew.py, through HARNESS_TEST_CLOCK_SKEW_SECONDS) claim, renew, release and drop the
+leases of a few runs for a while, each through the services the worker and the API use (`run_claim`,
+`run_heartbeat`, `run_release`). Every lease they get or renew is logged as a run event in the same
+transaction (`lease.claimed`, `lease.renewed`, `lease.released`), so the event's `created_at` is the
+database's clock at that write, whatever the writer's clock says. SQL over those events then checks that a
+lease is never held by two owners at once: no claim lands inside another owner's lease (from its last
+claim or renewal, for the lease's length) that its owner had not released.
+
+Before the fix (Python's clock in the claim and the guards) a +30 s worker took every live lease it tried,
+and a -30 s worker wrote leases that were already over, so others took its runs while it held them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from harness.errors import ConflictError
+from reliability.core import Result, command_for, experiment
+from reliability.faults import LOG_DIR, ROOT, Processes, child_env, fresh_project, processes, read_line, send
+from runs_app.services import run_claim, run_create, run_event_append, run_heartbeat, run_release
+from tests import factories
+
+LEASE_CHILD_BOOT = ("import sys, django; django.setup(); import tests.worker.crash_app; "
+                    "from reliability.leases import child_main; child_main(sys.argv[1:])")
+SKEW_ENV = "HARNESS_TEST_CLOCK_SKEW_SECONDS"
+
+# A claim's event is written in the claim's transaction, which may have begun a moment before the claim
+# statement itself (one round trip): overlaps shorter than this are that moment, not two owners. A skewed
+# clock's overlaps, before the fix, were whole leases.
+OVERLAP_TOLERANCE_SECONDS = 0.25
+
+
+def _spawn(procs: Processes, args: dict, env: dict[str, str]) -> subprocess.Popen:
+    log = (LOG_DIR / f"{procs.label}-{len(procs.started)}-{args['owner'].replace(':', '_')}.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LEASE_CHILD_BOOT, json.dumps(args)], cwd=ROOT, env=env, stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True,
+    )
+    log.close()
+    procs.started.append(proc)  # stopped with the experiment's other processes, by its process group
+    return proc
+
+
+# --- 21. clock skew ------------------------------------------------------------------------------
+
+TITLE_21 = "Clock skew: workers whose clocks run 30 s slow and fast share leases; no lease has two owners"
+
+_OVERLAPS_SQL = """
+WITH ledger AS (
+    SELECT run_id, seq, kind, data->>'owner' AS owner, created_at AS at
+      FROM runs_app_runevent WHERE run_id = ANY(%(runs)s) AND kind LIKE 'lease.%%'
+)
+SELECT c.run_id, c.seq, c.owner, p.owner, EXTRACT(EPOCH FROM (p.at + %(lease)s - c.at))
+  FROM ledger c
+  JOIN ledger p ON p.run_id = c.run_id AND p.seq < c.seq AND p.owner <> c.owner
+                   AND p.kind IN ('lease.claimed', 'lease.renewed')
+ WHERE c.kind = 'lease.claimed'
+   AND p.at + %(lease)s - %(tolerance)s > c.at
+   AND NOT EXISTS (SELECT 1 FROM ledger x
+                    WHERE x.run_id = c.run_id AND x.seq > p.seq AND x.seq < c.seq
+                      AND x.kind = 'lease.released' AND x.owner = p.owner)
+ ORDER BY c.run_id, c.seq
+"""  # noqa: S608 - constant text; every value is bound
+
+
+def lease_overlaps(run_ids: list[int], lease_seconds: float) -> list[dict[str, Any]]:
+    """Every claim that landed inside another owner's unreleased lease, by the database's clock."""
+    with connection.cursor() as cursor:
+        cursor.execute(_OVERLAPS_SQL, {"runs": run_ids, "lease": dt.timedelta(seconds=lease_seconds),
+                                       "tolerance": dt.timedelta(seconds=OVERLAP_TOLERANCE_SECONDS)})
+        return [{"run": run, "seq": seq, "claimed_by": claimer, "held_by": holder, "overlap_s": round(float(s), 3)}
+                for run, seq, claimer, holder, s in cursor.fetchall()]
+
+
+@experiment(21, TITLE_21)
+def clock_skew(quick: bool) -> Result:
+    """1. Claimer processes with clocks at -30 s, 0 and +30 s (two of each at full counts) start, each
+       reporting how far its clock is from the database's.
+    2. Released together, each for `seconds`: pick a run, claim it (lease `lease` s); holding it, renew every
+       quarter lease for a random while, then release it or let it lapse. Refused claims retry elsewhere.
+    3. The ledger of run events is checked with SQL for a claim inside another owner's live lease.
+    """
+    runs, per_skew, seconds, lease = (3, 1, 8, 2) if quick else (8, 2, 90, 2)
+    skews = (-30, 0, 30)
+    started = time.monotonic()
+    project = fresh_project("skew")
+    session = factories.make_session(project)
+    run_ids = [run_create(project=project, session_id=session.pk).pk for _ in range(runs)]
+    with processes("skew") as procs:
+        children = []
+        for skew in skews:
+            for i in range(per_skew):
+                owner = f"worker:skew{skew:+d}-{i}:{uuid.uuid4().hex[:6]}"
+                args = {"project": project.pk, "runs": run_ids, "owner": owner, "lease": lease, "seconds": seconds,
+                        "seed": len(children)}
+                children.append((skew, _spawn(procs, args, child_env(**{SKEW_ENV: str(skew)}))))
+        measured = {}
+        for skew, child in children:
+            ready = json.loads(read_line(child, timeout=90))
+            measured[ready["owner"]] = (skew, ready["clock_minus_database_s"])
+        for _, child in children:
+            send(child, "go")
+        answers = [json.loads(read_line(child, timeout=seconds + 90)) for _, child in children]
+    overlaps = lease_overlaps(run_ids, lease)
+    by_skew: dict[str, dict[str, int]] = {}
+    for answer in answers:
+        skew = measured[answer["owner"]][0]
+        totals = by_skew.setdefault(f"{skew:+d}s", {})
+        for key in ("claims", "renewals", "releases", "lapses", "lost", "refused"):
+            totals[key] = totals.get(key, 0) + answer[key]
+    figures = {
+        "runs": runs, "lease_seconds": lease, "seconds": seconds,
+        "clocks": {owner: {"skew_s": skew, "measured_s": off} for owner, (skew, off) in sorted(measured.items())},
+        "by_skew": by_skew,
+        "claims": sum(a["claims"] for a in answers),
+        "double_ownership": len(overlaps), "overlaps": overlaps[:10],
+        "overlap_tolerance_s": OVERLAP_TOLERANCE_SECONDS,
+        "errors": [e for a in answers for e in a["errors"]][:10],
+        "wall_seconds": round(time.monotonic() - started, 2),
+    }
+    clocks_skewed = all(abs(off - skew) < 2 for skew, off in measured.values())
+    passed = (not overlaps and clocks_skewed and not figures["errors"]
+              and all(totals["claims"] > 0 for totals in by_skew.values()))
+    return Result(number=21, title=TITLE_21, passed=passed, figures=figures, command=command_for(21, quick),
+                  notes="" if clocks_skewed else "a child's clock was not skewed as asked: the shim did not apply")
+
+
+def _child_lease_skew(args: dict) -> None:
+    project, owner, lease = args["project"], args["owner"], args["lease"]
+    rng = random.Random(args["seed"])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement_timestamp()")
+        database_now = cursor.fetchone()[0]
+    off = (timezone.now() - database_now).total_seconds()
+    print(json.dumps({"owner": owner, "clock_minus_database_s": round(off, 2)}), flush=True)
+    sys.stdin.readline()
+    counts = {"claims": 0, "renewals": 0, "releases": 0, "lapses": 0, "lost": 0, "refused": 0}
+    errors: list[str] = []
+    deadline = time.monotonic() + args["seconds"]  # monotonic: the skew shifts only the wall clock
+    while time.monotonic() < deadline:
+        run_id = rng.choice(args["runs"])
+        try:
+            with transaction.atomic():
+                run_claim(project=project, run_id=run_id, owner=owner, lease_seconds=lease)
+                run_event_append(project=project, run_id=run_id, kind="lease.claimed", data={"owner": owner})
+        except ConflictError as exc:
+            if exc.code != "lease_held":
+                errors.append(exc.code)
+            counts["refused"] += 1
+            time.sleep(rng.uniform(0.01, 0.05))
+            continue
+        counts["claims"] += 1
+        hold_until, lost = time.monotonic() + rng.uniform(0.1, lease * 2), False
+        while time.monotonic() < hold_until and not lost:
+            time.sleep(lease / 4)
+            try:
+                with transaction.atomic():
+                    run_heartbeat(project=project, run_id=run_id, owner=owner, lease_seconds=lease)
+                    run_event_append(project=project, run_id=run_id, kind="lease.renewed", data={"owner": owner})
+                counts["renewals"] += 1
+            except ConflictError:
+                counts["lost"] += 1
+                lost = True
+        if lost:
+            continue
+        if rng.random() < 0.5:
+            with transaction.atomic():
+                if run_release(project=project, run_id=run_id, owner=owner):
+                    run_event_append(project=project, run_id=run_id, kind="lease.released", data={"owner": owner})
+                    counts["releases"] += 1
+        else:
+            counts["lapses"] += 1  # held to the end of its lease: the others may claim it once it is over
+    print(json.dumps({"owner": owner, **counts, "errors": errors}), flush=True)
+
+
+def child_main(argv: list[str]) -> None:
+    """Entry point of this module's child processes (LEASE_CHILD_BOOT)."""
+    _child_lease_skew(json.loads(argv[0]))
