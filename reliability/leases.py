@@ -9,6 +9,11 @@ database's clock at that write, whatever the writer's clock says. SQL over those
 lease is never held by two owners at once: no claim lands inside another owner's lease (from its last
 claim or renewal, for the lease's length) that its owner had not released.
 
+Then Celery workers (`celery -A tests.worker.crash_app worker --beat`) with the same three clocks resume
+approved demo runs whose tool answers slowly: every run must succeed with its tool called once per key, and
+claimed by one worker only (a worker whose recovery pass took a live lease for expired would claim the run
+mid-call, mark the effect unknown and call the tool again).
+
 Before the fix (Python's clock in the claim and the guards) a +30 s worker took every live lease it tried,
 and a -30 s worker wrote leases that were already over, so others took its runs while it held them.
 """
@@ -22,6 +27,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from typing import Any
 
 from django.db import connection, transaction
@@ -29,13 +35,31 @@ from django.utils import timezone
 
 from harness.errors import ConflictError
 from reliability.core import Result, command_for, experiment
-from reliability.faults import LOG_DIR, ROOT, Processes, child_env, fresh_project, processes, read_line, send
+from reliability.faults import (
+    LOG_DIR,
+    ROOT,
+    Processes,
+    _fake_service,
+    _idempotency_key,
+    _worker_pool,
+    approve,
+    broker_client,
+    child_env,
+    fresh_project,
+    processes,
+    read_line,
+    reviewer_for,
+    send,
+)
+from runs_app.models import Run, RunEvent, RunStatus
 from runs_app.services import run_claim, run_create, run_event_append, run_heartbeat, run_release
 from tests import factories
+from tests.worker.support import demo_run, wait_for
 
 LEASE_CHILD_BOOT = ("import sys, django; django.setup(); import tests.worker.crash_app; "
                     "from reliability.leases import child_main; child_main(sys.argv[1:])")
 SKEW_ENV = "HARNESS_TEST_CLOCK_SKEW_SECONDS"
+SKEWS = (-30, 0, 30)  # seconds each worker's wall clock is off the database's
 
 # A claim's event is written in the claim's transaction, which may have begun a moment before the claim
 # statement itself (one round trip): overlaps shorter than this are that moment, not two owners. A skewed
@@ -94,14 +118,13 @@ def clock_skew(quick: bool) -> Result:
     3. The ledger of run events is checked with SQL for a claim inside another owner's live lease.
     """
     runs, per_skew, seconds, lease = (3, 1, 8, 2) if quick else (8, 2, 90, 2)
-    skews = (-30, 0, 30)
     started = time.monotonic()
     project = fresh_project("skew")
     session = factories.make_session(project)
     run_ids = [run_create(project=project, session_id=session.pk).pk for _ in range(runs)]
     with processes("skew") as procs:
         children = []
-        for skew in skews:
+        for skew in SKEWS:
             for i in range(per_skew):
                 owner = f"worker:skew{skew:+d}-{i}:{uuid.uuid4().hex[:6]}"
                 args = {"project": project.pk, "runs": run_ids, "owner": owner, "lease": lease, "seconds": seconds,
@@ -121,6 +144,7 @@ def clock_skew(quick: bool) -> Result:
         totals = by_skew.setdefault(f"{skew:+d}s", {})
         for key in ("claims", "renewals", "releases", "lapses", "lost", "refused"):
             totals[key] = totals.get(key, 0) + answer[key]
+    celery = _celery_phase(quick)
     figures = {
         "runs": runs, "lease_seconds": lease, "seconds": seconds,
         "clocks": {owner: {"skew_s": skew, "measured_s": off} for owner, (skew, off) in sorted(measured.items())},
@@ -129,13 +153,61 @@ def clock_skew(quick: bool) -> Result:
         "double_ownership": len(overlaps), "overlaps": overlaps[:10],
         "overlap_tolerance_s": OVERLAP_TOLERANCE_SECONDS,
         "errors": [e for a in answers for e in a["errors"]][:10],
+        "celery": celery,
         "wall_seconds": round(time.monotonic() - started, 2),
     }
     clocks_skewed = all(abs(off - skew) < 2 for skew, off in measured.values())
     passed = (not overlaps and clocks_skewed and not figures["errors"]
-              and all(totals["claims"] > 0 for totals in by_skew.values()))
+              and all(totals["claims"] > 0 for totals in by_skew.values())
+              and celery["succeeded"] == celery["runs"] and celery["max_requests_per_key"] == 1
+              and celery["max_claims_per_run"] == 1 and celery["runs_claimed_by_two_workers"] == 0)
     return Result(number=21, title=TITLE_21, passed=passed, figures=figures, command=command_for(21, quick),
                   notes="" if clocks_skewed else "a child's clock was not skewed as asked: the shim did not apply")
+
+
+def _celery_phase(quick: bool) -> dict[str, Any]:
+    """Celery workers at -30 s, 0 and +30 s resume approved demo runs whose tool takes a third of the lease."""
+    runs, lease = (3, 3) if quick else (15, 3)
+    client = broker_client()
+    client.flushdb()
+    fake = _fake_service()
+    fake.delay = 1.0
+    run_ids: list[int] = []
+    unfinished: list[int] = []
+    try:
+        with _worker_pool("skew", fake) as pool:
+            for skew in SKEWS:
+                pool.start(f"skew{skew:+d}", lease_seconds=lease, wait=False, extra_env={SKEW_ENV: str(skew)})
+            for worker in pool.started:
+                worker.wait_ready(timeout=90)
+            demo = [demo_run(fresh_project("skew-celery")) for _ in range(runs)]
+            user = reviewer_for(*[run.project for run in demo])
+            for run in demo:
+                approve(run, user)
+                run_ids.append(run.pk)
+            for run_id in run_ids:
+                done = Run.objects.filter(pk=run_id, status__in=(RunStatus.SUCCEEDED, RunStatus.FAILED,
+                                                                   RunStatus.BLOCKED))
+                try:
+                    wait_for(done.exists, timeout=120)
+                except AssertionError:
+                    unfinished.append(run_id)
+    finally:
+        fake.stop()
+        client.flushdb()
+    keys = {run_id: _idempotency_key(run_id) for run_id in run_ids}
+    claims = {run_id: [e.data["owner"] for e in RunEvent.objects.filter(
+        run_id=run_id, kind="resume.authority_lease", data__ok=True).order_by("seq")] for run_id in run_ids}
+    return {
+        "runs": len(run_ids), "lease_seconds": lease, "tool_seconds": fake.delay,
+        "succeeded": Run.objects.filter(pk__in=run_ids, status=RunStatus.SUCCEEDED).count(),
+        "unfinished": unfinished,
+        "max_requests_per_key": max((fake.requests[k] for k in keys.values()), default=0),
+        "max_claims_per_run": max((len(owners) for owners in claims.values()), default=0),
+        "claims_by_worker": dict(Counter(owner.split(":")[1].split("@")[0] for owners in claims.values()
+                                         for owner in owners)),
+        "runs_claimed_by_two_workers": sum(1 for owners in claims.values() if len(set(owners)) > 1),
+    }
 
 
 def _child_lease_skew(args: dict) -> None:
