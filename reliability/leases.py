@@ -20,7 +20,6 @@ and a -30 s worker wrote leases that were already over, so others took its runs 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import random
 import subprocess
@@ -87,24 +86,24 @@ WITH ledger AS (
     SELECT run_id, seq, kind, data->>'owner' AS owner, created_at AS at
       FROM runs_app_runevent WHERE run_id = ANY(%(runs)s) AND kind LIKE 'lease.%%'
 )
-SELECT c.run_id, c.seq, c.owner, p.owner, EXTRACT(EPOCH FROM (p.at + %(lease)s - c.at))
+SELECT c.run_id, c.seq, c.owner, p.owner, EXTRACT(EPOCH FROM (p.at - c.at)) + %(lease)s
   FROM ledger c
   JOIN ledger p ON p.run_id = c.run_id AND p.seq < c.seq AND p.owner <> c.owner
                    AND p.kind IN ('lease.claimed', 'lease.renewed')
  WHERE c.kind = 'lease.claimed'
-   AND p.at + %(lease)s - %(tolerance)s > c.at
+   AND p.at + (%(lease)s - %(tolerance)s) * interval '1 second' > c.at
    AND NOT EXISTS (SELECT 1 FROM ledger x
                     WHERE x.run_id = c.run_id AND x.seq > p.seq AND x.seq < c.seq
                       AND x.kind = 'lease.released' AND x.owner = p.owner)
  ORDER BY c.run_id, c.seq
-"""  # noqa: S608 - constant text; every value is bound
+"""
 
 
 def lease_overlaps(run_ids: list[int], lease_seconds: float) -> list[dict[str, Any]]:
     """Every claim that landed inside another owner's unreleased lease, by the database's clock."""
     with connection.cursor() as cursor:
-        cursor.execute(_OVERLAPS_SQL, {"runs": run_ids, "lease": dt.timedelta(seconds=lease_seconds),
-                                       "tolerance": dt.timedelta(seconds=OVERLAP_TOLERANCE_SECONDS)})
+        cursor.execute(_OVERLAPS_SQL, {"runs": run_ids, "lease": float(lease_seconds),
+                                       "tolerance": OVERLAP_TOLERANCE_SECONDS})
         return [{"run": run, "seq": seq, "claimed_by": claimer, "held_by": holder, "overlap_s": round(float(s), 3)}
                 for run, seq, claimer, holder, s in cursor.fetchall()]
 
@@ -123,7 +122,7 @@ def clock_skew(quick: bool) -> Result:
     session = factories.make_session(project)
     run_ids = [run_create(project=project, session_id=session.pk).pk for _ in range(runs)]
     with processes("skew") as procs:
-        children = []
+        children: list[tuple[int, subprocess.Popen]] = []
         for skew in SKEWS:
             for i in range(per_skew):
                 owner = f"worker:skew{skew:+d}-{i}:{uuid.uuid4().hex[:6]}"

@@ -53,7 +53,7 @@ FINDINGS: list[str] = [
 def _load_modules() -> list[str]:
     """Import both experiment modules; a module not written yet is reported, not fatal."""
     import reliability.faults
-    import reliability.leases  # noqa: F401 - registers the lease experiments (issue 19)
+    import reliability.leases  # registers the lease experiments (issue 19)
 
     missing = []
     try:

@@ -43,7 +43,8 @@ def effect_intend(
         raise ValidationFailed("An idempotency key is 1 to 200 characters.", code="invalid")
     arguments_digest = digest(arguments) if arguments is not None else ""
     fingerprint = action_fingerprint(tool, arguments)
-    # The first intent is one statement (the run and approval checked in this project inside it);
+    # The first intent is one statement (the run and approval checked in this project inside it; the key and tool
+    # are text throughout, one type per parameter for a server-side bound statement);
     # a key seen before, a missing run or approval, or an approval the effect does not match takes the
     # path below to say which.
     created = fetch_instance(ExternalEffect, _INTEND_SQL, {
@@ -125,17 +126,17 @@ def _approval_refusal(
 _INTEND_SQL = """
 INSERT INTO runs_app_externaleffect (project_id, idempotency_key, tool, arguments_digest, run_id, approval_id, status,
     version, attempts, result, result_hash, conflicting_hash, receipt, created_at, updated_at)
-SELECT %(pid)s, %(key)s, %(tool)s, %(digest)s, %(run)s, %(approval)s, %(status)s, 1, 0, NULL, '', '', '', %(now)s,
-       %(now)s
+SELECT %(pid)s, %(key)s::text, %(tool)s::text, %(digest)s, %(run)s, %(approval)s, %(status)s, 1, 0, NULL, '', '',
+       '', %(now)s, %(now)s
  WHERE (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM runs_app_run WHERE id = %(run)s AND project_id = %(pid)s))
    AND (%(approval)s::bigint IS NULL
         OR EXISTS (SELECT 1 FROM runs_app_approvalrequest
                     WHERE id = %(approval)s AND project_id = %(pid)s AND status = %(approved)s
-                      AND idempotency_key = %(key)s AND tool = %(tool)s AND approved_fingerprint = %(fp)s))
+                      AND idempotency_key = %(key)s::text AND tool = %(tool)s::text AND approved_fingerprint = %(fp)s))
    AND NOT EXISTS (SELECT 1 FROM runs_app_approvalrequest
-                    WHERE project_id = %(pid)s AND idempotency_key = %(key)s
+                    WHERE project_id = %(pid)s AND idempotency_key = %(key)s::text
                       AND (status = %(pending)s
-                           OR (status = %(approved)s AND (tool <> %(tool)s OR approved_fingerprint <> %(fp)s))))
+                           OR (status = %(approved)s AND (tool <> %(tool)s::text OR approved_fingerprint <> %(fp)s))))
 ON CONFLICT (project_id, idempotency_key) DO NOTHING
 """ + returning(ExternalEffect) + """
 """  # noqa: S608 - the RETURNING list is the model's columns (harness.db.returning); every value is bound

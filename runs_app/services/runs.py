@@ -241,7 +241,8 @@ def run_release(*, project: Project | int, run_id: int, owner: str) -> bool:
     with prepared_cursor() as cursor:
         cursor.execute(_RELEASE_SQL, {"rid": run_id, "owner": owner,
                                       "pid": project if isinstance(project, int) else project.pk})
-        return cursor.rowcount > 0
+        released: int = cursor.rowcount
+    return released > 0
 
 
 _RELEASE_SQL = """
