@@ -86,7 +86,7 @@ WITH ledger AS (
     SELECT run_id, seq, kind, data->>'owner' AS owner, created_at AS at
       FROM runs_app_runevent WHERE run_id = ANY(%(runs)s) AND kind LIKE 'lease.%%'
 )
-SELECT c.run_id, c.seq, c.owner, p.owner, EXTRACT(EPOCH FROM (p.at - c.at)) + %(lease)s
+SELECT DISTINCT ON (c.run_id, c.seq) c.run_id, c.seq, c.owner, p.owner, EXTRACT(EPOCH FROM (p.at - c.at)) + %(lease)s
   FROM ledger c
   JOIN ledger p ON p.run_id = c.run_id AND p.seq < c.seq AND p.owner <> c.owner
                    AND p.kind IN ('lease.claimed', 'lease.renewed')
@@ -95,12 +95,13 @@ SELECT c.run_id, c.seq, c.owner, p.owner, EXTRACT(EPOCH FROM (p.at - c.at)) + %(
    AND NOT EXISTS (SELECT 1 FROM ledger x
                     WHERE x.run_id = c.run_id AND x.seq > p.seq AND x.seq < c.seq
                       AND x.kind = 'lease.released' AND x.owner = p.owner)
- ORDER BY c.run_id, c.seq
+ ORDER BY c.run_id, c.seq, p.seq DESC
 """
 
 
 def lease_overlaps(run_ids: list[int], lease_seconds: float) -> list[dict[str, Any]]:
-    """Every claim that landed inside another owner's unreleased lease, by the database's clock."""
+    """Every claim that landed inside another owner's unreleased lease, by the database's clock (one row per
+    such claim, with the holder's latest claim or renewal before it)."""
     with connection.cursor() as cursor:
         cursor.execute(_OVERLAPS_SQL, {"runs": run_ids, "lease": float(lease_seconds),
                                        "tolerance": OVERLAP_TOLERANCE_SECONDS})
