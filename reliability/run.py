@@ -44,6 +44,19 @@ FINDINGS: list[str] = [
     "checked before the claim). Fixed in the resume pipeline (now worker/): it stops instead and leaves the "
     "attempt alone. Regression: tests/reliability/test_faults_quick.py::"
     "test_a_duplicate_resume_at_the_attempt_limit_leaves_the_last_live_attempt_alone.",
+    "Experiment 21 (issue 19, defect 4: lease times were each process's clock): the claim, the heartbeat and the "
+    "guards compared `lease_expires_at` with Python's `timezone.now()`, so a worker whose clock ran 30 s fast took "
+    "every live lease it tried and one 30 s slow wrote leases already over by everyone else's clock (17 claims "
+    "inside another owner's live lease in one quick run before the fix). Fixed in runs_app/services/runs.py, "
+    "worker/lease.py and worker/recovery.py: every lease decision compares and sets against PostgreSQL's "
+    "statement_timestamp(). Regression: tests/api/test_lease_clock.py, tests/worker/test_pipeline_steps.py::"
+    "test_a_recovery_pass_on_a_fast_clock_does_not_take_a_live_lease_for_expired, and experiment 21's quick form "
+    "(tests/reliability/test_leases_quick.py).",
+    "Issue 19, defect 5 (no heartbeat during a long tool call): a call longer than the lease let a second worker's "
+    "recovery pass take the run mid-call, mark the effect unknown and call the tool again (2 requests for one "
+    "key). Fixed in worker/keepalive.py: the lease is renewed every third of it while a tool call or a node "
+    "handler runs. Regression: tests/worker/test_worker_processes.py::"
+    "test_a_tool_call_longer_than_the_lease_keeps_its_lease_and_no_second_worker_takes_the_run.",
     "Experiment 8 (not a defect, a documented behaviour): a duplicate that arrives while the first request "
     "with its Idempotency-Key is still in progress is answered 409 idempotency_in_progress (retry), not held; "
     "every retry then gets the identical stored reply, and the effect happens once.",
