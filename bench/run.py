@@ -44,6 +44,7 @@ TARGETS: list[tuple[Any, ...]] = [
     ("A1 put (a chain)", "HarnessSaver.put (HTTP)", "LangGraph PostgresSaver.put", 0.5, 8),
     ("A3 list of 1,000", "HarnessSaver.list (HTTP)", "LangGraph PostgresSaver.list (jit=off)", 2.0),
     ("A3 list of 1,000", "HarnessSaver.list (HTTP)", "LangGraph PostgresSaver.list (stock)", 2.0),
+    ("A4 add_items (one item)", "HarnessSession.add_items (HTTP)", "Agents SDK SQLAlchemySession.add_items", 1.0, 8),
     # In process (the service functions, no HTTP).
     ("1 append item", "harness service", "Agents SDK SQLAlchemySession.add_items", 4.0),
     ("1 append item", "harness service", "raw psycopg INSERT (autocommit)", 0.7),

@@ -10,6 +10,12 @@ are analyzed after they are filled.
     A1 put (a chain)          HarnessSaver.put        vs PostgresSaver.put
     A2 get_tuple (newest)     HarnessSaver.get_tuple  vs PostgresSaver.get_tuple
     A3 list of 1,000          HarnessSaver.list       vs PostgresSaver.list (jit=off, and stock)
+
+and the OpenAI Agents SDK session the same way, `HarnessSession` (AsyncHarnessClient, httpx) against the SDK's
+`SQLAlchemySession` on asyncpg, ~1 KB items:
+
+    A4 add_items (one item)   HarnessSession.add_items              vs SQLAlchemySession.add_items
+    A5 newest 50 of 10,000    HarnessSession.get_items(limit=50)    vs SQLAlchemySession.get_items(limit=50)
 """
 
 from __future__ import annotations
@@ -23,7 +29,16 @@ import psycopg
 from bench import procs
 from bench.core import Measure, Settings, Subject, measure_turns
 from bench.scenarios_http import agent_token
-from bench.scenarios_store import _lg_tables, _project, lg_connection, pg_url
+from bench.scenarios_store import (
+    _gap_free,
+    _lg_tables,
+    _project,
+    _read_fixture,
+    _sdk_count,
+    _sdk_url,
+    lg_connection,
+    pg_url,
+)
 
 TEXT_1K = ("The keeper climbs the stair at dusk; the lamp is cold and the storm is late. " * 13)[:1000]
 VALUES_1K = {"notes": TEXT_1K, "completed": ["outline", "draft"]}
@@ -172,17 +187,90 @@ def _a3_list(settings: Settings, port: int, token: str) -> list[Measure]:
     return out
 
 
+SDK_ITEM_1K: Any = {"role": "user", "content": TEXT_1K}  # an SDK input item, the same on both sides
+
+
+def _harness_session(port: int, token: str, ref: str) -> dict[str, Any]:
+    import asyncio
+
+    from harness_client.agents import HarnessSession
+
+    return {"loop": asyncio.new_event_loop(),
+            "session": HarnessSession(ref, base_url=f"http://127.0.0.1:{port}", token=token)}
+
+
+def _sql_session(ref: str) -> dict[str, Any]:
+    import asyncio
+
+    from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
+
+    return {"loop": asyncio.new_event_loop(),
+            "session": SQLAlchemySession.from_url(ref, url=_sdk_url(), create_tables=True)}
+
+
+def _a4_a5_session(settings: Settings, port: int, token: str) -> list[Measure]:
+    from sessions_app.models import Session, SessionItem
+
+    project = _project()
+    out: list[Measure] = []
+    tag = uuid.uuid4().hex[:8]
+
+    async def add(s: dict[str, Any]) -> None:
+        await s["session"].add_items([SDK_ITEM_1K])
+
+    for clients in settings.clients:
+        refs = [f"bench-a4-{tag}-{clients}-{i}" for i in range(clients)]
+
+        def ours_add_setup(i: int, refs: list[str] = refs) -> dict[str, Any]:
+            return _harness_session(port, token, refs[i])
+
+        def theirs_add_setup(i: int, refs: list[str] = refs) -> dict[str, Any]:
+            return _sql_session(refs[i])
+
+        ours, theirs = measure_turns("A4 add_items (one item)", [
+            Subject("HarnessSession.add_items (HTTP)", ours_add_setup, add),
+            Subject("Agents SDK SQLAlchemySession.add_items", theirs_add_setup, add),
+        ], clients=clients, settings=settings)
+        sessions = list(Session.objects.filter(project=project, ref__in=refs).values_list("pk", flat=True))
+        ours.extra["check"] = len(sessions) == clients and _gap_free(sessions) and (
+            SessionItem.objects.filter(session_id__in=sessions).count() == ours.extra["acknowledged"])
+        theirs.extra["check"] = _sdk_count(f"bench-a4-{tag}-{clients}-%") == theirs.extra["acknowledged"]
+        out += [ours, theirs]
+
+    _, ref = _read_fixture(project)  # the same 10,000-item session of ours (by its ref) and of the SDK's
+    with psycopg.connect(pg_url(), autocommit=True) as conn:
+        conn.execute("ANALYZE sessions_app_session, sessions_app_sessionitem, agent_sessions, agent_messages")
+
+    async def newest(s: dict[str, Any]) -> None:
+        items = await s["session"].get_items(limit=50)
+        if len(items) != 50:
+            raise RuntimeError(f"read {len(items)} items")
+
+    def ours_setup(i: int) -> dict[str, Any]:
+        return _harness_session(port, token, ref)
+
+    def theirs_setup(i: int) -> dict[str, Any]:
+        return _sql_session(ref)
+
+    for clients in settings.clients:
+        out += measure_turns("A5 newest 50 of 10,000", [
+            Subject("HarnessSession.get_items(limit=50) (HTTP)", ours_setup, newest),
+            Subject("Agents SDK get_items(limit=50)", theirs_setup, newest),
+        ], clients=clients, settings=settings)
+    return out
+
+
 def scenario_adapters(settings: Settings) -> list[Measure]:
     _lg_tables()
     token = agent_token(_project().slug)
     server = _start_server()
     out: list[Measure] = []
     try:
-        for part in (_a1_a2, _a3_list):
+        for part in (_a1_a2, _a3_list, _a4_a5_session):
             measures = part(settings, server.port, token)
             rss = round(max(procs.rss_mb(pid) for pid in server.worker_pids()))
             for m in measures:
-                if m.subject.startswith("HarnessSaver"):
+                if m.subject.startswith(("HarnessSaver", "HarnessSession")):
                     m.extra["server_rss_mb"] = rss
             out += measures
     finally:
