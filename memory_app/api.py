@@ -231,7 +231,9 @@ class ProjectFilterSerializer(serializers.Serializer[None]):
 
 class ContextInSerializer(serializers.Serializer[None]):
     run_id = IdField()
-    budget_chars = serializers.IntegerField(min_value=1, max_value=context.MAX_BUDGET_CHARS)
+    # Without one, the run's session's own `context_budget_chars`.
+    budget_chars = serializers.IntegerField(min_value=1, max_value=context.MAX_BUDGET_CHARS, required=False,
+                                            allow_null=True, default=None)
     query = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
 
@@ -239,7 +241,7 @@ class ContextOutSerializer(serializers.ModelSerializer[ContextSnapshot]):
     class Meta:
         model = ContextSnapshot
         fields = ["id", "run", "item_seqs", "memory_ids", "query", "budget_chars", "used_chars", "content",
-                  "created_at"]
+                  "manifest", "created_at"]
         read_only_fields = fields
 
 
@@ -438,8 +440,12 @@ class ContextCreateView(MemoryView):
     @extend_schema(
         tags=["memory"], operation_id="memory_context_create", request=ContextInSerializer,
         responses={201: ContextOutSerializer},
-        description="Build and record the bounded context for a run: recent session items within the budget "
-                    "plus relevant memory. The snapshot is exactly what the model is given.",
+        description="Build and record the context for a run under its session's memory policy and role (none: "
+                    "the run's own items; bounded: the newest items within the item limit; session: the session's "
+                    "items; external: the run's own items and memory retrieved for `query`; checkpoint_only: the "
+                    "latest checkpoint's state), plus the packet of a handoff the run received, within the budget "
+                    "(default: the session's). The snapshot is exactly what the model is given; its `manifest` "
+                    "names the rule that admitted each part and what was left out.",
     )
     def post(self, request: Request) -> Response:
         data = _validated(ContextInSerializer, request.data)

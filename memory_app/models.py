@@ -159,6 +159,9 @@ class ContextSnapshot(models.Model):
     query = models.CharField(max_length=500, blank=True, default="")
     budget_chars = models.PositiveIntegerField()
     used_chars = models.PositiveIntegerField()
+    # Why each part went in (memory_app.context): the session's policy and role, every item, memory record,
+    # checkpoint and packet with the rule that admitted it, and what the rules or the budget left out.
+    manifest = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ProjectScopedQuerySet.as_manager()

@@ -14,12 +14,14 @@ from runs_app.models import (
     Checkpoint,
     CheckpointWrite,
     ExternalEffect,
+    Handoff,
+    HandoffStatus,
     NodeExecution,
     Run,
     RunEvent,
     Task,
 )
-from runs_app.services import approval_decide, run_transition, task_transition
+from runs_app.services import approval_decide, handoff_cancel, run_transition, task_transition
 
 
 def _move_run(request: HttpRequest, obj: Run, to: str) -> Run:
@@ -145,3 +147,38 @@ class ExternalEffectAdmin(admin.ModelAdmin[ExternalEffect]):
 
     def has_delete_permission(self, request: HttpRequest, obj: ExternalEffect | None = None) -> bool:
         return False
+
+
+@admin.register(Handoff)
+class HandoffAdmin(admin.ModelAdmin[Handoff]):
+    """Read-only but for cancelling, which goes through `handoff_cancel` (the origin run is handed back)."""
+
+    list_display = ["__str__", "project", "origin_run", "receiver_session", "receiver_run", "status", "deadline",
+                    "receipt", "updated_at"]
+    list_filter = ["status", "project"]
+    search_fields = ["packet_fingerprint", "result_hash", "receipt", "origin_run__ref", "issued_by"]
+    list_select_related = ["project", "origin_run", "receiver_session", "receiver_run"]
+    readonly_fields = [f.name for f in Handoff._meta.fields]
+    actions = ["cancel"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # issued by agents through the API, with the origin run's move
+
+    def has_delete_permission(self, request: HttpRequest, obj: Handoff | None = None) -> bool:
+        return False
+
+    @admin.action(description="Cancel selected (the origin run goes back to running)")
+    def cancel(self, request: HttpRequest, queryset: QuerySet[Handoff]) -> None:
+        actor = Actor.of(request.user)
+        for handoff in queryset.filter(status__in=(HandoffStatus.ISSUED, HandoffStatus.ACCEPTED)):
+            try:
+                with transaction.atomic():
+                    handoff_cancel(project=handoff.project_id, handoff_id=handoff.pk, actor=actor,
+                                   reason=f"cancelled in the admin by {request.user.get_username()}",
+                                   expected_version=handoff.version)
+                    audit_record(project=handoff.project_id, actor=actor, action="handoff.cancelled", target=handoff,
+                                 data={"from": handoff.status, "version": handoff.version, "door": "admin"})
+            except DomainError as exc:
+                self.message_user(request, f"{handoff}: {exc.detail}", messages.ERROR)
+            else:
+                self.message_user(request, f"{handoff}: cancelled.", messages.SUCCESS)

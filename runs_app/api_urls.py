@@ -1,9 +1,9 @@
-"""/api/v1/runs/..., checkpoints, approvals, effects, tasks."""
+"""/api/v1/runs/..., checkpoints, approvals, effects, tasks, handoffs."""
 
 from django.urls import path
 
 from harness import api_base  # noqa: F401 - registers the <id:...> converter
-from runs_app import api, api_threads
+from runs_app import api, api_handoffs, api_threads
 
 urlpatterns = [
     path("runs/", api.RunListCreateApi.as_view(), name="api-runs"),
@@ -27,6 +27,12 @@ urlpatterns = [
     path("effects/", api.EffectListIntendApi.as_view(), name="api-effects"),
     path("effects/deliver/", api.EffectDeliverApi.as_view(), name="api-effects-deliver"),
     path("effects/<id:pk>/", api.EffectDetailApi.as_view(), name="api-effect"),
+    path("runs/<id:pk>/handoffs/", api_handoffs.RunHandoffIssueApi.as_view(), name="api-run-handoffs"),
+    path("handoffs/", api_handoffs.HandoffListApi.as_view(), name="api-handoffs"),
+    path("handoffs/<id:pk>/", api_handoffs.HandoffDetailApi.as_view(), name="api-handoff"),
+    path("handoffs/<id:pk>/accept/", api_handoffs.HandoffAcceptApi.as_view(), name="api-handoff-accept"),
+    path("handoffs/<id:pk>/return/", api_handoffs.HandoffReturnApi.as_view(), name="api-handoff-return"),
+    path("handoffs/<id:pk>/cancel/", api_handoffs.HandoffCancelApi.as_view(), name="api-handoff-cancel"),
     path("tasks/", api.TaskListCreateApi.as_view(), name="api-tasks"),
     path("tasks/<id:pk>/", api.TaskDetailApi.as_view(), name="api-task"),
     path("tasks/<id:pk>/transition/", api.TaskTransitionApi.as_view(), name="api-task-transition"),

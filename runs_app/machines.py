@@ -1,4 +1,4 @@
-"""The transition tables of runs, tasks, approvals and external effects, with their guards, declared once.
+"""The transition tables of runs, tasks, approvals, external effects and handoffs, with their guards, declared once.
 
 Every door (API, console, admin, worker) moves a row through `harness.transitions.cas_transition` with
 one of these. A guarded edge is open only to the actor its guard names: for anyone else its source is
@@ -8,7 +8,7 @@ not among the UPDATE's legal sources, so the refusal needs no read of the row be
 
 from harness.actors import ActorKind
 from harness.transitions import Guard, StateMachine
-from runs_app.models import ApprovalStatus, EffectStatus, RunStatus, TaskStatus
+from runs_app.models import ApprovalStatus, EffectStatus, HandoffStatus, RunStatus, TaskStatus
 
 R = RunStatus
 RUN_MACHINE = StateMachine.declare(
@@ -69,5 +69,27 @@ EFFECT_MACHINE = StateMachine.declare(
         E.DELIVERED: {E.CONSUMED, E.CONFLICT},
         E.CONSUMED: {E.CONFLICT},
         E.CONFLICT: set(),
+    },
+)
+
+H = HandoffStatus
+HANDOFF_MACHINE = StateMachine.declare(
+    "handoff",
+    H.ISSUED,
+    {
+        H.ISSUED: {H.ACCEPTED, H.EXPIRED, H.CANCELLED},
+        H.ACCEPTED: {H.RETURNED, H.EXPIRED, H.CANCELLED},
+        # A returned result waits for its origin run's resume; nothing else may end it (DESIGN.md, "Handoff").
+        H.RETURNED: {H.CONSUMED},
+        H.CONSUMED: set(),
+        H.EXPIRED: set(),
+        H.CANCELLED: set(),
+    },
+    guards={
+        # Consumed once, into the origin run, by the resume that binds it (the same receipt as an effect's).
+        (H.RETURNED, H.CONSUMED): Guard(
+            only=ActorKind.WORKER, code="worker_only_transition",
+            detail="A returned result is consumed only by the resume worker, into its origin run.",
+        ),
     },
 )

@@ -405,3 +405,78 @@ class ExternalEffect(models.Model):
 
     def __str__(self) -> str:
         return f"{self.idempotency_key} ({self.status})"
+
+
+class HandoffStatus(models.TextChoices):
+    ISSUED = "issued"
+    ACCEPTED = "accepted"
+    RETURNED = "returned"
+    CONSUMED = "consumed"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+# A handoff that may still produce a result: its origin run waits on it (one at a time per run).
+HANDOFF_OPEN = (HandoffStatus.ISSUED, HandoffStatus.ACCEPTED, HandoffStatus.RETURNED)
+
+
+class Handoff(models.Model):
+    """A bounded, blind job a run hands to another session (seed 002, sections 02 and 11).
+
+    The packet (objective, inputs with their fingerprints, allowed capabilities, output schema, deadline,
+    origin run and cursor) is written once, fingerprinted, and never changed: the database refuses an
+    UPDATE of it (migration 0009). The receiver sees the packet and nothing else of the origin; its result is
+    bound to the packet's fingerprint and consumed once into the origin run by the resume worker.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="handoffs")
+    origin_run = models.ForeignKey(Run, on_delete=models.PROTECT, related_name="handoffs")
+    receiver_session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="+")
+    # The receiver's own invocation: a run of the receiver session, named when it accepts.
+    receiver_run = models.ForeignKey(Run, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    packet = models.JSONField()
+    packet_fingerprint = models.CharField(max_length=64, editable=False)
+    deadline = models.DateTimeField()
+    status = models.CharField(max_length=16, choices=HandoffStatus.choices, default=HandoffStatus.ISSUED)
+    version = models.PositiveIntegerField(default=1)
+    issued_by = models.CharField(max_length=200)
+    accepted_by = models.CharField(max_length=200, blank=True, default="")
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    result_hash = models.CharField(max_length=64, blank=True, default="")
+    returned_by = models.CharField(max_length=200, blank=True, default="")
+    returned_at = models.DateTimeField(null=True, blank=True)
+    receipt = models.CharField(max_length=64, blank=True, default="")
+    consumed_at = models.DateTimeField(null=True, blank=True)
+    # Whether the receiver's work counts as an independent review, and why (services.handoffs.independence).
+    independence = models.JSONField(null=True, blank=True)
+    closed_reason = models.TextField(blank=True, default="", help_text="Why it was cancelled or expired.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "status", "-created_at"]),
+            models.Index(fields=["receiver_session", "status"]),
+            # The recovery pass's two questions: what is past its deadline, what has returned.
+            models.Index(fields=["deadline"], condition=Q(status__in=["issued", "accepted"]),
+                         name="handoff_open_deadline"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=HandoffStatus.values), name="handoff_status_valid"),
+            # A run waits on one handoff at a time: its resume binds exactly that result.
+            models.UniqueConstraint(fields=["origin_run"], condition=Q(status__in=["issued", "accepted", "returned"]),
+                                    name="handoff_one_open_per_run"),
+            models.CheckConstraint(
+                condition=~Q(status__in=["returned", "consumed"])
+                | (~Q(result_hash="") & Q(receiver_run__isnull=False)),
+                name="handoff_result_recorded",
+            ),
+            models.CheckConstraint(condition=~Q(status="consumed") | ~Q(receipt=""), name="handoff_receipt_recorded"),
+        ]
+
+    def __str__(self) -> str:
+        return f"handoff {self.pk} of run {self.origin_run_id} ({self.status})"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from harness.db import EPOCH, api_time_sql, columns, fetch_instance, json_rows, prepared_cursor
 from harness.errors import NotFoundError
@@ -25,6 +25,7 @@ from runs_app.models import (
     ApprovalStatus,
     Checkpoint,
     ExternalEffect,
+    Handoff,
     NodeExecution,
     Run,
     RunEvent,
@@ -447,8 +448,18 @@ def run_context_snapshots(run: Run, limit: int = 10) -> list[Any]:
     snapshots = list(
         ContextSnapshot.objects.filter(project_id=run.project_id, run=run).order_by("-created_at", "-id")[:limit]
     )
+    from memory_app.context import RULES
+
     for snapshot in snapshots:
         snapshot.content_json = json.dumps(snapshot.content, indent=2, ensure_ascii=False, default=str)  # type: ignore[attr-defined]
+        # "Why did the model see this": each entry with its rule's sentence, then what was left out and why.
+        manifest = snapshot.manifest or {}
+        snapshot.why = [  # type: ignore[attr-defined]
+            f"{e.get('kind')} {e.get('seq', e.get('id', e.get('handoff', '')))}: "
+            f"{RULES.get(e.get('rule'), e.get('rule'))}"
+            for e in manifest.get("entries", [])
+        ] + [f"left out: {o.get('kind')}{' x' + str(o['count']) if 'count' in o else ''}: {o.get('why')}"
+             for o in manifest.get("left_out", [])]
     return snapshots
 
 
@@ -633,3 +644,24 @@ def checkpoint_diff(a: Checkpoint, b: Checkpoint) -> list[DiffLine]:
         elif left[path] != right[path]:
             lines.append(DiffLine(path, "changed", left[path], right[path]))
     return lines
+
+
+# --- handoffs ------------------------------------------------------------------------------
+
+
+def handoff_list(*, project_ids: Sequence[int]) -> QuerySet[Handoff]:
+    return Handoff.objects.for_projects(project_ids).select_related("project")
+
+
+def handoff_get(*, project_ids: Sequence[int], handoff_id: int) -> Handoff:
+    handoff = handoff_list(project_ids=project_ids).select_related("origin_run", "receiver_session", "receiver_run"
+                                                                   ).filter(pk=handoff_id).first()
+    if handoff is None:
+        raise NotFoundError(f"Handoff {handoff_id} does not exist.")
+    return handoff
+
+
+def run_handoffs(run: Run, limit: int = 200) -> list[Handoff]:
+    """The handoffs the run issued and the one it works on as a receiver, newest first (the run inspector)."""
+    mine = Handoff.objects.filter(project_id=run.project_id).filter(Q(origin_run=run) | Q(receiver_run=run))
+    return list(mine.select_related("receiver_session").order_by("-created_at", "-id")[:limit])

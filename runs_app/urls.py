@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from runs_app import views
+from runs_app import views, views_handoffs
 
 app_name = "runs"
 
@@ -17,4 +17,5 @@ urlpatterns = [
     path("tasks/<int:task_id>/lineage/", views.task_lineage, name="task_lineage"),
     path("checkpoints/<int:checkpoint_id>/", views.checkpoint_detail, name="checkpoint_detail"),
     path("checkpoints/diff/", views.checkpoint_diff, name="checkpoint_diff"),
+    path("handoffs/<int:handoff_id>/", views_handoffs.handoff_detail, name="handoff_detail"),
 ]

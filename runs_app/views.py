@@ -208,6 +208,7 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
             effects=sel.run_effects(run),
             approvals=sel.run_approvals(run),
             snapshots=sel.run_context_snapshots(run),
+            handoffs=sel.run_handoffs(run),
         )
     return render_page(request, "runs/run_inspector.html", context, partials=("events",))
 

@@ -29,8 +29,8 @@ class SessionOutSerializer(serializers.ModelSerializer[Session]):
     class Meta:
         model = Session
         fields = [
-            "id", "project", "ref", "role", "memory_policy", "status", "version", "last_seq", "metadata",
-            "created_at", "updated_at",
+            "id", "project", "ref", "role", "memory_policy", "context_budget_chars", "context_items", "status",
+            "version", "last_seq", "metadata", "created_at", "updated_at",
         ]
         read_only_fields = fields
 
@@ -38,6 +38,9 @@ class SessionOutSerializer(serializers.ModelSerializer[Session]):
 class SessionCreateInSerializer(serializers.Serializer[None]):
     role = serializers.ChoiceField(choices=SessionRole.choices, default=SessionRole.MANAGER)
     memory_policy = serializers.ChoiceField(choices=MemoryPolicy.choices, default=MemoryPolicy.BOUNDED)
+    # What a projection of the session's context may hold (memory_app.context).
+    context_budget_chars = serializers.IntegerField(min_value=1, max_value=200_000, default=4000)
+    context_items = serializers.IntegerField(min_value=1, max_value=500, default=20)
     metadata = serializers.DictField(required=False, default=dict)
     ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
 

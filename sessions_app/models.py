@@ -62,6 +62,10 @@ class Session(models.Model):
     ref = models.CharField(max_length=64, blank=True, default="", help_text="A human reference, e.g. S-42.")
     role = models.CharField(max_length=32, choices=SessionRole.choices, default=SessionRole.MANAGER)
     memory_policy = models.CharField(max_length=32, choices=MemoryPolicy.choices, default=MemoryPolicy.BOUNDED)
+    # What a projection of this session's context may hold (memory_app.context): its size in characters,
+    # and for the `bounded` policy how many of the newest items at most.
+    context_budget_chars = models.PositiveIntegerField(default=4000)
+    context_items = models.PositiveIntegerField(default=20)
     status = models.CharField(max_length=32, choices=SessionStatus.choices, default=SessionStatus.CREATED)
     version = models.PositiveIntegerField(default=1)
     # The seq of the newest item: bumped and read in the same statement that inserts an item.
@@ -78,6 +82,10 @@ class Session(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "ref"], condition=~Q(ref=""), name="session_ref_unique"),
             models.CheckConstraint(condition=Q(status__in=SessionStatus.values), name="session_status_valid"),
+            models.CheckConstraint(condition=Q(context_budget_chars__gte=1, context_budget_chars__lte=200_000),
+                                   name="session_context_budget_range"),
+            models.CheckConstraint(condition=Q(context_items__gte=1, context_items__lte=500),
+                                   name="session_context_items_range"),
         ]
 
     def __str__(self) -> str:

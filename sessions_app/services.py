@@ -35,9 +35,12 @@ def session_create(
     memory_policy: str,
     metadata: dict[str, Any] | None = None,  # the client's JSON object, kept as given
     ref: str = "",
+    context_budget_chars: int = 4000,
+    context_items: int = 20,
 ) -> Session:
     return Session.objects.create(
-        project=project, role=role, memory_policy=memory_policy, metadata=metadata or {}, ref=ref
+        project=project, role=role, memory_policy=memory_policy, metadata=metadata or {}, ref=ref,
+        context_budget_chars=context_budget_chars, context_items=context_items,
     )
 
 

@@ -12,8 +12,8 @@ from django.db.models import Q
 from django.db.models.functions import Now
 
 from harness.errors import ConflictError, NotFoundError
-from runs_app.models import ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
-from runs_app.services import approval_expire_due, effect_mark_unknown
+from runs_app.models import ApprovalStatus, EffectStatus, ExternalEffect, HandoffStatus, Run, RunStatus
+from runs_app.services import approval_expire_due, effect_mark_unknown, handoff_expire_due
 from worker.handlers import is_worker_plan
 from worker.lease import WORKER_OWNER_PREFIX
 
@@ -34,6 +34,7 @@ def recovery_candidates() -> list[int]:
     1. Waiting for an approval that is decided (or expired), with no live lease.
     2. Driven by a worker whose lease expired (it died mid-plan or mid-call).
     3. Running, unleased, on a task plan the worker drives.
+    4. Waiting on a handoff whose result has returned, with no live lease.
     """
     decided = Run.objects.filter(
         _lease_free(), status=RunStatus.WAITING_APPROVAL, pending_approval__status__in=DECIDED
@@ -46,7 +47,10 @@ def recovery_candidates() -> list[int]:
     undriven = Run.objects.filter(_lease_free(), status=RunStatus.RUNNING, task__isnull=False).exclude(
         task__plan=[]
     ).select_related("task")
+    returned = Run.objects.filter(_lease_free(now), status=RunStatus.WAITING_EXTERNAL,
+                                  handoffs__status=HandoffStatus.RETURNED)
     ids = set(decided.values_list("pk", flat=True)) | set(orphaned.values_list("pk", flat=True))
+    ids |= set(returned.values_list("pk", flat=True))
     ids |= {run.pk for run in undriven if is_worker_plan(run.task)}
     return sorted(ids)
 
@@ -69,12 +73,16 @@ def effects_reconcile() -> list[int]:
 
 
 def recovery_pass(*, enqueue: Callable[[int], None]) -> dict[str, list[int]]:
-    """Expire due approvals, mark orphaned effects unknown, and `enqueue` every run that needs a resume."""
+    """Expire due approvals and handoffs, mark orphaned effects unknown, and `enqueue` every run that needs a
+    resume."""
     expired = approval_expire_due()
+    expired_handoffs = handoff_expire_due()
     unknown = effects_reconcile()
     runs = recovery_candidates()
     for run_id in runs:
         enqueue(run_id)
-    if expired or unknown or runs:
-        log.info("recovery: expired approvals %s, unknown effects %s, enqueued runs %s", expired, unknown, runs)
-    return {"expired_approvals": expired, "unknown_effects": unknown, "enqueued_runs": runs}
+    if expired or expired_handoffs or unknown or runs:
+        log.info("recovery: expired approvals %s, expired handoffs %s, unknown effects %s, enqueued runs %s",
+                 expired, expired_handoffs, unknown, runs)
+    return {"expired_approvals": expired, "expired_handoffs": expired_handoffs, "unknown_effects": unknown,
+            "enqueued_runs": runs}

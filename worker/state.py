@@ -16,6 +16,7 @@ from runs_app.models import (
     ApprovalStatus,
     Checkpoint,
     ExternalEffect,
+    Handoff,
     Run,
     Task,
 )
@@ -59,7 +60,9 @@ class Resume:
     task: Task | None = None
     checkpoint: Checkpoint | None = None
     approval: ApprovalRequest | None = None
-    mode: str = ""  # "approval": a decided approval to bind; "continue": drive the remaining nodes
+    mode: str = ""  # "approval": a decided approval to bind; "handoff": a returned handoff's result to bind;
+    # "continue": drive the remaining nodes
+    handoff: Handoff | None = None  # the returned handoff the run waits on (mode "handoff", worker.handoff)
     leased: bool = False
     claimed: bool = False
     claimed_at: float = 0.0  # time.monotonic() of the claim

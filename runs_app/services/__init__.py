@@ -1,4 +1,4 @@
-"""Write operations on runs, events, node executions, tasks, checkpoints, approvals and external effects.
+"""Write operations on runs, events, node executions, tasks, checkpoints, approvals, external effects, handoffs.
 
 One module per aggregate; every door (API, console, admin, worker) imports the services from here.
 Every status change goes through `harness.transitions.cas_transition` with the machine declared in
@@ -19,6 +19,14 @@ from runs_app.services.effects import (
     effect_dispatch,
     effect_intend,
     effect_mark_unknown,
+)
+from runs_app.services.handoffs import (
+    handoff_accept,
+    handoff_cancel,
+    handoff_consume,
+    handoff_expire_due,
+    handoff_issue,
+    handoff_return,
 )
 from runs_app.services.runs import (
     node_execution_finish,
@@ -59,6 +67,12 @@ __all__ = [
     "effect_dispatch",
     "effect_intend",
     "effect_mark_unknown",
+    "handoff_accept",
+    "handoff_cancel",
+    "handoff_consume",
+    "handoff_expire_due",
+    "handoff_issue",
+    "handoff_return",
     "node_execution_finish",
     "node_execution_start",
     "run_claim",

@@ -23,7 +23,7 @@ from runs_app.services import (
     effect_mark_unknown,
     run_heartbeat,
 )
-from worker import faults
+from worker import faults, handoff
 from worker.adapters import AdapterError
 from worker.keepalive import lease_kept
 from worker.state import Resume, Retry, StepFailed, Stop, trace
@@ -57,6 +57,8 @@ def run(r: Resume) -> dict[str, Any]:
 
 def dispatch(r: Resume) -> dict[str, Any] | None:
     """Steps 1-4 of `run` and the dispatch; the step's trace data, or None when a call follows."""
+    if r.mode == "handoff":  # nothing to call: the receiver returned the result (worker.handoff)
+        return handoff.verify(r)
     if r.mode != "approval":
         return {"bound": None}
     approval = r.approval

@@ -11,6 +11,7 @@ from runs_app.services import (
     node_execution_finish,
     node_execution_start,
 )
+from worker import handoff
 from worker.progress import task_complete_node
 from worker.state import Resume, StepFailed
 
@@ -27,6 +28,8 @@ def run(r: Resume) -> dict[str, Any]:
        `bound_result` set and the lease released, for the agent to claim.
     The run's move is left in `r.move`: the pipeline makes it as the binding transaction's last statement.
     """
+    if r.mode == "handoff":  # the returned result, consumed once and bound (worker.handoff)
+        return handoff.consume(r)
     if r.mode != "approval":
         return {"cursor": r.run.cursor, "mode": r.mode}
     approval = r.approval

@@ -8,6 +8,8 @@ from django.utils import timezone
 
 from runs_app.models import (
     ApprovalStatus,
+    Handoff,
+    HandoffStatus,
     RunStatus,
 )
 from runs_app.services import (
@@ -31,7 +33,8 @@ def count_start(r: Resume) -> None:
     start it again forever; once more starts than the attempt limit never became an attempt
     (a claim), the run is blocked instead.
     """
-    run = run_count_start(run_id=r.run_id, owner=r.owner, statuses=(RunStatus.WAITING_APPROVAL, RunStatus.RUNNING))
+    run = run_count_start(run_id=r.run_id, owner=r.owner,
+                          statuses=(RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTERNAL, RunStatus.RUNNING))
     r.start_counted = True
     if run is None:
         return
@@ -60,6 +63,13 @@ def run(r: Resume) -> dict[str, Any]:
         ):
             raise Stop("the approval is not decided yet")
         r.mode = "approval"
+    elif run.status == RunStatus.WAITING_EXTERNAL:
+        # A second statement only here: the approval's resume keeps its one-statement load.
+        r.handoff = Handoff.objects.filter(project_id=run.project_id, origin_run_id=run.pk,
+                                           status=HandoffStatus.RETURNED).first()
+        if r.handoff is None:
+            raise Stop("the run waits on a handoff that has not returned")
+        r.mode = "handoff"
     elif run.status == RunStatus.RUNNING and (
         run.lease_owner.startswith(WORKER_OWNER_PREFIX) or is_worker_plan(run.task)
     ):
@@ -73,4 +83,5 @@ def run(r: Resume) -> dict[str, Any]:
         raise StepFailed(f"checkpoint {checkpoint.pk} is not in this run's lineage")
     r.checkpoint = checkpoint
     return {"mode": r.mode, "status": run.status, "version": run.version,
-            "checkpoint": checkpoint.pk if checkpoint else None, "approval": r.approval.pk if r.approval else None}
+            "checkpoint": checkpoint.pk if checkpoint else None, "approval": r.approval.pk if r.approval else None,
+            **({"handoff": r.handoff.pk} if r.handoff is not None else {})}

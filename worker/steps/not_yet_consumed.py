@@ -8,6 +8,7 @@ from runs_app.models import (
     EffectStatus,
     ExternalEffect,
 )
+from worker import handoff
 from worker.state import Resume, StepFailed
 
 log = logging.getLogger(__name__)
@@ -20,6 +21,8 @@ SELECT {columns(ExternalEffect)} FROM runs_app_externaleffect WHERE id = %(id)s 
 
 def run(r: Resume) -> dict[str, Any]:
     """The result has not been consumed yet: consumption commits together with binding it to the run."""
+    if r.mode == "handoff":
+        return handoff.lock(r)
     if r.effect is None:
         return {"effect": None}
     # Locked until the binding commits: nobody consumes it between this check and our consumption.

@@ -1,4 +1,4 @@
-"""Step `sparse_context`: rebuild what the model may see, within a budget, and record it."""
+"""Step `sparse_context`: rebuild what the model may see, under the session's policy and budget, and record it."""
 
 import logging
 from typing import Any
@@ -12,16 +12,16 @@ from worker.state import Resume, StepFailed
 log = logging.getLogger(__name__)
 
 
-CONTEXT_BUDGET_CHARS = 4000
-
 
 def run(r: Resume) -> dict[str, Any]:
     """Rebuild what the model may see, within a budget, and record it (never the transcript).
 
     1. The task's durable state (objective, plan, completed nodes, artifact fingerprints, the pending
        action): what a node handler is given.
-    2. Memory and the recent session window through memory_app.context's `context_project`, which stores
-       the snapshot it hands over (a ContextSnapshot row); the trace names it.
+    2. What the session's memory policy and role admit (memory_app.context's `context_project`: a received
+       handoff's packet, items, a checkpoint's state) within the session's budget, stored with its manifest
+       (a ContextSnapshot row); the trace names it. No memory is retrieved: nobody asked (DESIGN.md: memory
+       is retrieved only on request, never injected because it is kept).
     """
     task = r.task
     state = {
@@ -35,12 +35,12 @@ def run(r: Resume) -> dict[str, Any]:
                            if r.approval else None),
     }
     try:
-        snapshot = context_project(project=r.project_id, run_id=r.run_id, budget_chars=CONTEXT_BUDGET_CHARS,
-                                   query=task.objective[:500] if task else None)
+        snapshot = context_project(project=r.project_id, run_id=r.run_id)
     except DomainError as exc:
         raise StepFailed(f"the memory context could not be built: {exc}") from exc
     memory = snapshot.content
     data = {"state_digest": digest(state), "snapshot": snapshot.pk, "used_chars": snapshot.used_chars,
-            "budget_chars": snapshot.budget_chars, "memory_ids": snapshot.memory_ids, "item_seqs": snapshot.item_seqs}
+            "budget_chars": snapshot.budget_chars, "memory_ids": snapshot.memory_ids, "item_seqs": snapshot.item_seqs,
+            "policy": snapshot.manifest["policy"], "role": snapshot.manifest["role"]}
     r.context = {"state": state, "memory": memory}
     return data
