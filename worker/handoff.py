@@ -16,6 +16,7 @@ from harness.canonical import digest
 from harness.db import columns, fetch_instance
 from runs_app.models import Handoff, HandoffStatus, RunStatus
 from runs_app.services import handoff_consume
+from worker import faults
 from worker.state import Resume, StepFailed
 
 
@@ -63,6 +64,7 @@ def lock(r: Resume) -> dict[str, Any]:
 def consume(r: Resume) -> dict[str, Any]:
     """Consume the result once and bind it to the run; the run's move is left in `r.move` for the pipeline."""
     handoff = handoff_consume(project=r.project_id, handoff_id=_handoff(r).pk, actor=Actor.for_worker(r.owner))
+    faults.point("handoff_consumed")  # a crash here rolls the consumption back with the binding
     r.handoff = handoff
     r.bound = {"handoff": handoff.pk, "outcome": "returned", "result": handoff.result,
                "result_hash": handoff.result_hash, "packet_fingerprint": handoff.packet_fingerprint,

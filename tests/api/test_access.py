@@ -158,7 +158,79 @@ THREAD_ENDPOINTS = [
     E("threads_delete", "POST", "/api/v1/threads/delete/", lambda w: "/api/v1/threads/delete/",
       lambda w: {"thread_id": _thread(w)}, 200, WRITE, other_check=_other_writes_its_own_thread),
 ]
-ENDPOINTS += THREAD_ENDPOINTS
+
+
+# --- handoffs (runs_app.api_handoffs) ---------------------------------------------------------------------
+
+def _handoff(w: World, status: str = "issued") -> Any:
+    """A handoff of the owner's project, issued (or accepted by a run of its receiver session), made once per
+    world and status: the path's lambda makes it, the body's reads it."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from harness.actors import Actor
+    from runs_app.services import handoff_accept, handoff_issue, run_transition
+    from tests import factories
+
+    made = w.__dict__.setdefault("handoffs", {})
+    if status not in made:
+        origin = factories.make_run(w.project, w.session)
+        run_transition(project=w.project, run_id=origin.pk, to="running", expected_version=None)
+        receiver = factories.make_session(w.project, role="semantic_reviewer", memory_policy="none")
+        handoff = handoff_issue(project=w.project, origin_run_id=origin.pk, receiver_session_id=receiver.pk,
+                                objective="Review chapter 3.", inputs=[], allowed_capabilities=[],
+                                output_schema={"type": "object"}, deadline=timezone.now() + dt.timedelta(hours=1),
+                                actor=Actor.for_agent("seed"))
+        if status == "accepted":
+            handoff = handoff_accept(project=w.project, handoff_id=handoff.pk,
+                                     receiver_run_id=factories.make_run(w.project, receiver).pk,
+                                     actor=Actor.for_agent("seed"))
+        made[status] = handoff
+    return made[status]
+
+
+def _listed_handoffs(w: World) -> set[int]:
+    from runs_app.models import Handoff
+
+    return set(Handoff.objects.filter(project=w.project).values_list("pk", flat=True))
+
+
+HANDOFF_ENDPOINTS = [
+    E("handoffs_issue", "POST", "/api/v1/runs/{id}/handoffs/",
+      lambda w: f"/api/v1/runs/{w.running_run.pk}/handoffs/",
+      lambda w: {"receiver_session": w.session.pk, "objective": "Review.", "output_schema": {"type": "object"},
+                 "deadline": _soon()}, 201, WRITE),
+    E("handoffs_list", "GET", "/api/v1/handoffs/", lambda w: _handoff(w) and "/api/v1/handoffs/",
+      listed_ids=_listed_handoffs),
+    E("handoffs_read", "GET", "/api/v1/handoffs/{id}/", lambda w: f"/api/v1/handoffs/{_handoff(w).pk}/"),
+    E("handoffs_accept", "POST", "/api/v1/handoffs/{id}/accept/",
+      lambda w: f"/api/v1/handoffs/{_handoff(w).pk}/accept/",
+      lambda w: {"run": _receiver_run(w)}, 200, WRITE),
+    E("handoffs_return", "POST", "/api/v1/handoffs/{id}/return/",
+      lambda w: f"/api/v1/handoffs/{_handoff(w, 'accepted').pk}/return/",
+      lambda w: {"packet_fingerprint": _handoff(w, "accepted").packet_fingerprint, "result": {"ok": True}},
+      200, WRITE),
+    E("handoffs_cancel", "POST", "/api/v1/handoffs/{id}/cancel/",
+      lambda w: f"/api/v1/handoffs/{_handoff(w).pk}/cancel/", lambda w: {"reason": "Not needed."}, 200, WRITE),
+]
+
+
+def _soon() -> str:
+    import datetime as dt
+
+    from django.utils import timezone
+
+    return (timezone.now() + dt.timedelta(hours=1)).isoformat()
+
+
+def _receiver_run(w: World) -> int:
+    from tests import factories
+
+    return factories.make_run(w.project, _handoff(w).receiver_session).pk
+
+
+ENDPOINTS += THREAD_ENDPOINTS + HANDOFF_ENDPOINTS
 IDS = [e.operation for e in ENDPOINTS]
 
 

@@ -178,10 +178,15 @@ def test_an_expired_session_sends_htmx_to_the_login_page(scene: Scene, client) -
 
 def test_the_run_inspector_shows_the_context_handed_to_the_model(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
     from memory_app.context import context_project
+    from sessions_app.models import Session
 
-    snapshot = context_project(project=scene.project, run_id=scene.run.pk, budget_chars=2000)
+    # An `external` session hands over memory retrieved on request (memory_app.context).
+    Session.objects.filter(pk=scene.session.pk).update(memory_policy="external")
+    snapshot = context_project(project=scene.project, run_id=scene.run.pk, budget_chars=2000, query="login bug")
     body = reviewer_client.get(reverse("runs:run_inspector", args=[scene.run.pk])).content.decode()
     assert f"{snapshot.used_chars} / 2000 chars" in body
+    assert "external (manager)" in body  # the policy and role that decided it
+    assert "retrieved for the query this projection was asked for" in body  # why the record went in
     assert snapshot.memory_ids == [scene.memory.pk]
     for record_id in snapshot.memory_ids:
         assert reverse("memory:record_detail", args=[record_id]) in body

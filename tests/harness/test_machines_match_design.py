@@ -15,7 +15,7 @@ import pytest
 from harness.actors import Actor
 from harness.errors import ConflictError
 from memory_app.models import MEMORY_MACHINE
-from runs_app.machines import APPROVAL_MACHINE, EFFECT_MACHINE, RUN_MACHINE, TASK_MACHINE
+from runs_app.machines import APPROVAL_MACHINE, EFFECT_MACHINE, HANDOFF_MACHINE, RUN_MACHINE, TASK_MACHINE
 from runs_app.models import Run
 from runs_app.services import run_transition
 from tests import factories
@@ -170,6 +170,31 @@ def test_effect_machine_is_design_less_only_what_issue_16_still_has_to_build():
     assert _edges(code) == _edges(EFFECT_DESIGN) - EFFECT_PENDING_ISSUE_16
     assert _states(code) == _states(EFFECT_DESIGN) - {"refused", "abandoned"}
     assert str(EFFECT_MACHINE.initial) == "intended"
+
+
+# --- handoff -----------------------------------------------------------------------------------------
+
+# DESIGN.md, "State machines":
+#   Handoff (seed 002, sections 02 and 11): `issued -> accepted -> returned -> consumed`; `issued | accepted ->
+#   expired | cancelled`. [...] the result is bound to the packet's fingerprint and consumed once into the
+#   origin run.
+HANDOFF_DESIGN: Table = {
+    "issued": {"accepted", "expired", "cancelled"},
+    "accepted": {"returned", "expired", "cancelled"},
+    "returned": {"consumed"},
+    "consumed": set(),
+    "expired": set(),
+    "cancelled": set(),
+}
+# "consumed once into the origin run": the origin run's resume (the worker) consumes it, as it does an
+# effect's result; issue 16, section 1: "the origin run [...] is resumed by the worker when the result returns".
+HANDOFF_WORKER_ONLY = {("returned", "consumed")}
+
+
+def test_handoff_machine_is_exactly_design():
+    assert _table(HANDOFF_MACHINE) == HANDOFF_DESIGN
+    assert str(HANDOFF_MACHINE.initial) == "issued"
+    assert {(str(src), str(dst)) for src, dst in HANDOFF_MACHINE.edges_only_for("worker")} == HANDOFF_WORKER_ONLY
 
 
 # --- memory record -----------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ class World:
 
 @pytest.fixture
 def world(project, other_project) -> World:  # type: ignore[no-untyped-def]
-    run = factories.make_run(project, active_agent="agent-1")
+    # An `external` session: its context holds memory retrieved on request (memory_app.context).
+    run = factories.make_run(project, factories.make_session(project, memory_policy="external"), active_agent="agent-1")
     tokens = {
         "agent": factories.make_agent_token(project, "agent-1")[1],
         "reader_agent": factories.make_agent_token(project, "watcher", role="reader")[1],
@@ -44,7 +45,8 @@ def world(project, other_project) -> World:  # type: ignore[no-untyped-def]
     MemoryWritePolicy.objects.create(project=project, scope="user", decision="hold")
     held = memory_write(project=project, actor=agent, scope="user", scope_key="alice", content="Alice hums.",
                         source_run_id=run.pk).record
-    snapshot = context_project(project=project, run_id=run.pk, budget_chars=500)
+    snapshot = context_project(project=project, run_id=run.pk, budget_chars=500, query="sea")
+    assert snapshot.memory_ids == [record.pk]
     assert record is not None and held is not None
     return World(project, run, record, held, snapshot, tokens)
 
@@ -246,8 +248,9 @@ def test_erase_also_wipes_the_content_from_stored_idempotent_replies(world):
     written = agent.post(f"{BASE}/records/", {"scope": "project", "content": "Bob's PIN is 8812.",
                                               "source_run_id": world.run.pk}, format="json",
                          HTTP_IDEMPOTENCY_KEY="pin-1").json()["record"]
-    agent.post(f"{BASE}/context/", {"run_id": world.run.pk, "budget_chars": 500}, format="json",
-               HTTP_IDEMPOTENCY_KEY="ctx-1")
+    context = agent.post(f"{BASE}/context/", {"run_id": world.run.pk, "budget_chars": 500, "query": "PIN"},
+                         format="json", HTTP_IDEMPOTENCY_KEY="ctx-1")
+    assert written["id"] in context.json()["memory_ids"]
     assert "8812" in str(list(IdempotentRequest.objects.values_list("response_body", flat=True)))
 
     client_for(world, "operator").post(f"{BASE}/records/{written['id']}/erase/", {}, format="json")

@@ -147,14 +147,16 @@ def test_a_reviewer_or_an_agent_cannot_delete_memory(project, agent, run):
     assert MemoryRecord.objects.get(pk=record.pk).status == "active"
 
 
-def test_erase_removes_the_content_of_the_record_its_history_and_every_snapshot(project, agent, run, operator_actor):
+def test_erase_removes_the_content_of_the_record_its_history_and_every_snapshot(project, agent, operator_actor):
+    # An `external` session: its context holds memory retrieved on request (memory_app.context).
+    run = factories.make_run(project, factories.make_session(project, memory_policy="external"), active_agent="writer")
     secret = "Alice's door code is 4471."
     v1 = memory_write(project=project, actor=agent, scope="project", subject="door code", content=secret,
                       source_run_id=run.pk).record
-    snapshot_v1 = context_project(project=project, run_id=run.pk, budget_chars=1000)
+    snapshot_v1 = context_project(project=project, run_id=run.pk, budget_chars=1000, query="door code")
     v2 = memory_supersede(project=project, actor=agent, record_id=v1.pk, content="Alice's door code is 9912.",
                           source_run_id=run.pk)
-    snapshot_v2 = context_project(project=project, run_id=run.pk, budget_chars=1000)
+    snapshot_v2 = context_project(project=project, run_id=run.pk, budget_chars=1000, query="door code")
     other = memory_write(project=project, actor=agent, scope="project", content="The sea is north.",
                          source_run_id=run.pk).record
     assert v1.pk in snapshot_v1.memory_ids and v2.pk in snapshot_v2.memory_ids
@@ -216,9 +218,11 @@ def test_trimming_a_sessions_history_changes_no_task_state_and_no_memory_record(
     assert [r.pk for r in memory_retrieve(project=project, scope="session", scope_key=str(session.pk))] == [record.pk]
 
 
-def test_context_projection_stays_in_budget_and_records_exactly_what_was_handed_over(project, agent, run):
+def test_context_projection_stays_in_budget_and_records_exactly_what_was_handed_over(project, agent):
+    # `external`: the run's own items, and memory retrieved for the query (memory_app.context).
+    run = factories.make_run(project, factories.make_session(project, memory_policy="external"), active_agent="writer")
     session_items_append(project=project, session_id=run.session_id, items=[
-        {"role": "user" if i % 2 else "assistant", "content": {"text": f"turn {i:02d} " + "x" * 40}}
+        {"role": "user" if i % 2 else "assistant", "content": {"text": f"turn {i:02d} " + "x" * 40}, "run_id": run.pk}
         for i in range(30)
     ])
     relevant = memory_write(project=project, actor=agent, scope="project", content="The lamp burns whale oil.",
