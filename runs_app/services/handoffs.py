@@ -190,7 +190,7 @@ def handoff_accept(
                          "independence": checks},
             )
         except ConflictError as exc:
-            raise _refusal(handoff, now, exc) from None
+            raise _refusal(_get(project, handoff_id), now, exc) from None
         run_event_append(project=accepted.project_id, run_id=accepted.origin_run_id, kind="handoff.accepted",
                          data={"handoff": accepted.pk, "receiver_run": run.pk, "by": actor.label,
                                "independent": checks["counts"]})
@@ -230,8 +230,12 @@ def handoff_return(
     now = timezone.now()
     _check_bound(handoff, packet_fingerprint)
     if handoff.status == HandoffStatus.ACCEPTED and handoff.deadline > now:
-        errors = sorted(Draft202012Validator(handoff.packet.get("output_schema") or {}).iter_errors(result),
-                        key=lambda e: list(e.absolute_path))
+        try:
+            errors = sorted(Draft202012Validator(handoff.packet.get("output_schema") or {}).iter_errors(result),
+                            key=lambda e: [str(p) for p in e.absolute_path])
+        except Exception as exc:  # noqa: BLE001 - a schema check_schema let through but cannot apply (an unresolvable $ref)
+            raise ValidationFailed(f"The packet's output schema cannot be applied: {exc}",
+                                   code="output_schema_unusable") from None
         if errors:
             where = "/".join(str(p) for p in errors[0].absolute_path) or "(the result)"
             raise ValidationFailed(f"The result does not match the packet's output schema at {where}: "
