@@ -180,7 +180,7 @@ def _admit_memory(p: _Projection, candidates: list[dict[str, Any]], policy: str,
 
 
 def _admit_items(p: _Projection, newest_first: list[dict[str, Any]], policy: str, item_limit: int) -> None:
-    rule = {P.BOUNDED: "bounded_window", P.SESSION: "session_items"}.get(policy, "current_items")
+    rule = {P.BOUNDED.value: "bounded_window", P.SESSION.value: "session_items"}.get(policy, "current_items")
     admitted: list[dict[str, Any]] = []
     for position, item in enumerate(newest_first):
         text = _item_text(item["content"])

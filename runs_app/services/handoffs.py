@@ -99,17 +99,18 @@ def handoff_issue(
     if receiver.status in (SessionStatus.TERMINATED, SessionStatus.STALE):
         raise ConflictError(f"The receiver session is {receiver.status}.", code="receiver_unavailable",
                             current_status=receiver.status)
-    packet = {
+    packet_inputs = [_packet_input(item, run.task) for item in inputs]
+    if len({i["name"] for i in packet_inputs}) != len(packet_inputs):
+        raise ValidationFailed("Each input has its own name.", code="duplicate_input")
+    packet: dict[str, Any] = {
         "objective": objective,
-        "inputs": [_packet_input(item, run.task) for item in inputs],
+        "inputs": packet_inputs,
         "allowed_capabilities": list(dict.fromkeys(allowed_capabilities)),
         "output_schema": output_schema,
         "deadline": deadline.astimezone(dt.UTC).isoformat(),
         "origin": {"run": run.pk, "cursor": run.cursor if cursor is None else cursor},
         "receiver": {"session": receiver.pk, "role": receiver.role},
     }
-    if len({i["name"] for i in packet["inputs"]}) != len(packet["inputs"]):
-        raise ValidationFailed("Each input has its own name.", code="duplicate_input")
     fingerprint = digest(packet)
     with transaction.atomic():
         try:

@@ -35,7 +35,7 @@ def test_the_handoff_page_shows_packet_status_result_independence_and_origin(pro
     body = reviewer_client.get(reverse("runs:handoff_detail", args=[handoff.pk])).content.decode()
     assert handoff.packet_fingerprint in body
     assert "Judge &lt;b&gt;chapter&lt;/b&gt; 3." in body  # agent text is escaped
-    assert '"verdict": "pass"' in body and 'id="handoff-status">returned' in body
+    assert '&quot;verdict&quot;: &quot;pass&quot;' in body and 'id="handoff-status">returned' in body
     assert reverse("runs:run_inspector", args=[handoff.origin_run_id]) in body
     assert "counts</span>" in body and "check-own_session" in body
 

@@ -48,7 +48,7 @@ def test_status_and_version_are_read_only_in_the_change_form(admin_client, proje
     assert 'name="status"' not in page and 'name="version"' not in page
     admin_client.post(f"/admin/sessions_app/session/{session.pk}/change/",
                       {"ref": "S-1", "role": "writer", "memory_policy": "none", "metadata": "{}",
-                       "status": "completed", "version": 99})
+                       "context_budget_chars": 4000, "context_items": 20, "status": "completed", "version": 99})
     session.refresh_from_db()
     assert (session.status, session.version, session.role) == ("created", 1, "writer")
 

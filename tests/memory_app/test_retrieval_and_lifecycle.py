@@ -153,10 +153,10 @@ def test_erase_removes_the_content_of_the_record_its_history_and_every_snapshot(
     secret = "Alice's door code is 4471."
     v1 = memory_write(project=project, actor=agent, scope="project", subject="door code", content=secret,
                       source_run_id=run.pk).record
-    snapshot_v1 = context_project(project=project, run_id=run.pk, budget_chars=1000, query="door code")
+    snapshot_v1 = context_project(project=project, run_id=run.pk, budget_chars=1000, query="Alice code")
     v2 = memory_supersede(project=project, actor=agent, record_id=v1.pk, content="Alice's door code is 9912.",
                           source_run_id=run.pk)
-    snapshot_v2 = context_project(project=project, run_id=run.pk, budget_chars=1000, query="door code")
+    snapshot_v2 = context_project(project=project, run_id=run.pk, budget_chars=1000, query="Alice code")
     other = memory_write(project=project, actor=agent, scope="project", content="The sea is north.",
                          source_run_id=run.pk).record
     assert v1.pk in snapshot_v1.memory_ids and v2.pk in snapshot_v2.memory_ids
