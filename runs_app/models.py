@@ -425,7 +425,7 @@ class Handoff(models.Model):
 
     The packet (objective, inputs with their fingerprints, allowed capabilities, output schema, deadline,
     origin run and cursor) is written once, fingerprinted, and never changed: the database refuses an
-    UPDATE of it (migration 0009). The receiver sees the packet and nothing else of the origin; its result is
+    UPDATE of it (migration 0010). The receiver sees the packet and nothing else of the origin; its result is
     bound to the packet's fingerprint and consumed once into the origin run by the resume worker.
     """
 

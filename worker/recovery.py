@@ -47,7 +47,7 @@ def recovery_candidates() -> list[int]:
     undriven = Run.objects.filter(_lease_free(), status=RunStatus.RUNNING, task__isnull=False).exclude(
         task__plan=[]
     ).select_related("task")
-    returned = Run.objects.filter(_lease_free(now), status=RunStatus.WAITING_EXTERNAL,
+    returned = Run.objects.filter(_lease_free(), status=RunStatus.WAITING_EXTERNAL,
                                   handoffs__status=HandoffStatus.RETURNED)
     ids = set(decided.values_list("pk", flat=True)) | set(orphaned.values_list("pk", flat=True))
     ids |= set(returned.values_list("pk", flat=True))

@@ -6,7 +6,7 @@ issued | accepted -> expired | cancelled. Every move is a compare-and-set throug
 functions (DESIGN.md, "Handoff"; seed 002, sections 02, 09, 11 and 13.8).
 
 - The packet is built here from what the issuing agent may set, fingerprinted over all of it, stored once
-  and never updated (a trigger refuses it: migration 0009). The receiver reads the packet and nothing of
+  and never updated (a trigger refuses it: migration 0010). The receiver reads the packet and nothing of
   the origin's transcript (memory_app.context projects it for the receiver's run).
 - The result names the packet's fingerprint it answers; it is refused for another packet, for a packet
   that no longer hashes to its fingerprint, a second time, after the deadline, or against the packet's

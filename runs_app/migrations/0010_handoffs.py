@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('harness', '0001_initial'),
-        ('runs_app', '0008_langgraph_threads'),
+        ('runs_app', '0009_approval_key_index'),
         ('sessions_app', '0002_console_keyset_indexes'),
     ]
 
