@@ -390,11 +390,14 @@ def object_operations() -> list[tuple[str, str]]:
 
 
 def _owner_ids(world: Any, memory_id: int, snapshot_id: int) -> dict[str, int]:
+    from tests.api.test_access import _handoff
+
     return {
         "/api/v1/sessions/": world.session.pk, "/api/v1/runs/": world.run.pk,
         "/api/v1/checkpoints/": world.checkpoint.pk, "/api/v1/approvals/": world.approval.pk,
         "/api/v1/effects/": world.effect.pk, "/api/v1/tasks/": world.task.pk,
         "/api/v1/memory/records/": memory_id, "/api/v1/memory/context/": snapshot_id,
+        "/api/v1/handoffs/": _handoff(world).pk,
     }
 
 
@@ -415,7 +418,11 @@ def _memory_of(project: Project, run: Run) -> tuple[int, int]:
     record = memory_write(project=project, actor=Actor.for_agent("e11"), scope="project", subject="secret",
                           content=f"The vault code of {project.slug} is 4711.", source_run_id=run.pk).record
     assert record is not None
-    return record.pk, context_project(project=project, run_id=run.pk, budget_chars=500).pk
+    # A run of an `external` session asking for it, so the snapshot holds the secret (memory_app.context).
+    reader = factories.make_run(project, factories.make_session(project, memory_policy="external"))
+    snapshot = context_project(project=project, run_id=reader.pk, budget_chars=500, query="vault code")
+    assert snapshot.memory_ids == [record.pk]
+    return record.pk, snapshot.pk
 
 
 @experiment(11, T11)
