@@ -1,6 +1,6 @@
 """Scenarios 8 (growth) and 9 (memory of the web and resume workers over a soak).
 
-8: the console's session timeline, approvals inbox and run lineage pages (Django's test Client,
+8: the console's session timeline, approvals inbox, run lineage and runs list pages (Django's test Client,
    logged in as a reviewer), the latest-checkpoint read and a scoped memory retrieval, each on a
    1,000-row and a 100,000-row fixture (memory: 1,000 and 1,000,000 records): the time ratio and
    the number of queries (every statement counted) of large to small.
@@ -43,6 +43,7 @@ from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_retrieve
 from memory_app.services import memory_write
 from runs_app.models import Checkpoint, Run, RunStatus
+from runs_app.selectors import seek_cursor
 from runs_app.services import approval_decide, checkpoint_create, run_create, run_transition
 from sessions_app.models import Session, SessionItem
 from sessions_app.services import session_create, session_items_append
@@ -195,12 +196,18 @@ def _operations(f: Fixture, client: Client) -> dict[str, Callable[[], Any]]:
         return get
 
     last_checkpoint = Run.objects.values_list("last_checkpoint_id", flat=True).get(pk=f.lineage_run_id)
+    # A cursor halfway down the runs list (newest first): a deep page, reached by seeking, not by offset.
+    middle = Run.objects.filter(project_id=f.project_id).order_by("-created_at", "-id").values_list(
+        "created_at", "id")[f.rows // 2]
+    deep = seek_cursor(*middle)
     return {
         "session timeline page": page(f"/sessions/{f.session_id}/"),
         "API newest 50 items": page(f"/api/v1/sessions/{f.session_id}/items/latest/?limit=50"),
         "API lineage (up to 1,000)": page(f"/api/v1/checkpoints/{last_checkpoint}/lineage/"),
         "approvals inbox page": page("/approvals/"),
         "run lineage page": page(f"/runs/{f.lineage_run_id}/lineage/"),
+        "runs list page": page("/runs/"),
+        "runs list, a deep page of a status": page(f"/runs/?status=waiting_approval&after={deep}"),
         "latest checkpoint read": lambda: latest_checkpoint(f.lineage_run_id, f.project_id),
         "memory retrieval (agent scope, query)": lambda: _retrieve(f),
     }

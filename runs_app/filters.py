@@ -107,3 +107,43 @@ class ApprovalInboxFilter(django_filters.FilterSet):
 
     def filter_agent(self, queryset: QuerySet[ApprovalRequest], name: str, value: str) -> QuerySet[ApprovalRequest]:
         return queryset.filter(Q(run__active_agent=value) | Q(requested_by=value))
+
+
+class RunListFilter(django_filters.FilterSet):
+    """The runs list's filters; every one is a query parameter, so a filtered list is a URL to share.
+
+    `project` is not here: the view narrows the projects it pages over (runs_app.selectors.run_page
+    seeks each project's index on its own). `sort` is read by the keyset paging, not by a filter.
+    """
+
+    status = django_filters.MultipleChoiceFilter(choices=RunStatus.choices)
+    agent = django_filters.CharFilter(field_name="active_agent", max_length=120)
+    session = django_filters.CharFilter(max_length=64, method="filter_session")
+    task = django_filters.CharFilter(max_length=64, method="filter_task")
+    blocked_step = django_filters.CharFilter(max_length=64)
+    # The resume's last failure as the worker records it in `metrics.failure_type` (a step, a code or
+    # `tool_unreachable`); the seeds' categories (transient, permission, ...) are not on runs yet.
+    failure = django_filters.CharFilter(field_name="metrics__failure_type", max_length=64)
+    created = django_filters.IsoDateTimeFromToRangeFilter(field_name="created_at")
+    updated = django_filters.IsoDateTimeFromToRangeFilter(field_name="updated_at")
+    q = django_filters.CharFilter(max_length=200, method="filter_text")
+
+    class Meta:
+        model = Run
+        fields: list[str] = []
+
+    def filter_session(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
+        return queryset.filter(_id_or_ref("session", value))
+
+    def filter_task(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
+        return queryset.filter(_id_or_ref("task", value))
+
+    def filter_text(self, queryset: QuerySet[Run], name: str, value: str) -> QuerySet[Run]:
+        # The error is jsonb: its text (reason, step, codes) is searched as written.
+        return queryset.filter(Q(ref__icontains=value) | Q(error__icontains=value))
+
+
+def _id_or_ref(relation: str, value: str) -> Q:
+    """A session or task named by its id (digits) or its ref (S-42, T-7)."""
+    by_ref = Q(**{f"{relation}__ref": value})
+    return by_ref | Q(**{f"{relation}_id": int(value)}) if value.isdigit() and len(value) < 19 else by_ref

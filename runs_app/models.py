@@ -150,6 +150,10 @@ class Run(models.Model):
             models.Index(fields=["session", "created_at"]),
             # The inbox's agent filter lists the agents of runs: only runs that name one are indexed.
             models.Index(fields=["project", "active_agent"], condition=~Q(active_agent=""), name="run_named_agent"),
+            # The console's runs list seeks each project's runs newest first (a status filter uses the
+            # index above); blocked runs by their step, for its filter and the overview.
+            models.Index(fields=["project", "-created_at", "-id"], name="run_project_created"),
+            models.Index(fields=["project", "blocked_step"], condition=~Q(blocked_step=""), name="run_blocked_step"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["project", "ref"], condition=~Q(ref=""), name="run_ref_unique"),

@@ -12,6 +12,7 @@ urlpatterns = [
     path("approvals/<int:approval_id>/approve/", views.approval_approve, name="approval_approve"),
     path("approvals/<int:approval_id>/reject/", views.approval_reject, name="approval_reject"),
     path("approvals/<int:approval_id>/edit-approve/", views.approval_edit_approve, name="approval_edit_approve"),
+    path("runs/", views.run_list, name="run_list"),
     path("runs/<int:run_id>/", views.run_inspector, name="run_inspector"),
     path("runs/<int:run_id>/lineage/", views.run_lineage, name="run_lineage"),
     path("tasks/<int:task_id>/lineage/", views.task_lineage, name="task_lineage"),

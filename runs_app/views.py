@@ -5,19 +5,28 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
 from harness.errors import ConflictError, DomainError, Forbidden
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, asked_part, console_page, project_ids, render_page, role_required
+from harness.views import (
+    ConsoleRequest,
+    asked_part,
+    console_page,
+    project_ids,
+    render_page,
+    role_required,
+    visible_projects,
+)
 from runs_app import selectors as sel
-from runs_app.filters import ApprovalInboxFilter
+from runs_app.filters import ApprovalInboxFilter, RunListFilter
 from runs_app.forms import ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
-from runs_app.models import ApprovalRequest, ApprovalStatus, Run, Task
+from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunStatus, Task
 from runs_app.services import Decision, approval_decide
 
 
@@ -189,6 +198,62 @@ def approval_edit_approve(request: ConsoleRequest, approval_id: int) -> HttpResp
 
 
 # --- runs ----------------------------------------------------------------------------------
+
+
+def _run_filters(data: QueryDict, *, drop: set[str]) -> RunListFilter:
+    """The list's filters without those named in `drop` (a range filter's `_after`/`_before` too)."""
+    kept = MultiValueDict({key: values for key, values in data.lists()
+                           if key not in drop and key.rsplit("_", 1)[0] not in drop})
+    filters = RunListFilter(kept)
+    filters.is_valid()  # what is left is valid: every bad filter was dropped
+    return filters
+
+
+RUN_SORT_LABELS = (("-created", "newest first"), ("created", "oldest first"), ("-updated", "recently updated"),
+                   ("updated", "least recently updated"))
+
+
+@require_GET
+@console_page
+def run_list(request: ConsoleRequest) -> HttpResponse:
+    """Runs across the user's projects, filtered by the URL's query (shareable), paged by seeking.
+
+    A bad value in a filter is shown beside the form and that filter is not applied (the others are).
+    """
+    filters = RunListFilter(request.GET)
+    errors = {} if filters.is_valid() else filters.errors
+    applied = _run_filters(request.GET, drop=set(errors))
+    slug = request.GET.get("project", "")
+    ids = [p.pk for p in visible_projects(request) if not slug or p.slug == slug]
+    sort = request.GET.get("sort", "-created")
+    sort = sort if sort in sel.RUN_SORTS else "-created"
+    page = sel.run_page(project_ids=ids, refine=applied.filter_queryset, sort=sort,
+                        after=request.GET.get("after"), before=request.GET.get("before"))
+    # Each status's count under the other filters: a click on a count narrows the list to it.
+    counts = sel.run_status_counts(project_ids=ids,
+                                   refine=_run_filters(request.GET, drop={*errors, "status"}).filter_queryset)
+    query = _query_without_page(request)
+    without_status = request.GET.copy()
+    for key in ("status", "page", "part", "after", "before"):
+        without_status.pop(key, None)
+    context = {
+        "form": filters.form,
+        "errors": errors,
+        "page": page,
+        "query": query,
+        "status_counts": [(status, counts.get(status, 0)) for status in RunStatus.values],
+        "status_query": without_status.urlencode(),
+        "count_cap": sel.COUNT_CAP,
+        "selected_statuses": request.GET.getlist("status"),
+        "sort": sort,
+        "sorts": RUN_SORT_LABELS,
+        "project": slug,
+        "agents": sel.run_agents(project_ids=ids),
+        "blocked_steps": sel.run_blocked_steps(project_ids=ids),
+        "statuses": RunStatus.values,
+    }
+    return render_page(request, "runs/run_list.html", context, partials=("run-table",))
+
 
 
 @require_GET

@@ -18,6 +18,7 @@ def page_urls(scene: Scene) -> list[str]:
         reverse("dashboard"),
         reverse("runs:approval_inbox"),
         reverse("runs:approval_detail", args=[scene.approval.pk]),
+        reverse("runs:run_list"),
         reverse("runs:run_inspector", args=[scene.run.pk]),
         reverse("runs:run_lineage", args=[scene.run.pk]),
         reverse("runs:task_lineage", args=[scene.task.pk]),

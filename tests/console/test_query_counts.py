@@ -22,6 +22,7 @@ from runs_app.models import (
     RunEvent,
     RunStatus,
 )
+from runs_app.selectors import seek_cursor
 from sessions_app.models import Session, SessionItem
 from tests import factories
 
@@ -97,6 +98,10 @@ PAGES: list[tuple[str, Callable[[dict], str]]] = [
     ("memory stale", lambda g: reverse("memory:record_list") + "?freshness=stale&text=fact"),
     ("held", lambda g: reverse("memory:held_list")),
     ("dashboard", lambda g: reverse("dashboard")),
+    ("runs", lambda g: reverse("runs:run_list")),
+    ("runs filtered", lambda g: reverse("runs:run_list") + "?status=waiting_approval&agent=agent-1&q=R-q&sort=created"),
+    ("runs page 2", lambda g: reverse("runs:run_list") + "?sort=created&after=" + seek_cursor(g["run"].created_at,
+                                                                                              g["run"].pk)),
 ]
 
 

@@ -1,0 +1,65 @@
+"""The operator's cockpit in a real browser (Debian's Chromium): the runs list, the task pages, a run's
+timeline and the overview's charts; agent text with script payloads executes nothing."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from harness.actors import Actor
+from runs_app.models import RunStatus
+from runs_app.services import run_transition
+from tests import factories
+from tests.console.scenario import build_scene
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+PAYLOAD = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
+
+
+def _no_script_ran(page: Page) -> None:
+    assert page.evaluate("window.__xss === undefined")
+    assert page.locator("img[src=x]").count() == 0
+
+
+def test_the_runs_list_filters_by_url_pages_and_shows_agent_text_as_text(page: Page, live_server, login,
+                                                                         shot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from runs_app import selectors as sel
+
+    monkeypatch.setattr(sel, "RUN_PAGE_SIZE", 3)  # the live server runs in this process
+    scene = build_scene(factories.make_project("acme"))
+    hostile = factories.make_run(scene.project, scene.session, ref=f"R-x{PAYLOAD}"[:64], active_agent=PAYLOAD[:120])
+    run_transition(project=scene.project, run_id=hostile.pk, to=RunStatus.RUNNING, expected_version=None)
+    run_transition(project=scene.project, run_id=hostile.pk, to=RunStatus.BLOCKED, expected_version=None,
+                   actor=Actor.for_worker("worker:test"), blocked_step="approval_preconditions",
+                   error={"reason": PAYLOAD})
+    factories.make_user("otto", role="operator", projects=[scene.project])
+
+    login(page, "otto")
+    page.click("nav >> text=Runs")
+    expect(page.locator("tr.run-row")).to_have_count(3)
+    _no_script_ran(page)
+    expect(page.locator(f"tr[data-run='{hostile.pk}']")).to_contain_text("window.__xss = 2")  # shown, as text
+    expect(page.locator("#status-counts li[data-status=created] strong")).to_have_text("2")
+    shot(page, "runs-list")
+
+    page.click("#runs-next")
+    expect(page.locator("tr.run-row")).to_have_count(1)
+    page.click("#runs-previous")
+    expect(page.locator("tr.run-row")).to_have_count(3)
+
+    # A filter changes the URL (htmx pushes it), so the filtered list is a link to share.
+    page.select_option("select[name=blocked_step]", "approval_preconditions")
+    expect(page.locator("tr.run-row")).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"blocked_step=approval_preconditions"))
+    shared = page.url
+    page.goto(f"{live_server.url}/")
+    page.goto(shared)
+    expect(page.locator("tr.run-row")).to_have_count(1)
+    expect(page.locator(f"tr[data-run='{hostile.pk}']")).to_contain_text("approval_preconditions")
+    _no_script_ran(page)
+
+    page.goto(f"{live_server.url}/runs/")
+    page.click("#status-counts li[data-status=waiting_approval] a")
+    expect(page.locator("tr.run-row")).to_have_count(1)
+    expect(page.locator(f"tr[data-run='{scene.run.pk}']")).to_be_visible()
+    shot(page, "runs-list-filtered")
