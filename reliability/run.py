@@ -46,8 +46,9 @@ FINDINGS: list[str] = [
     "test_a_duplicate_resume_at_the_attempt_limit_leaves_the_last_live_attempt_alone.",
     "Experiment 21 (issue 19, defect 4: lease times were each process's clock): the claim, the heartbeat and the "
     "guards compared `lease_expires_at` with Python's `timezone.now()`, so a worker whose clock ran 30 s fast took "
-    "every live lease it tried and one 30 s slow wrote leases already over by everyone else's clock (17 claims "
-    "inside another owner's live lease in one quick run before the fix). Fixed in runs_app/services/runs.py, "
+    "every live lease it tried and one 30 s slow wrote leases already over by everyone else's clock (in one quick "
+    "run before the fix, 17 pairs of a claim and another owner's live lease it landed in). Fixed in "
+    "runs_app/services/runs.py, "
     "worker/lease.py and worker/recovery.py: every lease decision compares and sets against PostgreSQL's "
     "statement_timestamp(). Regression: tests/api/test_lease_clock.py, tests/worker/test_pipeline_steps.py::"
     "test_a_recovery_pass_on_a_fast_clock_does_not_take_a_live_lease_for_expired, and experiment 21's quick form "
