@@ -4,7 +4,7 @@ import json
 from typing import Any, NamedTuple
 
 from harness.canonical import digest
-from harness.db import prepared_cursor
+from harness.db import api_time_sql, prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
@@ -28,6 +28,7 @@ def checkpoint_create(
     resume_policy: str = "revalidate",
     schema_version: int = 1,
     lease_owner: str | None = None,
+    claim: Claim | None = None,
 ) -> Checkpoint:
     """Write an immutable checkpoint and make it the latest of its run and task.
 
@@ -38,6 +39,8 @@ def checkpoint_create(
        one statement. When a lease owner is named, that statement writes only while
        the lease is held (checked on the locked run row); if it is not, nothing is written (a stale
        worker is fenced off and cannot fork the chain).
+    5. With a `claim` (the API's Idempotency-Key), the same statement records the reply under the key:
+       the checkpoint and its stored reply commit together, in one commit (KeyTaken if the key is taken).
     """
     project_id = project if isinstance(project, int) else project.pk
     if run_id is None and task_id is None:
@@ -46,6 +49,7 @@ def checkpoint_create(
         "label": label, "cursor": cursor, "state": state, "artifact_fingerprints": artifact_fingerprints,
         "authority_ref": authority_ref, "pending_gate": pending_gate, "approval_id": approval_id,
         "resume_policy": resume_policy, "schema_version": schema_version, "lease_owner": lease_owner,
+        "claim": claim,
     }
     # The write is one statement (atomic by itself, fenced on the lease inside it), and
     # the reads before it see only facts that never change (a run's project and task, an append-only
@@ -79,7 +83,7 @@ def _checkpoint_write(
     facts: Facts, project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
     cursor: dict[str, Any] | None, state: dict[str, Any] | None, artifact_fingerprints: dict[str, Any] | None,
     authority_ref: str, pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int,
-    lease_owner: str | None,
+    lease_owner: str | None, claim: Claim | None,
 ) -> Checkpoint:
     run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = facts
     if run_id is not None:
@@ -117,7 +121,7 @@ def _checkpoint_write(
         authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
         resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
     )
-    run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id)
+    run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id, claim)
     if run_id is not None and not run_updated:
         current = Run.objects.filter(pk=run_id).values("status", "version").get()
         raise ConflictError(
@@ -128,6 +132,17 @@ def _checkpoint_write(
     return checkpoint
 
 
+# The API's reply (runs_app.api.checkpoint_out), recorded under a claimed Idempotency-Key by the statement
+# that writes the checkpoint (harness.idempotency.claim_sql); NULL when nothing was written.
+_CHECKPOINT_REPLY = f"""
+SELECT jsonb_build_object(
+           'id', ins.id, 'run', %(run)s::bigint, 'task', %(task)s::bigint, 'parent', %(parent)s::bigint,
+           'depth', %(depth)s::integer, 'label', %(label)s::text, 'cursor', %(cursor)s::jsonb,
+           'state', %(state)s::jsonb, 'artifact_fingerprints', %(fingerprints)s::jsonb,
+           'authority_ref', %(authority)s::text, 'pending_gate', %(gate)s::jsonb, 'approval', %(approval)s::bigint,
+           'resume_policy', %(policy)s::text, 'schema_version', %(schema)s::integer, 'content_hash', ins.content_hash,
+           'created_at', ({api_time_sql("ins.created_at")})::jsonb)
+  FROM ins"""  # noqa: S608 - the text put in is harness.db's own SQL; every value is a bound parameter
 _CHECKPOINT_SQL = """
 -- One statement: the facts the hash was computed from are checked (the parent is this project's
 -- checkpoint with this hash, the run is this project's with this task), the run's row is locked and
@@ -154,7 +169,7 @@ WITH facts AS (
         %(fingerprints)s::jsonb, %(authority)s, %(gate)s::jsonb, %(approval)s, %(policy)s, %(schema)s, %(depth)s,
         %(hash)s, now()
      WHERE (SELECT ok FROM facts) AND (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM fence))
-    RETURNING id, created_at
+    RETURNING id, created_at, content_hash
 ), run_updated AS (
     UPDATE runs_app_run
        SET last_checkpoint_id = (SELECT id FROM ins), cursor = %(cursor)s::jsonb, version = version + 1,
@@ -165,13 +180,13 @@ WITH facts AS (
     UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
      WHERE id = %(task)s AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
-)
+), claim AS (""" + claim_sql(_CHECKPOINT_REPLY) + """)
 SELECT facts.ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated) FROM facts LEFT JOIN ins ON true
-"""
+"""  # noqa: S608 - the text put in is harness.idempotency's and this module's own SQL
 
 
 def _checkpoint_insert(
-    cp: Checkpoint, lease_owner: str | None, parent_hash: str | None, run_task_id: int | None
+    cp: Checkpoint, lease_owner: str | None, parent_hash: str | None, run_task_id: int | None, claim: Claim | None
 ) -> bool:
     params = {
         "project": cp.project_id, "run": cp.run_id, "task": cp.task_id, "parent": cp.parent_id, "label": cp.label,
@@ -179,10 +194,10 @@ def _checkpoint_insert(
         "fingerprints": json.dumps(cp.artifact_fingerprints), "authority": cp.authority_ref,
         "gate": None if cp.pending_gate is None else json.dumps(cp.pending_gate), "approval": cp.approval_id,
         "policy": cp.resume_policy, "schema": cp.schema_version, "depth": cp.depth, "hash": cp.content_hash,
-        "owner": lease_owner, "parent_hash": parent_hash, "run_task": run_task_id,
+        "owner": lease_owner, "parent_hash": parent_hash, "run_task": run_task_id, **claim_params(claim),
     }
     with prepared_cursor() as cursor:
-        cursor.execute(_CHECKPOINT_SQL, params)
+        execute_claimed(cursor, _CHECKPOINT_SQL, params, claim)
         facts_ok, pk, created_at, run_rows = cursor.fetchone()
     if not facts_ok:
         raise _FactsChanged

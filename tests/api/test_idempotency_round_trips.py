@@ -7,6 +7,7 @@ its key in its own statement (harness.idempotency.Claim): two round trips, and t
 reply commit together or not at all.
 """
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from harness.models import ApiToken, IdempotentRequest
+from runs_app.models import Checkpoint, Run
 from sessions_app.models import SessionItem
 from tests.api.conftest import ApiClient, World
 
@@ -105,3 +107,61 @@ def test_the_retry_of_a_guarded_append_is_replayed_not_refused(world: World) -> 
     assert retry["Idempotent-Replayed"] == "true" and retry.json() == first.json()
     stale = world.agent.post(_items_path(world), guarded, HTTP_IDEMPOTENCY_KEY="k-8")
     assert (stale.status_code, stale.json()["code"]) == (409, "seq_conflict")
+
+
+# --- the checkpoint write claims its key too --------------------------------------------------------------
+
+def _checkpoint_body(world: World, **extra: Any) -> dict[str, Any]:
+    return {"run": world.run.pk, "parent": world.checkpoint.pk, "label": "step", "state": {"n": 1}, **extra}
+
+
+def test_a_keyed_checkpoint_is_two_statements_one_commit_and_its_retry_is_replayed(world: World) -> None:
+    # The first write also reads the parent's facts and records the token's last use: not what is measured.
+    warm = world.agent.post("/api/v1/checkpoints/", _checkpoint_body(world), HTTP_IDEMPOTENCY_KEY="c-0")
+    assert warm.status_code == 201, warm.content
+    body = _checkpoint_body(world, parent=warm.json()["id"])
+    with CaptureQueriesContext(connection) as queries:
+        first = world.agent.post("/api/v1/checkpoints/", body, HTTP_IDEMPOTENCY_KEY="c-1")
+    assert first.status_code == 201, first.content
+    statements = [" ".join(s.split()) for s in _statements(queries)]
+    # The token and the chain's facts are reads (the facts come from the process's memory outside a test's
+    # transaction); the one write is the checkpoint's statement, which records the reply too: one commit,
+    # one WAL flush, where reserving, writing and settling were three.
+    writes = [s for s in statements if "INSERT" in s or "UPDATE" in s]
+    assert len(writes) == 1, " | ".join(s[:150] for s in statements)
+    assert "INSERT INTO runs_app_checkpoint" in writes[0] and "INSERT INTO harness_idempotentrequest" in writes[0]
+    assert "apitoken" in statements[0] and len(statements) <= 3
+    record = IdempotentRequest.objects.get(key="c-1")
+    assert (record.state, record.response_status, record.response_body) == ("done", 201, first.json())
+    again = world.agent.post("/api/v1/checkpoints/", body, HTTP_IDEMPOTENCY_KEY="c-1")
+    assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert Checkpoint.objects.filter(run=world.run, parent_id=warm.json()["id"]).count() == 1
+
+
+def test_a_checkpoint_retried_after_its_lease_went_gets_the_first_reply(world: World) -> None:
+    body = _checkpoint_body(world, lease_owner=world.run.lease_owner)
+    first = world.agent.post("/api/v1/checkpoints/", body, HTTP_IDEMPOTENCY_KEY="c-2")
+    assert first.status_code == 201, first.content
+    Run.objects.filter(pk=world.run.pk).update(lease_expires_at=timezone.now() - dt.timedelta(minutes=1))
+    # Without the key the same body is now refused: the lease is gone ...
+    fresh = world.agent.post("/api/v1/checkpoints/", body, HTTP_IDEMPOTENCY_KEY="c-3")
+    assert (fresh.status_code, fresh.json()["code"]) == (409, "lease_lost")
+    assert not IdempotentRequest.objects.filter(key="c-3").exists()
+    # ... but the retry of the write that was done is answered with what it did.
+    again = world.agent.post("/api/v1/checkpoints/", body, HTTP_IDEMPOTENCY_KEY="c-2")
+    assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+
+
+def test_a_refused_checkpoint_records_nothing_and_a_reused_key_is_422(world: World) -> None:
+    bad = world.agent.post("/api/v1/checkpoints/", _checkpoint_body(world, parent=world.checkpoint.pk + 10_000),
+                           HTTP_IDEMPOTENCY_KEY="c-4")
+    assert bad.status_code == 404, bad.content
+    assert not IdempotentRequest.objects.filter(key="c-4").exists()
+    done = world.agent.post("/api/v1/checkpoints/", _checkpoint_body(world), HTTP_IDEMPOTENCY_KEY="c-4")
+    assert done.status_code == 201, done.content
+    other = world.agent.post("/api/v1/checkpoints/", _checkpoint_body(world, label="other"),
+                             HTTP_IDEMPOTENCY_KEY="c-4")
+    assert (other.status_code, other.json()["code"]) == (422, "idempotency_key_reused")
+    assert Checkpoint.objects.filter(run=world.run, parent=world.checkpoint).count() == 1
