@@ -147,3 +147,18 @@ def _id_or_ref(relation: str, value: str) -> Q:
     """A session or task named by its id (digits) or its ref (S-42, T-7)."""
     by_ref = Q(**{f"{relation}__ref": value})
     return by_ref | Q(**{f"{relation}_id": int(value)}) if value.isdigit() and len(value) < 19 else by_ref
+
+
+class TaskListFilter(django_filters.FilterSet):
+    """The console's task list (`?project=&status=&q=`); `q` is text in the ref or the objective."""
+
+    project = django_filters.CharFilter(field_name="project__slug")
+    status = django_filters.ChoiceFilter(choices=TaskStatus.choices, empty_label="any status")
+    q = django_filters.CharFilter(max_length=200, method="filter_text")
+
+    class Meta:
+        model = Task
+        fields: list[str] = []
+
+    def filter_text(self, queryset: QuerySet[Task], name: str, value: str) -> QuerySet[Task]:
+        return queryset.filter(Q(ref__icontains=value) | Q(objective__icontains=value))

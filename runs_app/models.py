@@ -97,6 +97,25 @@ class Task(models.Model):
         return self.ref or f"task {self.pk}"
 
 
+class TaskStateVersion(models.Model):
+    """A task's durable state as one save left it: written by a PostgreSQL trigger on every insert of a
+    task and every update that changes its state (migration 0012), so whichever door saved it, the
+    history has it; a trigger refuses UPDATE. Status moves bump the task's version without a row here."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="+", db_index=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="state_versions", db_index=False)
+    version = models.PositiveIntegerField()
+    state = models.JSONField(help_text="The task's client-written fields at this version.")
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["task", "-id"]
+        indexes = [models.Index(fields=["task", "-id"], name="task_state_version_task")]
+
+    def __str__(self) -> str:
+        return f"task {self.task_id} v{self.version}"
+
+
 class Run(models.Model):
     """One invocation inside a session: status, cursor, budget, version and lease."""
 

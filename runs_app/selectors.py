@@ -31,6 +31,7 @@ from runs_app.models import (
     RunEvent,
     RunStatus,
     Task,
+    TaskStateVersion,
 )
 from sessions_app.models import SessionItem
 from worker.registry import STEPS
@@ -799,3 +800,89 @@ SELECT DISTINCT found.agent FROM unnest(%(projects)s::bigint[]) AS p(id), LATERA
     SELECT agent FROM named WHERE agent IS NOT NULL LIMIT %(limit)s
 ) AS found ORDER BY found.agent LIMIT %(limit)s
 """
+
+
+# --- tasks ---------------------------------------------------------------------------------
+
+TASK_STATE_FIELDS = ("objective", "constraints", "plan", "plan_version", "completed_nodes", "pending_nodes",
+                     "artifact_refs", "effect_records", "schema_version")
+
+
+def task_inspect(*, project_ids: Sequence[int], task_id: int) -> Task:
+    task = task_list(project_ids=project_ids).select_related("latest_checkpoint").filter(pk=task_id).first()
+    if task is None:
+        raise NotFoundError(f"Task {task_id} does not exist.")
+    return task
+
+
+@dataclass(frozen=True)
+class PlanNode:
+    name: str
+    state: str  # completed | current | pending | planned (in the plan, in neither list)
+    execution: NodeExecution | None  # its latest execution, if the worker drove it
+
+
+def _node_name(node: Any) -> str:
+    return node if isinstance(node, str) else json.dumps(node, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def task_plan(task: Task, limit: int = 500) -> list[PlanNode]:
+    """The plan in order, each node with its state and its latest execution (one query)."""
+    completed = {_node_name(n) for n in task.completed_nodes or []}
+    pending = [_node_name(n) for n in task.pending_nodes or []]
+    latest: dict[str, NodeExecution] = {}
+    for execution in NodeExecution.objects.filter(task=task).order_by("started_at", "id")[:limit]:
+        latest[execution.node] = execution
+    nodes = []
+    for name in (_node_name(n) for n in task.plan or []):
+        if name in completed:
+            state = "completed"
+        elif pending and name == pending[0]:
+            state = "current"
+        elif name in pending:
+            state = "pending"
+        else:
+            state = "planned"
+        nodes.append(PlanNode(name, state, latest.get(name)))
+    return nodes
+
+
+@dataclass(frozen=True)
+class StateChange:
+    version: TaskStateVersion
+    changed: list[tuple[str, str]]  # (field, its new value as JSON) against the version before it
+    state_json: str
+
+
+def task_state_history(task: Task, limit: int = 50) -> list[StateChange]:
+    """The task's saved states, newest first, each with what it changed against the one before it."""
+    rows = list(TaskStateVersion.objects.filter(task=task).order_by("-id")[: limit + 1])
+    changes = []
+    for index, row in enumerate(rows[:limit]):
+        before = rows[index + 1].state if index + 1 < len(rows) else {}
+        changed = [(name, json.dumps(row.state.get(name), ensure_ascii=False, sort_keys=True, default=str))
+                   for name in TASK_STATE_FIELDS if row.state.get(name) != before.get(name) or not before]
+        changes.append(StateChange(row, changed, json.dumps(row.state, indent=2, ensure_ascii=False,
+                                                             sort_keys=True, default=str)))
+    return changes
+
+
+def task_runs(task: Task, limit: int = 100) -> list[Run]:
+    return list(Run.objects.filter(project_id=task.project_id, task=task).select_related("session")
+                .order_by("-created_at", "-id")[:limit])
+
+
+def task_checkpoints(task: Task, run_ids: Sequence[int], limit: int = 50) -> list[Checkpoint]:
+    """The task's own checkpoints and its runs', newest first (the (task, -id) and (run, -id) indexes)."""
+    return list(Checkpoint.objects.filter(project_id=task.project_id).filter(Q(task=task) | Q(run_id__in=run_ids))
+                .only("id", "run_id", "task_id", "parent_id", "label", "depth", "created_at").order_by("-id")[:limit])
+
+
+def task_effects(task: Task, run_ids: Sequence[int], limit: int = 100) -> list[ExternalEffect]:
+    return list(ExternalEffect.objects.filter(project_id=task.project_id, run_id__in=run_ids)
+                .order_by("-created_at", "-id")[:limit])
+
+
+def task_approvals(task: Task, run_ids: Sequence[int], limit: int = 100) -> list[ApprovalRequest]:
+    return list(ApprovalRequest.objects.filter(project_id=task.project_id, run_id__in=run_ids)
+                .select_related("decided_by").order_by("-created_at", "-id")[:limit])

@@ -24,7 +24,7 @@ from harness.views import (
     visible_projects,
 )
 from runs_app import selectors as sel
-from runs_app.filters import ApprovalInboxFilter, RunListFilter
+from runs_app.filters import ApprovalInboxFilter, RunListFilter, TaskListFilter
 from runs_app.forms import ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
 from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunStatus, Task
 from runs_app.services import Decision, approval_decide
@@ -276,6 +276,45 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
             handoffs=sel.run_handoffs(run),
         )
     return render_page(request, "runs/run_inspector.html", context, partials=("events",))
+
+
+# --- tasks ---------------------------------------------------------------------------------
+
+
+@require_GET
+@console_page
+def task_list(request: ConsoleRequest) -> HttpResponse:
+    filters = TaskListFilter(request.GET or None)
+    tasks = sel.task_list(project_ids=project_ids(request)).order_by("-created_at", "-id")
+    if filters.is_bound and filters.is_valid():  # a bad value in any filter shows the whole list
+        tasks = filters.filter_queryset(tasks)
+    page = Paginator(tasks, 50).get_page(request.GET.get("page"))
+    return render_page(request, "runs/task_list.html",
+                       {"form": filters.form, "page": page, "query": _query_without_page(request)},
+                       partials=("task-table",))
+
+
+@require_GET
+@console_page
+def task_detail(request: ConsoleRequest, task_id: int) -> HttpResponse:
+    """A task's objective, plan (completed and pending nodes), durable state and its history, and what
+    its runs did: checkpoints, effects, approvals. Read-only."""
+    task = sel.task_inspect(project_ids=project_ids(request), task_id=task_id)
+    runs = sel.task_runs(task)
+    run_ids = [run.pk for run in runs]
+    context = {
+        "task": task,
+        "plan": sel.task_plan(task),
+        "constraints_pretty": pretty(task.constraints),
+        "artifacts_pretty": pretty(task.artifact_refs),
+        "effect_records_pretty": pretty(task.effect_records),
+        "history": sel.task_state_history(task),
+        "runs": runs,
+        "checkpoints": sel.task_checkpoints(task, run_ids),
+        "effects": sel.task_effects(task, run_ids),
+        "approvals": sel.task_approvals(task, run_ids),
+    }
+    return render_page(request, "runs/task_detail.html", context)
 
 
 # --- lineage -------------------------------------------------------------------------------

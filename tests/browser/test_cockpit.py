@@ -63,3 +63,37 @@ def test_the_runs_list_filters_by_url_pages_and_shows_agent_text_as_text(page: P
     expect(page.locator("tr.run-row")).to_have_count(1)
     expect(page.locator(f"tr[data-run='{scene.run.pk}']")).to_be_visible()
     shot(page, "runs-list-filtered")
+
+
+def test_a_task_page_shows_its_plan_state_history_and_runs(page: Page, live_server, login, shot) -> None:  # type: ignore[no-untyped-def]
+    from runs_app.models import Task
+    from runs_app.services import task_save
+
+    scene = build_scene(factories.make_project("acme"))
+    task = Task.objects.get(pk=scene.task.pk)
+    task_save(project=scene.project, task_id=task.pk, expected_version=task.version, completed_nodes=["locate"],
+              pending_nodes=["patch", "test"], artifact_refs={"locate": "auth.py:42"})
+    hostile = factories.make_task(scene.project, ref="T-x", objective=PAYLOAD, plan=[PAYLOAD, "ship"],
+                                  constraints=[PAYLOAD])
+    factories.make_user("otto", role="operator", projects=[scene.project])
+
+    login(page, "otto")
+    page.click("nav >> text=Tasks")
+    expect(page.locator("tr.task-row")).to_have_count(2)
+    _no_script_ran(page)
+    page.click(f"tr[data-task='{task.pk}'] >> text=T-7")
+    expect(page.locator("#task-objective")).to_have_text("Fix the login bug")
+    expect(page.locator("#task-plan li")).to_have_count(3)
+    expect(page.locator("#task-plan li[data-state=completed]")).to_contain_text("locate")
+    expect(page.locator("#task-plan li[data-state=current]")).to_contain_text("patch")
+    expect(page.locator("#task-history > li")).to_have_count(2)
+    expect(page.locator("#task-history > li").first).to_contain_text("auth.py:42")
+    expect(page.locator(f"tr[data-run='{scene.run.pk}']")).to_contain_text("R-101")
+    shot(page, "task-detail")
+    page.click("#task-lineage")
+    expect(page.locator("svg.lineage")).to_be_visible()
+
+    page.goto(f"{live_server.url}/tasks/{hostile.pk}/")
+    expect(page.locator("#task-objective")).to_have_text(PAYLOAD)
+    expect(page.locator("#task-plan li").first).to_contain_text(PAYLOAD)
+    _no_script_ran(page)

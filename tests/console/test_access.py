@@ -49,7 +49,8 @@ def test_a_reviewer_cannot_delete_or_edit_memory(scene: Scene, reviewer_client) 
 
 def test_a_user_of_project_a_sees_nothing_of_project_b(scene: Scene, other_scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
     # Lists: only A's rows.
-    for name in ("runs:approval_inbox", "runs:run_list", "sessions:session_list", "memory:record_list", "dashboard"):
+    for name in ("runs:approval_inbox", "runs:run_list", "runs:task_list", "sessions:session_list",
+                 "memory:record_list", "dashboard"):
         body = reviewer_client.get(reverse(name)).content.decode()
         assert "R-101-b" not in body and "S-42-b" not in body and "auth.py-b" not in body and "globex" not in body
     assert reviewer_client.get(reverse("pending_count")).content.decode().count(">1<") == 1

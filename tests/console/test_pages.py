@@ -19,6 +19,8 @@ def page_urls(scene: Scene) -> list[str]:
         reverse("runs:approval_inbox"),
         reverse("runs:approval_detail", args=[scene.approval.pk]),
         reverse("runs:run_list"),
+        reverse("runs:task_list"),
+        reverse("runs:task_detail", args=[scene.task.pk]),
         reverse("runs:run_inspector", args=[scene.run.pk]),
         reverse("runs:run_lineage", args=[scene.run.pk]),
         reverse("runs:task_lineage", args=[scene.task.pk]),

@@ -98,6 +98,8 @@ PAGES: list[tuple[str, Callable[[dict], str]]] = [
     ("memory stale", lambda g: reverse("memory:record_list") + "?freshness=stale&text=fact"),
     ("held", lambda g: reverse("memory:held_list")),
     ("dashboard", lambda g: reverse("dashboard")),
+    ("tasks", lambda g: reverse("runs:task_list")),
+    ("task", lambda g: reverse("runs:task_detail", args=[g["task"].pk])),
     ("runs", lambda g: reverse("runs:run_list")),
     ("runs filtered", lambda g: reverse("runs:run_list") + "?status=waiting_approval&agent=agent-1&q=R-q&sort=created"),
     ("runs page 2", lambda g: reverse("runs:run_list") + "?sort=created&after=" + seek_cursor(g["run"].created_at,
