@@ -886,3 +886,20 @@ def task_effects(task: Task, run_ids: Sequence[int], limit: int = 100) -> list[E
 def task_approvals(task: Task, run_ids: Sequence[int], limit: int = 100) -> list[ApprovalRequest]:
     return list(ApprovalRequest.objects.filter(project_id=task.project_id, run_id__in=run_ids)
                 .select_related("decided_by").order_by("-created_at", "-id")[:limit])
+
+
+# --- a run's timeline ----------------------------------------------------------------------
+
+TIMELINE_EVENTS = 300
+EVENT_FAMILIES = ("run", "approval", "resume", "node", "effect", "handoff", "thread")
+
+
+def run_timeline_events(run: Run, *, family: str = "", limit: int = TIMELINE_EVENTS) -> list[RunEvent]:
+    """The run's latest `limit` events of one family (`resume`, `approval`, ...; "" for all), in seq
+    order: the newest stretch of its history, read backwards along the (run, seq) index."""
+    events = RunEvent.objects.filter(run=run)
+    if family:
+        events = events.filter(kind__startswith=f"{family}.")
+    window = list(events.order_by("-seq")[:limit])
+    window.reverse()
+    return window

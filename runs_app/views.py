@@ -28,6 +28,7 @@ from runs_app.filters import ApprovalInboxFilter, RunListFilter, TaskListFilter
 from runs_app.forms import ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
 from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunStatus, Task
 from runs_app.services import Decision, approval_decide
+from runs_app.timeline import run_timeline
 
 
 def pretty(value: Any) -> str:
@@ -256,26 +257,41 @@ def run_list(request: ConsoleRequest) -> HttpResponse:
 
 
 
+INSPECTOR_PARTIALS = ("events", "timeline")
+
+
 @require_GET
 @console_page
 def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
     run = sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
-    events = Paginator(sel.run_events(run), 100).get_page(request.GET.get("page"))
-    events.object_list = sel.with_data_json(list(events.object_list))
-    context: dict[str, Any] = {"run": run, "events": events}
-    if not asked_part(request, ("events",)):
+    part = asked_part(request, INSPECTOR_PARTIALS)
+    context: dict[str, Any] = {"run": run}
+    if part != "timeline":
+        events = Paginator(sel.run_events(run), 100).get_page(request.GET.get("page"))
+        events.object_list = sel.with_data_json(list(events.object_list))
+        context["events"] = events
+    if part != "events":
+        family = request.GET.get("kind", "")
+        family = family if family in sel.EVENT_FAMILIES else ""
+        node_executions = sel.run_node_executions(run)
+        window = sel.run_timeline_events(run, family=family)
+        context.update(
+            timeline=run_timeline(window, sorted(node_executions, key=lambda n: (n.started_at, n.pk)),
+                                  families=list(sel.EVENT_FAMILIES), show_nodes=family in ("", "node")),
+            timeline_family=family, timeline_limit=sel.TIMELINE_EVENTS, node_executions=node_executions,
+        )
+    if not part:
         context.update(
             cursor_pretty=pretty(run.cursor),
             error_pretty=pretty(run.error) if run.error else "",
             bound_result_pretty=pretty(run.bound_result) if run.bound_result is not None else "",
             metrics_pretty=pretty(run.metrics),
-            node_executions=sel.run_node_executions(run),
             effects=sel.run_effects(run),
             approvals=sel.run_approvals(run),
-            snapshots=sel.run_context_snapshots(run),
             handoffs=sel.run_handoffs(run),
+            snapshots=sel.run_context_snapshots(run),
         )
-    return render_page(request, "runs/run_inspector.html", context, partials=("events",))
+    return render_page(request, "runs/run_inspector.html", context, partials=INSPECTOR_PARTIALS)
 
 
 # --- tasks ---------------------------------------------------------------------------------

@@ -97,3 +97,38 @@ def test_a_task_page_shows_its_plan_state_history_and_runs(page: Page, live_serv
     expect(page.locator("#task-objective")).to_have_text(PAYLOAD)
     expect(page.locator("#task-plan li").first).to_contain_text(PAYLOAD)
     _no_script_ran(page)
+
+
+def test_a_runs_timeline_draws_bars_and_filters_by_kind(page: Page, live_server, login, shot) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from runs_app.models import NodeExecution
+    from tests.console.test_run_timeline import _events
+
+    scene = build_scene(factories.make_project("acme"))
+    start = timezone.now() - dt.timedelta(minutes=2)
+    _events(scene.run, start, [
+        (0, "approval.requested", {}), (40, "approval.approved", {}), (41, "resume.load", {"ok": True}),
+        (41, "resume.approval_preconditions", {"ok": True}), (44, "resume.checkpoint", {"ok": True}),
+        (50, f"note.{PAYLOAD}"[:64], {"text": PAYLOAD}),
+    ])
+    for node, begin, end in (("outline", 45, 52), ("draft", 52, 70)):
+        execution = NodeExecution.objects.create(run=scene.run, node=node, status="succeeded")
+        NodeExecution.objects.filter(pk=execution.pk).update(started_at=start + dt.timedelta(seconds=begin),
+                                                             finished_at=start + dt.timedelta(seconds=end))
+    factories.make_user("otto", role="operator", projects=[scene.project])
+
+    login(page, "otto")
+    page.goto(f"{live_server.url}/runs/{scene.run.pk}/")
+    timeline = page.locator("#timeline")
+    expect(timeline.locator("svg.timeline")).to_be_visible()
+    expect(timeline.locator("tr.span-row")).to_have_count(5)  # the scene's own approval still waits
+    expect(timeline.locator("tr.span-row[data-lane=node]").last).to_contain_text("18.0 s")
+    _no_script_ran(page)
+    timeline.screenshot(path=str(shot.__globals__["ARTIFACTS"] / "console-run-timeline.png"))
+    page.select_option("#timeline-kind", "resume")
+    expect(page.locator("#timeline tr.span-row")).to_have_count(1)
+    expect(page.locator("#timeline tr.span-row")).to_contain_text("3.0 s")
+    _no_script_ran(page)

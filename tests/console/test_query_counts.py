@@ -89,6 +89,7 @@ PAGES: list[tuple[str, Callable[[dict], str]]] = [
     ("inbox filtered", lambda g: reverse("runs:approval_inbox") + "?risk=high&agent=agent-1&older_than="),
     ("approval", lambda g: reverse("runs:approval_detail", args=[g["run"].approvals.first().pk])),
     ("run", lambda g: reverse("runs:run_inspector", args=[g["run"].pk])),
+    ("run timeline of a kind", lambda g: reverse("runs:run_inspector", args=[g["run"].pk]) + "?kind=node"),
     ("run lineage", lambda g: reverse("runs:run_lineage", args=[g["run"].pk])),
     ("task lineage", lambda g: reverse("runs:task_lineage", args=[g["task"].pk])),
     ("diff", lambda g: reverse("runs:checkpoint_diff") + "?a={}&b={}".format(*g["checkpoints"])),
