@@ -50,3 +50,15 @@ class EditApproveForm(forms.Form):
 class CheckpointDiffForm(forms.Form):
     a = forms.IntegerField(min_value=1)
     b = forms.IntegerField(min_value=1)
+
+
+class BulkDecisionForm(forms.Form):
+    """The inbox's bulk form: one decision and reason for every checked row (the rows are `item` values,
+    parsed by runs_app.services.BulkItem)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "bulk_%s")
+        super().__init__(*args, **kwargs)
+
+    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
+    reason = forms.CharField(required=False, max_length=2000, help_text="Required to reject.")

@@ -8,6 +8,7 @@ app_name = "runs"
 
 urlpatterns = [
     path("approvals/", views.approval_inbox, name="approval_inbox"),
+    path("approvals/bulk/", views.approval_bulk, name="approval_bulk"),
     path("approvals/<int:approval_id>/", views.approval_detail, name="approval_detail"),
     path("approvals/<int:approval_id>/approve/", views.approval_approve, name="approval_approve"),
     path("approvals/<int:approval_id>/reject/", views.approval_reject, name="approval_reject"),

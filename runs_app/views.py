@@ -12,7 +12,7 @@ from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
-from harness.errors import ConflictError, DomainError, Forbidden
+from harness.errors import ConflictError, DomainError, Forbidden, ValidationFailed
 from harness.tenancy import Role
 from harness.views import (
     ConsoleRequest,
@@ -25,9 +25,9 @@ from harness.views import (
 )
 from runs_app import selectors as sel
 from runs_app.filters import ApprovalInboxFilter, RunListFilter, TaskListFilter
-from runs_app.forms import ApproveForm, CheckpointDiffForm, EditApproveForm, RejectForm
+from runs_app.forms import ApproveForm, BulkDecisionForm, CheckpointDiffForm, EditApproveForm, RejectForm
 from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunStatus, Task
-from runs_app.services import Decision, approval_decide
+from runs_app.services import BulkItem, BulkResult, Decision, approval_decide, approval_decide_bulk
 from runs_app.timeline import run_timeline
 
 
@@ -41,6 +41,10 @@ def pretty(value: Any) -> str:
 @require_GET
 @console_page
 def approval_inbox(request: ConsoleRequest) -> HttpResponse:
+    return render_page(request, "runs/approval_inbox.html", _inbox_context(request), partials=("inbox-table",))
+
+
+def _inbox_context(request: ConsoleRequest) -> dict[str, Any]:
     filters = ApprovalInboxFilter(request.GET or None)
     # A bad value in any filter shows the whole inbox, as the form's page always has.
     refine = filters.filter_queryset if filters.is_bound and filters.is_valid() else sel.approval_inbox_unfiltered
@@ -48,20 +52,45 @@ def approval_inbox(request: ConsoleRequest) -> HttpResponse:
     pending = sel.approval_inbox(project_ids=ids, refine=refine)
     page = sel.inbox_page(project_ids=ids, refine=refine, after=request.GET.get("after"),
                           before=request.GET.get("before"))
-    context = {
+    return {
         "form": filters.form,
         "page": page,
         "pending_count": sel.capped_count(pending),
         "count_cap": sel.COUNT_CAP,
         "agents": sel.inbox_agents(project_ids=ids),
         "query": _query_without_page(request),
+        "bulk_form": BulkDecisionForm(),
     }
-    return render_page(
-        request,
-        "runs/approval_inbox.html",
-        context,
-        partials=("inbox-table",),
-    )
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_bulk(request: ConsoleRequest) -> HttpResponse:
+    """Approve or reject every checked row of the inbox, each bound to the version and fingerprint the page
+    showed; the inbox comes back with one result per item (decided, or refused and why).
+
+    A request that is wrong as a whole (no row, no reason for a rejection, a malformed row) decides nothing
+    and answers 400 with the error.
+    """
+    form = BulkDecisionForm(request.POST)
+    results: list[BulkResult] = []
+    error = ""
+    status = 200
+    try:
+        if not form.is_valid():
+            raise ValidationFailed(" ".join(str(e) for errors in form.errors.values() for e in errors))
+        items = [BulkItem.parse(text) for text in request.POST.getlist("item")]
+        results = approval_decide_bulk(
+            project_ids=project_ids(request), actor=Actor.of(request.user), decision=form.cleaned_data["decision"],
+            reason=form.cleaned_data["reason"], items=items,
+        )
+    except ValidationFailed as exc:
+        error, status = exc.detail, 400
+    context = {**_inbox_context(request), "bulk_results": results, "bulk_error": error}
+    if error:
+        context["bulk_form"] = form  # keeps the reviewer's reason and shows what was wrong
+    return render_page(request, "runs/approval_inbox.html", context, status=status)
 
 
 def _query_without_page(request: ConsoleRequest) -> str:

@@ -5,6 +5,7 @@ Every status change goes through `harness.transitions.cas_transition` with the m
 `runs_app.machines`.
 """
 
+from runs_app.services.approval_bulk import BulkItem, BulkResult, approval_decide_bulk
 from runs_app.services.approvals import (
     Decision,
     approval_decide,
@@ -56,9 +57,12 @@ from runs_app.services.threads import (
 
 __all__ = [
     "TASK_CLIENT_FIELDS",
+    "BulkItem",
+    "BulkResult",
     "Decision",
     "Delivery",
     "approval_decide",
+    "approval_decide_bulk",
     "approval_expire",
     "approval_expire_due",
     "approval_request_create",

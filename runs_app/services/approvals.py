@@ -115,6 +115,7 @@ def approval_decide(
     reason: str = "",
     edited_arguments: dict[str, Any] | None = None,
     expected_version: int | None = None,
+    expected_fingerprint: str | None = None,
     project_ids: Sequence[int] | None = None,
 ) -> ApprovalRequest:
     """Record a reviewer's final decision and queue the run's resume.
@@ -125,7 +126,8 @@ def approval_decide(
     2. Rejection needs a reason. Edit-and-approve records the edited arguments and their new
        fingerprint; plain approval records the requested action's fingerprint.
     3. One conditional UPDATE from pending, which also holds the checks that need the row (not the
-       asker's own request, not expired), so a decision reads nothing first (an edit reads the tool its
+       asker's own request, not expired, and, given `expected_fingerprint`, still the action the
+       reviewer was shown), so a decision reads nothing first (an edit reads the tool its
        fingerprint covers); only a refused write reads the row, to say why. Of two reviewers deciding at
        once, one stands and the other gets a conflict that names who decided.
     4. Audit the decision and enqueue the resume after commit (a rejection resumes the run too).
@@ -167,6 +169,8 @@ def approval_decide(
             updates["approved_arguments"] = edited_arguments
             updates["approved_fingerprint"] = action_fingerprint(tool, edited_arguments)
     decidable = ~Q(requested_by=actor.label) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    if expected_fingerprint is not None:
+        decidable &= Q(action_fingerprint=expected_fingerprint)
     with transaction.atomic():
         try:
             approval = cas_transition_row(
@@ -174,7 +178,7 @@ def approval_decide(
                 expected_version=expected_version, extra_filter=decidable, updates=updates,
             )
         except (ConflictError, NotFoundError) as exc:
-            raise _refusal(approvals, approval_id, actor, now, exc) from None
+            raise _refusal(approvals, approval_id, actor, now, exc, expected_fingerprint) from None
         approval.decided_by = user
         audit_record(
             project=approval.project_id, actor=actor, action=f"approval.{to}", target=approval,
@@ -195,7 +199,7 @@ def approval_decide(
 
 def _refusal(
     approvals: QuerySet[ApprovalRequest], approval_id: int, actor: Actor, now: dt.datetime,
-    exc: ConflictError | NotFoundError,
+    exc: ConflictError | NotFoundError, expected_fingerprint: str | None = None,
 ) -> Exception:
     """Why a decision's write was refused, read after it: in the order the checks were always made."""
     current = approvals.select_related("decided_by").filter(pk=approval_id).first()
@@ -205,6 +209,11 @@ def _refusal(
         return Forbidden("Nobody approves their own request.", code="self_approval")
     if current.status == ApprovalStatus.PENDING and current.expires_at and current.expires_at <= now:
         return ConflictError("This approval has expired.", code="approval_expired", current_status="pending")
+    if expected_fingerprint is not None and current.action_fingerprint != expected_fingerprint:
+        return ConflictError(
+            "The action is not the one shown: its fingerprint changed.", code="fingerprint_changed",
+            current_status=current.status, current_version=current.version,
+        )
     if isinstance(exc, ConflictError) and current.decided_by is not None:
         exc.extra["decided_by"] = current.decided_by.get_username()
         exc.extra["decided_at"] = current.decided_at.isoformat() if current.decided_at else None
