@@ -277,6 +277,13 @@ class _Operations:
     deliver_effect = _CallOp(ops.deliver_effect)
     get_effect = _CallOp(ops.get_effect)
     list_effects = _PagedOp(ops.list_effects)
+    # handoffs
+    issue_handoff = _CallOp(ops.issue_handoff)
+    list_handoffs = _PagedOp(ops.list_handoffs)
+    get_handoff = _CallOp(ops.get_handoff)
+    accept_handoff = _CallOp(ops.accept_handoff)
+    return_handoff = _CallOp(ops.return_handoff)
+    cancel_handoff = _CallOp(ops.cancel_handoff)
     # memory
     propose_memory = _CallOp(ops.propose_memory)
     get_memory = _CallOp(ops.get_memory)

@@ -73,6 +73,7 @@ Decision = Literal["approve", "reject"]
 Risk = Literal["low", "medium", "high", "critical"]
 ResumePolicy = Literal["revalidate", "manual", "restart_node"]
 EffectStatus = Literal["intended", "dispatched", "delivered", "consumed", "conflict", "unknown"]
+HandoffStatus = Literal["issued", "accepted", "returned", "consumed", "expired", "cancelled"]
 MemoryScope = Literal["project", "user", "agent", "session"]
 MemoryStatus = Literal["active", "held", "superseded", "deleted", "rejected"]
 ProvenanceKind = Literal["observed", "told", "inferred", "edited"]
@@ -368,6 +369,39 @@ class EffectDelivery(Model):
     outcome: Literal["consumed", "already_consumed"]
     receipt: str
     effect: Effect
+
+
+# --- handoffs -------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Handoff(Model):
+    """A bounded, blind job one run handed to another session: the frozen packet, its fingerprint, and the
+    result bound to it (consumed once into the origin run by the resume worker)."""
+
+    id: int
+    project: str
+    origin_run: int
+    receiver_session: int
+    receiver_run: int | None
+    packet: dict[str, Any]
+    packet_fingerprint: str
+    deadline: dt.datetime
+    status: HandoffStatus
+    version: int
+    issued_by: str
+    accepted_by: str
+    accepted_at: dt.datetime | None
+    result: Any
+    result_hash: str
+    returned_by: str
+    returned_at: dt.datetime | None
+    receipt: str
+    consumed_at: dt.datetime | None
+    independence: dict[str, Any] | None
+    closed_reason: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
 
 
 # --- memory ---------------------------------------------------------------------------------------------

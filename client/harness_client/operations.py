@@ -29,6 +29,8 @@ from harness_client.models import (
     Effect,
     EffectDelivery,
     EffectStatus,
+    Handoff,
+    HandoffStatus,
     Item,
     ItemPopped,
     ItemsAppended,
@@ -543,6 +545,70 @@ def list_effects(*, status: EffectStatus | None = None, run: int | None = None, 
     """External effects, newest first, following the pages."""
     return _EFFECTS_LIST.paged(Effect.from_json, params={"status": status, "run": run},
                                page_size=_page_size(page_size))
+
+
+# --- handoffs ---------------------------------------------------------------------------------------------
+
+_HANDOFFS_ISSUE = route("POST", "runs/{id}/handoffs/", "handoffs_issue")
+_HANDOFFS_LIST = route("GET", "handoffs/", "handoffs_list")
+_HANDOFFS_READ = route("GET", "handoffs/{id}/", "handoffs_read")
+_HANDOFFS_ACCEPT = route("POST", "handoffs/{id}/accept/", "handoffs_accept")
+_HANDOFFS_RETURN = route("POST", "handoffs/{id}/return/", "handoffs_return")
+_HANDOFFS_CANCEL = route("POST", "handoffs/{id}/cancel/", "handoffs_cancel")
+
+
+def issue_handoff(
+    run_id: int, *, receiver_session: int, objective: str, output_schema: Mapping[str, Any], deadline: dt.datetime,
+    inputs: Sequence[Mapping[str, Any]] | None = None, allowed_capabilities: Sequence[str] | None = None,
+    cursor: Mapping[str, Any] | None = None, expected_version: int | None = None, lease_owner: str | None = None,
+    request_key: str | None = None,
+) -> Call[Handoff]:
+    """Hand a bounded, blind job to another session. Each input is `{"name", "fingerprint"}` plus its `value`
+    or the origin task's `artifact`; the packet is frozen and fingerprinted, and the run waits
+    (`waiting_external`) until the result returns and the worker resumes it."""
+    body = fields(receiver_session=receiver_session, objective=objective, output_schema=dict(output_schema),
+                  deadline=deadline.isoformat(), inputs=None if inputs is None else [dict(i) for i in inputs],
+                  allowed_capabilities=None if allowed_capabilities is None else list(allowed_capabilities),
+                  cursor=None if cursor is None else dict(cursor), expected_version=expected_version,
+                  lease_owner=lease_owner)
+    return _HANDOFFS_ISSUE.call(parse=Handoff.from_json, json=body, request_key=request_key, id=run_id)
+
+
+def list_handoffs(
+    *, status: HandoffStatus | None = None, origin_run: int | None = None, receiver_session: int | None = None,
+    page_size: int | None = None,
+) -> Paged[Handoff]:
+    """Handoffs, newest first, following the pages."""
+    return _HANDOFFS_LIST.paged(Handoff.from_json, params={"status": status, "origin_run": origin_run,
+                                                           "receiver_session": receiver_session},
+                                page_size=_page_size(page_size))
+
+
+def get_handoff(handoff_id: int) -> Call[Handoff]:
+    """Read one handoff: the packet is all a receiver sees of its origin."""
+    return _HANDOFFS_READ.call(parse=Handoff.from_json, id=handoff_id)
+
+
+def accept_handoff(handoff_id: int, *, run: int, expected_version: int | None = None,
+                   request_key: str | None = None) -> Call[Handoff]:
+    """The receiver takes the job with its own run (a run of the receiver session)."""
+    return _HANDOFFS_ACCEPT.call(parse=Handoff.from_json, json=fields(run=run, expected_version=expected_version),
+                                 request_key=request_key, id=handoff_id)
+
+
+def return_handoff(handoff_id: int, *, packet_fingerprint: str, result: Any, result_hash: str | None = None,
+                   request_key: str | None = None) -> Call[Handoff]:
+    """Return the one result, bound to the fingerprint of the packet it answers."""
+    body = fields(packet_fingerprint=packet_fingerprint, result_hash=result_hash)
+    body["result"] = result
+    return _HANDOFFS_RETURN.call(parse=Handoff.from_json, json=body, request_key=request_key, id=handoff_id)
+
+
+def cancel_handoff(handoff_id: int, *, reason: str, expected_version: int | None = None,
+                   request_key: str | None = None) -> Call[Handoff]:
+    """Cancel an open handoff; the origin run goes back to running with the cancellation bound."""
+    return _HANDOFFS_CANCEL.call(parse=Handoff.from_json, json=fields(reason=reason, expected_version=expected_version),
+                                 request_key=request_key, id=handoff_id)
 
 
 # --- memory -----------------------------------------------------------------------------------------------
