@@ -8,18 +8,28 @@ principals never see each other's replies.
 import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import DataError, IntegrityError, connection, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    connection,
+    connections,
+    transaction,
+)
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.utils import timezone
 
-from harness.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, as_first_statement, token_from_row
+from harness import faults
+from harness.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, token_from_row
 from harness.canonical import canonical_json
 from harness.db import prepared_cursor
 from harness.middleware import error_response
@@ -57,9 +67,9 @@ def request_fingerprint(request: HttpRequest) -> str:
 
 
 # Both statements run on every keyed POST, so they are hand-written and prepared (harness.db): the
-# reservation is one autocommit INSERT (no BEGIN/COMMIT round trips, no savepoint: ON CONFLICT answers a
-# duplicate instead of an exception), and the settlement stores the reply's bytes as jsonb without
-# decoding them in Python. S608: the table name comes from the model's metadata.
+# reservation is one INSERT (ON CONFLICT answers a duplicate instead of an exception, so no savepoint), and
+# the settlement stores the reply's bytes as jsonb without decoding them in Python. S608: the table name
+# comes from the model's metadata.
 _TABLE = IdempotentRequest._meta.db_table
 _RESERVE_SQL = f"""
 INSERT INTO {_TABLE} (principal, key, method, path, request_hash, state, created_at)
@@ -81,15 +91,33 @@ UPDATE {_TABLE} SET state = 'done', response_status = %s, response_body = %s::js
 """  # noqa: S608
 _RELEASE_SQL = f"DELETE FROM {_TABLE} WHERE id = %s"  # noqa: S608
 
+# A 4xx is the request's final answer and is replayed like a 2xx (the view may have written something before
+# refusing: a memory write the policy rejects is audited, and its retry must not audit it twice), except
+# these, which say "not now" or "not you" rather than "no": answered afresh, the key released.
+_RETRY_LATER = frozenset({401, 408, 425, 429})
+# What jsonb refuses although JSON allows it (a NUL, a lone surrogate): such a reply is answered, not stored.
+_JSONB_REFUSES = re.compile(rb"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+class _NoToken(Exception):
+    """The bearer token is unknown or revoked: nothing was reserved; the view answers 401."""
+
 
 class IdempotencyMiddleware:
-    """Replay the first successful reply to a POST retried with the same key and body.
+    """Replay the final reply to a POST retried with the same key and body.
 
-    1. Reserve (principal, key) by inserting an in-progress row, committed before the view runs:
-       a concurrent duplicate finds the row and gets 409, never a second write.
-    2. A key already used with a different request is refused (422).
-    3. A 2xx reply is stored and replayed for every retry; any other outcome releases the key so
-       the client may retry the same request (errors are answered afresh, not replayed).
+    1. Open a transaction whose first statement reserves (principal, key) by inserting its row
+       (fused with the token lookup for a bearer token: one round trip for both).
+    2. Run the view inside that transaction (its own transactions become savepoints), then store the
+       reply in the same transaction: the work and its reply commit together or not at all. A process
+       killed anywhere in between (kill -9, a lost connection) rolls both back, the key included, so a
+       retry runs the operation once, afresh; there is no reservation left behind to wait for.
+    3. A duplicate that arrives meanwhile waits on the first one's uncommitted key (PostgreSQL's unique
+       index), as a claimed write's duplicate does, then replays its reply; a key already used with a
+       different request is refused (422).
+    4. 2xx and final 4xx replies are stored and replayed. A 5xx rolls the work back with the key; a
+       reply that is not final (`_RETRY_LATER`) or not storable (not JSON) commits the work and releases
+       the key, so it is answered afresh.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -113,51 +141,100 @@ class IdempotencyMiddleware:
             setattr(request, CLAIM_ATTR, Claim(principal, key, request.path[:500], fingerprint))
             return self.get_response(request)
         reservation = [principal, key, request.path[:500], fingerprint]
+        retry_on_a_new_connection = _first_statement_of_request()
+        progress: list[str] = []
+        try:
+            return self._in_transaction(request, principal, key, fingerprint, reservation, progress)
+        except _NoToken:
+            return self.get_response(request)
+        except (OperationalError, InterfaceError):
+            # The persistent connection was dropped by the server between requests: the reservation, the
+            # request's first statement, failed and nothing happened (what Django's health check would
+            # have found, without its SELECT 1 on every request). Once more, on a new connection.
+            if not retry_on_a_new_connection or progress:
+                raise
+            connections[DEFAULT_DB_ALIAS].close()
+        try:
+            return self._in_transaction(request, principal, key, fingerprint, reservation, [])
+        except _NoToken:
+            return self.get_response(request)
+
+    def _in_transaction(
+        self, request: HttpRequest, principal: str, key: str, fingerprint: str, reservation: list[Any],
+        progress: list[str],
+    ) -> HttpResponse:
+        with transaction.atomic():
+            record_id = self._reserve(request, principal, reservation)
+            progress.append("reserved")  # from here on nothing is repeated: the view may run
+            if record_id is None:
+                return answer_repeat(principal, key, fingerprint)
+            faults.point("idempotency.after_reserve")
+            response = self.get_response(request)
+            faults.point("idempotency.after_view")
+            if response.status_code >= 500:
+                transaction.set_rollback(True)  # the work goes with the key: a retry runs it afresh
+            else:
+                _settle(record_id, response)
+                faults.point("idempotency.before_commit")
+        return response
+
+    def _reserve(self, request: HttpRequest, principal: str, reservation: list[Any]) -> int | None:
+        """The reservation's id; None when the key is taken (committed by another request, or by one that
+        was in flight and committed while this statement waited on it)."""
         if principal.startswith(BEARER):
             # The token is looked up in the same statement (one round trip, not two), and only a live
             # token reserves a key: a revoked one gets its 401 from the view, never a stored reply.
             digest = principal.removeprefix(BEARER)
-            row = as_first_statement(lambda: _fetch(_RESERVE_WITH_TOKEN_SQL, [digest, *reservation]))
+            row = _fetch(_RESERVE_WITH_TOKEN_SQL, [digest, *reservation])
             setattr(request, FOUND_TOKEN_ATTR, (digest, None if row is None else token_from_row(row)))
             if row is None:
-                return self.get_response(request)
-            reserved = row[TOKEN_COLUMNS]
+                raise _NoToken
+            reserved: int | None = row[TOKEN_COLUMNS]
+            return reserved
+        row = _fetch(_RESERVE_SQL, reservation)
+        return None if row is None else int(row[0])
+
+
+def _first_statement_of_request() -> bool:
+    """Whether the reservation will be this request's first statement on a persistent connection that
+    Django's health check has not checked yet (harness.auth.as_first_statement has the same rule); marks
+    it checked, since the reservation stands in for the check."""
+    db = connections[DEFAULT_DB_ALIAS]
+    if db.connection is None or getattr(db, "health_check_done", True) or db.in_atomic_block:
+        return False
+    db.health_check_done = True  # type: ignore[attr-defined]  # django-stubs lack it
+    return True
+
+
+def _settle(record_id: int, response: HttpResponse) -> None:
+    """Store the reply under the key, in the request's transaction; or release the key when the reply is
+    not one to replay."""
+    content = response.content if not getattr(response, "streaming", False) else None
+    storable = (
+        content is not None
+        and (200 <= response.status_code < 300
+             or (400 <= response.status_code < 500 and response.status_code not in _RETRY_LATER))
+        and (not content or (_is_json(response) and _JSONB_REFUSES.search(content) is None))
+    )
+    if storable:
+        try:
+            text = content.decode() if content else None
+        except UnicodeDecodeError:
+            storable = False
+    with prepared_cursor() as cursor:
+        if storable:
+            cursor.execute(_SETTLE_SQL, [response.status_code, text, record_id])
         else:
-            row = _fetch(_RESERVE_SQL, reservation)
-            reserved = None if row is None else row[0]
-        if reserved is None:
-            return answer_repeat(principal, key, fingerprint)
-        record_id: int = reserved
-        try:
-            response = self.get_response(request)
-        except BaseException:
-            _release(record_id)
-            raise
-        self._settle(record_id, response)
-        return response
-
-    def _settle(self, record_id: int, response: HttpResponse) -> None:
-        if not 200 <= response.status_code < 300 or getattr(response, "streaming", False):
-            _release(record_id)
-            return
-        content = response.content
-        if content and not _is_json(response):
-            _release(record_id)  # not a reply this middleware can replay
-            return
-        try:
-            with _may_fail(), prepared_cursor() as cursor:
-                cursor.execute(_SETTLE_SQL, [response.status_code, content.decode() if content else None, record_id])
-        except DataError:  # the reply claimed JSON and was not: forget the key rather than replay garbage
-            _release(record_id)
-
+            cursor.execute(_RELEASE_SQL, [record_id])
 
 
 def answer_repeat(principal: str, key: str, fingerprint: str) -> HttpResponse:
-    """The answer to a request whose key is taken: the stored reply, 409 while the first is in progress,
-    422 when the key came with another request."""
+    """The answer to a request whose key is taken: the stored reply, or 422 when the key came with another
+    request. (409 only for what no longer holds the reply: a key released or pruned meanwhile, or a
+    reservation committed in progress by a version before the one-transaction reservation.)"""
     first = IdempotentRequest.objects.filter(principal=principal, key=key).first()
     if first is None:
-        # The first request just failed and released the key: the client may simply retry.
+        # The first request's reply was not one to store, and it released the key: the client may retry.
         return error_response(409, "idempotency_in_progress", "A request with this key is in progress; retry.")
     if first.request_hash != fingerprint:
         return error_response(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request.")
@@ -169,9 +246,8 @@ def answer_repeat(principal: str, key: str, fingerprint: str) -> HttpResponse:
 
 
 # --- the key claimed in the write's own statement -------------------------------------------------
-# The middleware's reservation and settlement are two statements around the view's, and between the
-# view's commit and the settlement a crash leaves the key "in progress" (a retry waits, then runs
-# again once the reservation is stale). A view on a hot path can do better: with `claims_idempotency_key`
+# The middleware's reservation and settlement are two statements around the view's, in the view's
+# transaction. A view on a hot path can do with fewer: with `claims_idempotency_key`
 # set on its class, the middleware reserves nothing and hands it a Claim, and the view's service inserts
 # the key's record, already done and holding the reply, in the statement that makes the write. The two
 # commit together or not at all; a duplicate hits the unique (principal, key) and the whole statement,
@@ -285,12 +361,11 @@ STALE_IN_PROGRESS = dt.timedelta(minutes=10)
 def idempotent_requests_prune(*, older_than: dt.timedelta = RETENTION) -> int:
     """Forget keys past the retention window (a periodic job calls this). Returns how many went.
 
-    A reservation stuck in progress that long (its process died mid-request) goes too, so the key
-    becomes usable again.
+    A reservation stuck in progress that long goes too, so the key becomes usable again.
     """
     now = timezone.now()
-    # A reservation still "in progress" after STALE_IN_PROGRESS belongs to a process that died
-    # mid-request; freeing it early lets the client's retry through instead of a day of 409s.
+    # The reservation commits only with its reply now, so no row stays "in progress"; one committed so by
+    # an earlier version (its process died mid-request) is freed here instead of after a day of 409s.
     expired = Q(created_at__lt=now - older_than) | Q(
         state=IdempotentRequest.State.IN_PROGRESS, created_at__lt=now - STALE_IN_PROGRESS
     )

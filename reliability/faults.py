@@ -158,15 +158,18 @@ def free_port() -> int:
 
 
 class HttpServer:
-    """gunicorn serving the real WSGI app on loopback, against this process's database."""
+    """gunicorn serving the real WSGI app on loopback, against this process's database (`app` may name the
+    same app with a fault hook; `preload` forks each worker from an imported app, so a killed one is back
+    in a moment)."""
 
-    def __init__(self, procs: Processes, *, workers: int = 3) -> None:
+    def __init__(self, procs: Processes, *, workers: int = 3, app: str = "harness.wsgi:application",
+                 preload: bool = False, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
-        env = child_env(ALLOWED_HOSTS="127.0.0.1,localhost", DEBUG="0", SECURE_COOKIES="0")
+        environ = child_env(ALLOWED_HOSTS="127.0.0.1,localhost", DEBUG="0", SECURE_COOKIES="0", **(env or {}))
         self.proc = procs.popen(
-            [sys.executable, "-m", "gunicorn", "harness.wsgi:application", "-b", f"127.0.0.1:{self.port}",
-             "-w", str(workers), "--timeout", "120", "--log-level", "warning"],
-            env=env, log_name="gunicorn",
+            [sys.executable, "-m", "gunicorn", app, "-b", f"127.0.0.1:{self.port}",
+             "-w", str(workers), "--timeout", "120", "--log-level", "warning", *(["--preload"] if preload else [])],
+            env=environ, log_name="gunicorn",
         )
         wait_for(self._answers, timeout=60, interval=0.2, what="gunicorn to answer")
 
@@ -956,6 +959,138 @@ def idempotent_replay(quick: bool) -> Result:
     return _result(8, TITLE_8, quick, passed, figures,
                    notes="A duplicate that arrives while the first is still in progress is told 409 "
                          "idempotency_in_progress (retry) rather than held; its retry gets the identical reply.")
+
+
+# --- 19. gunicorn kill -9 mid-request ----------------------------------------------------------
+
+TITLE_19 = "gunicorn kill -9 mid-request: POSTs retried with and without an Idempotency-Key"
+# Where a request dies (tests/reliability/crash_wsgi.py): the first three are the keyed reservation's
+# (harness.idempotency); `response.before_send` is after everything committed, before a byte is sent.
+WEB_CRASH_POINTS = ("idempotency.after_reserve", "idempotency.after_view", "idempotency.before_commit",
+                    "response.before_send")
+_LOST = (OSError, http.client.HTTPException)  # a killed worker's connection: reset, closed, no status line
+
+
+@experiment(19, TITLE_19)
+def web_kill_mid_request(quick: bool) -> Result:
+    """One gunicorn sync worker (preloaded, so the master replaces a killed one at once) serves event
+    appends, each carrying its operation's id; the client retries each operation until it is answered,
+    under the same Idempotency-Key when it has one, as harness_client does.
+
+    1. Named points: the first attempt asks the worker to SIGKILL itself at one point of the request
+       (the old crash window is `idempotency.after_view`: the work committed, the key not settled).
+    2. Random moments: the first attempt pauses 0.4 s at a random point and the worker is killed from
+       outside after a random delay (before, during or after the request).
+    3. Counted per operation: events written with its id, the replies, and 409s met on retry. With a key
+       every operation must be written once and every answer carry that one event; without one, a kill
+       after the commit makes the retry write again (reported: it is why the key exists).
+    """
+    per_point, random_kills = (1, 3) if quick else (15, 40)
+    started = time.monotonic()
+    rng = random.Random(19)
+    project = fresh_project("webkill")
+    _, secret = factories.make_agent_token(project, name="webkill-agent")
+    run = factories.make_run(project)
+    path = f"/api/v1/runs/{run.pk}/events/"
+    plan: list[tuple[str, bool, str]] = []  # (operation id, keyed, how its first attempt dies)
+    for keyed in (True, False):
+        label = "keyed" if keyed else "unkeyed"
+        # An unkeyed request has no reservation: only the point after the commit applies to it.
+        points = WEB_CRASH_POINTS if keyed else WEB_CRASH_POINTS[-1:]
+        plan += [(f"{label}-{point}-{i}", keyed, point) for point in points for i in range(per_point)]
+        plan += [(f"{label}-random-{i}", keyed, "random") for i in range(random_kills)]
+    outcomes: dict[str, dict[str, Any]] = {}
+    kills = Counter[str]()
+    with processes("webkill") as procs:
+        server = HttpServer(procs, workers=1, app="tests.reliability.crash_wsgi:application", preload=True)
+        for op, keyed, how in plan:
+            headers = {"Authorization": f"Bearer {secret}",
+                       **({"Idempotency-Key": f"webkill-{op}"} if keyed else {})}
+            body = {"kind": "webkill.op", "data": {"op": op}}
+            first = dict(headers)
+            killer: threading.Timer | None = None
+            if how == "random":
+                first.update({"X-Harness-Pause-At": rng.choice(WEB_CRASH_POINTS if keyed else WEB_CRASH_POINTS[-1:]),
+                              "X-Harness-Pause-Seconds": "0.4"})
+                killer = threading.Timer(rng.uniform(0.0, 0.8), _kill_workers_of, args=(server.proc.pid,))
+                killer.start()
+            else:
+                first["X-Harness-Crash-At"] = how
+            outcomes[op] = _until_answered(server, path, body, first, headers)
+            if killer is not None:
+                killer.join()
+            kills[how] += int(outcomes[op]["lost"] > 0)
+            wait_for(lambda: _workers_of(server.proc.pid), timeout=60, interval=0.05, what="gunicorn's worker")
+    written = Counter(RunEvent.objects.filter(run_id=run.pk, kind="webkill.op").values_list("data__op", flat=True))
+    ids = dict(RunEvent.objects.filter(run_id=run.pk, kind="webkill.op").values_list("data__op", "id"))
+
+    def tally(keyed: bool) -> dict[str, Any]:
+        mine = {op: o for op, o in outcomes.items() if o["keyed"] == keyed}
+        return {
+            "operations": len(mine),
+            "first_attempts_killed": sum(1 for o in mine.values() if o["lost"]),
+            "answered_201": sum(1 for o in mine.values() if o["status"] == 201),
+            "written_once": sum(1 for op in mine if written[op] == 1),
+            "written_twice_or_more": sum(1 for op in mine if written[op] > 1),
+            "not_written": sum(1 for op in mine if written[op] == 0),
+            "max_writes_per_operation": max((written[op] for op in mine), default=0),
+            "answers_naming_another_write": sum(1 for op, o in mine.items()
+                                                if o["status"] == 201 and o["event_id"] != ids.get(op)),
+            "retries_met_409_in_progress": sum(o["in_progress"] for o in mine.values()),
+            "replayed": sum(1 for o in mine.values() if o["replayed"]),
+        }
+
+    keyed, unkeyed = tally(True), tally(False)
+    figures = {"keyed": keyed, "unkeyed": unkeyed, "kills_by_point": dict(kills),
+               "kills": sum(kills.values()), "seconds": _seconds(started)}
+    named_kills = sum(count for how, count in kills.items() if how != "random")
+    passed = (keyed["written_once"] == keyed["operations"] == keyed["answered_201"]
+              and keyed["answers_naming_another_write"] == 0 and keyed["retries_met_409_in_progress"] == 0
+              and named_kills == len(WEB_CRASH_POINTS) * per_point + per_point
+              and unkeyed["answered_201"] == unkeyed["operations"])
+    return _result(19, TITLE_19, quick, passed, figures, notes=(
+        "With a key the reservation, the work and the stored reply are one transaction (harness/idempotency.py): "
+        "a kill anywhere rolls all three back or none, so the retry writes once or replays. Without a key a kill "
+        "after the commit (response.before_send, or a random one that lands there) loses only the reply, and "
+        "the retry writes a second event: `unkeyed.written_twice_or_more`."))
+
+
+def _workers_of(master: int) -> list[int]:
+    """The pids of gunicorn's workers (the master's children)."""
+    return [int(entry.name) for entry in Path("/proc").iterdir()
+            if entry.name.isdigit() and _parent_of(int(entry.name)) == master]
+
+
+def _kill_workers_of(master: int) -> None:
+    for pid in _workers_of(master):
+        with suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _until_answered(server: HttpServer, path: str, body: dict, first: dict[str, str],
+                    retry: dict[str, str]) -> dict[str, Any]:
+    """Send until a reply comes back: the first attempt with its fault headers, retries without them.
+    A lost connection, a 5xx or a 409 idempotency_in_progress is retried (the client's policy)."""
+    outcome: dict[str, Any] = {"keyed": "Idempotency-Key" in retry, "lost": 0, "in_progress": 0, "status": None,
+                               "event_id": None, "replayed": False}
+    headers = first
+    for _ in range(400):
+        try:
+            status, got, data = server.request("POST", path, body, headers=headers, timeout=30)
+        except _LOST:
+            outcome["lost"] += 1
+            headers = retry
+            time.sleep(0.05)
+            continue
+        headers = retry
+        if status >= 500 or (status == 409 and (data or {}).get("code") == "idempotency_in_progress"):
+            outcome["in_progress"] += int(status == 409)
+            time.sleep(0.05)
+            continue
+        outcome.update(status=status, event_id=(data or {}).get("id"),
+                       replayed=got.get("idempotent-replayed") == "true")
+        return outcome
+    return outcome
 
 
 # --- 15. memory --------------------------------------------------------------------------------

@@ -90,6 +90,19 @@ def test_8_one_idempotency_key_sent_many_times_at_once_has_one_effect_and_one_re
     assert figures["distinct_replies"] == 1
 
 
+def test_19_gunicorn_killed_mid_request_a_keyed_post_is_written_once_and_answered_with_it() -> None:
+    result = faults.web_kill_mid_request(quick=True)
+    figures = result.figures
+    assert result.passed, figures
+    keyed = figures["keyed"]
+    assert keyed["first_attempts_killed"] >= len(faults.WEB_CRASH_POINTS)
+    assert keyed["written_once"] == keyed["operations"] == keyed["answered_201"]
+    assert (keyed["max_writes_per_operation"], keyed["answers_naming_another_write"]) == (1, 0)
+    assert keyed["retries_met_409_in_progress"] == 0
+    # Without a key the reply is lost with the process after the commit, and the retry writes again.
+    assert figures["unkeyed"]["written_twice_or_more"] >= 1
+
+
 def test_15_concurrent_identical_memory_writes_give_one_record_and_retrievals_leak_nothing() -> None:
     result = faults.memory_races_and_scopes(quick=True)
     figures = result.figures

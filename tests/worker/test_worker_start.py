@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from harness import faults
 from tests.subprocesses import ROOT
-from worker import faults
 
 pytestmark = pytest.mark.worker
 
