@@ -1,23 +1,166 @@
-"""The append-only audit trail of human decisions and memory changes."""
+"""The append-only audit trail of human decisions and memory changes, hash-chained per project.
 
+Two protections, each against what the other cannot stop:
+- `mac`: the application's HMAC (a key derived from SECRET_KEY) of the entry's content. Anyone who can
+  run SQL as the application can INSERT a row, but not one whose mac verifies: a forged decision is
+  refused by the resume (worker.steps.approval_preconditions) and reported by `manage.py verify_audit`.
+- the chain: a trigger (runs_app migration 0013) gives each new entry its project's next `seq`, the
+  previous entry's hash as `prev_hash`, and `hash` = SHA-256(prev_hash || mac), under the row lock of the
+  project's AuditChainHead, so concurrent writers queue instead of forking the chain (per project: other
+  projects do not wait). An entry taken out of the chain, in the middle or at the end, breaks a link or
+  disagrees with the head. The trigger, not the application, computes these, so no INSERT escapes it.
+
+The runtime role (`manage.py runtime_role`) may only INSERT and SELECT here; UPDATE, DELETE and TRUNCATE
+are refused by privilege and, for UPDATE/DELETE, by trigger. The owner could still rewrite the table and
+recompute the chain: record the heads `verify_audit` prints somewhere the database's owner cannot write
+to make that visible too.
+"""
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Model
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from harness.actors import Actor
-from harness.models import AuditEntry, Project
+from harness.canonical import canonical_json
+from harness.models import AuditChainHead, AuditEntry, Project
+
+GENESIS = "0" * 64  # the prev_hash of a project's first entry
+_SALT = "harness.audit.entry"
 
 
 def audit_record(
     *, project: Project | int, actor: Actor, action: str, target: Model, data: dict[str, Any] | None = None
 ) -> AuditEntry:
-    """Write one audit entry inside the caller's transaction (it commits or rolls back with it)."""
+    """Write one audit entry inside the caller's transaction (it commits or rolls back with it): one
+    INSERT, chained by the trigger."""
     project_id = project if isinstance(project, int) else project.pk
-    return AuditEntry.objects.create(
-        project_id=project_id,
-        actor=actor.label,
-        action=action,
-        target_type=type(target).__name__.lower(),
+    entry = AuditEntry(
+        project_id=project_id, actor=actor.label, action=action, target_type=type(target).__name__.lower(),
         target_id=str(target.pk),
-        data=data or {},
+        # As jsonb will give it back (tuples as lists, keys as strings), so the mac verifies on reading.
+        data=json.loads(json.dumps(data or {})), created_at=timezone.now(),
     )
+    entry.mac = entry_mac(entry_content(entry))
+    entry.save(force_insert=True)
+    return entry
+
+
+def entry_content(entry: AuditEntry) -> list[Any]:
+    """What the mac covers: everything the entry says, and when."""
+    return entry_content_of(project_id=entry.project_id, actor=entry.actor, action=entry.action,
+                            target_type=entry.target_type, target_id=entry.target_id, data=entry.data,
+                            created_at=entry.created_at)
+
+
+def entry_content_of(*, project_id: int, actor: str, action: str, target_type: str, target_id: str, data: Any,
+                     created_at: dt.datetime) -> list[Any]:
+    when = created_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return [int(project_id), actor, action, target_type, target_id, data, when]
+
+
+def entry_mac(content: list[Any], *, secret: str | None = None) -> str:
+    return salted_hmac(_SALT, canonical_json(content), secret=secret, algorithm="sha256").hexdigest()
+
+
+def link_hash(prev_hash: str, mac: str) -> str:
+    """What the trigger computes: SHA-256 over the previous entry's hash and this entry's mac (as bytes)."""
+    return hashlib.sha256(bytes.fromhex(prev_hash) + bytes.fromhex(mac)).hexdigest()
+
+
+def _mac_verifies(content: list[Any], mac: str) -> bool:
+    # Entries written before a SECRET_KEY rotation verify with the old key kept in SECRET_KEY_FALLBACKS.
+    return any(constant_time_compare(entry_mac(content, secret=secret), mac)
+               for secret in [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])])
+
+
+def entry_break(*, content: list[Any], seq: int | None, prev_hash: str, hash_: str, mac: str,
+                predecessor_hash: str | None) -> str | None:
+    """Why one entry cannot be trusted, or None: its mac, its own link, and its link to the entry before it
+    (`predecessor_hash`: that entry's hash, None when there is none)."""
+    if seq is None or not hash_:
+        return "the entry is not in the chain (inserted around the chaining trigger)"
+    if not mac or not _mac_verifies(content, mac):
+        return "the entry's mac does not verify: it was not written by the application, or was altered"
+    try:
+        if link_hash(prev_hash, mac) != hash_:
+            return "the entry's hash does not match its content"
+    except ValueError:
+        return "the entry's hashes are not hex"
+    expected_prev = GENESIS if seq == 1 else predecessor_hash
+    if expected_prev is None:
+        return f"entry {seq - 1} of the chain is missing"
+    if prev_hash != expected_prev:
+        return f"the entry does not link to entry {seq - 1} of the chain"
+    return None
+
+
+@dataclass(frozen=True)
+class ChainBreak:
+    project_id: int
+    seq: int | None
+    entry_id: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class ChainReport:
+    project_id: int
+    entries: int
+    head_seq: int
+    head_hash: str
+    breaks: list[ChainBreak]
+
+
+def audit_chain_verify(*, project_ids: list[int] | None = None) -> Iterator[ChainReport]:
+    """Walk each project's chain from its first entry (one project at a time, entries streamed).
+
+    1. Every entry: in the chain, its mac verifies, its hash is its link, it links to the one before.
+    2. The seqs run 1..n without a gap or a repeat (a gap is an entry deleted).
+    3. The head names the last entry (an entry cut off the end leaves the head ahead of the chain).
+    """
+    ids = project_ids if project_ids is not None else sorted(
+        set(AuditEntry.objects.values_list("project_id", flat=True).distinct())
+        | set(AuditChainHead.objects.values_list("project_id", flat=True)))
+    for project_id in ids:
+        yield _verify_project(project_id)
+
+
+def _verify_project(project_id: int) -> ChainReport:
+    breaks: list[ChainBreak] = []
+    previous: tuple[int, str] | None = None  # (seq, hash) of the entry before
+    count = 0
+    entries = AuditEntry.objects.filter(project_id=project_id).order_by("seq", "id")
+    for entry in entries.iterator(chunk_size=2000):
+        count += 1
+        expected_seq = 1 if previous is None else previous[0] + 1
+        gap = entry.seq is not None and entry.seq != expected_seq
+        if entry.seq is not None and gap:
+            breaks.append(ChainBreak(project_id, expected_seq, None,
+                                     f"entries {expected_seq}..{entry.seq - 1} of the chain are missing"
+                                     if entry.seq > expected_seq else f"entry {entry.seq} appears twice"))
+        # After a gap the link to the missing entry is not checked again: the gap is the break.
+        predecessor = entry.prev_hash if gap else (previous[1] if previous is not None else None)
+        reason = entry_break(content=entry_content(entry), seq=entry.seq, prev_hash=entry.prev_hash,
+                             hash_=entry.hash, mac=entry.mac, predecessor_hash=predecessor)
+        if reason is not None:
+            breaks.append(ChainBreak(project_id, entry.seq, entry.pk, reason))
+        if entry.seq is not None:
+            previous = (entry.seq, entry.hash)
+    head = AuditChainHead.objects.filter(project_id=project_id).first()
+    last_seq, last_hash = previous if previous is not None else (0, GENESIS)
+    if head is None and count:
+        breaks.append(ChainBreak(project_id, None, None, "the chain has entries but no head"))
+    elif head is not None and (head.seq, head.hash) != (last_seq, last_hash):
+        breaks.append(ChainBreak(project_id, head.seq, None,
+                                 f"the head names entry {head.seq}, the chain ends at entry {last_seq}: "
+                                 "entries were taken off its end" if head.seq > last_seq
+                                 else "the head does not name the chain's last entry"))
+    return ChainReport(project_id, count, head.seq if head else 0, head.hash if head else GENESIS, breaks)

@@ -8,6 +8,7 @@ from typing import Self, TypeVar
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 _M = TypeVar("_M", bound=models.Model)
 
@@ -117,10 +118,13 @@ class IdempotentRequest(models.Model):
 
 
 class AuditEntry(models.Model):
-    """Append-only record of every human decision and memory change.
+    """Append-only record of every human decision and memory change, hash-chained per project.
 
-    On PostgreSQL a trigger refuses UPDATE and DELETE on this table, so the application itself
-    cannot rewrite history.
+    A trigger refuses UPDATE and DELETE on this table, and another chains each new entry: it gives the
+    entry its project's next `seq`, the previous entry's `hash` as `prev_hash`, and `hash` = SHA-256 of
+    `prev_hash` and `mac`, under a lock on the project's AuditChainHead (runs_app migration 0013). `mac` is
+    the application's HMAC of the entry's content (harness.audit): SQL can insert a row, but not one whose
+    mac verifies, and cannot take one out of the chain unnoticed (`manage.py verify_audit`).
     """
 
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="audit_entries")
@@ -129,11 +133,30 @@ class AuditEntry(models.Model):
     target_type = models.CharField(max_length=64)
     target_id = models.CharField(max_length=64)
     data = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Set before the INSERT (not auto_now_add) because the mac covers it.
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    seq = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
+    prev_hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    hash = models.CharField(max_length=64, blank=True, default="", editable=False)
+    mac = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["target_type", "target_id"])]
+        constraints = [models.UniqueConstraint(fields=["project", "seq"], name="audit_entry_seq_unique")]
 
     def __str__(self) -> str:
         return f"{self.actor} {self.action} {self.target_type}:{self.target_id}"
+
+
+class AuditChainHead(models.Model):
+    """The newest entry of a project's audit chain: written only by the chaining trigger (the application's
+    runtime role has no privilege on it), read by `verify_audit` to notice entries cut off the end."""
+
+    project = models.OneToOneField(Project, on_delete=models.PROTECT, primary_key=True, related_name="+")
+    seq = models.PositiveBigIntegerField()
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"{self.project_id} #{self.seq} {self.hash[:12]}"

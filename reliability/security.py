@@ -148,11 +148,15 @@ FINDINGS: dict[int, list[str]] = {
     16: ["FIXED: admin run and task transitions (a person deciding a blocked run, say) and admin deletions of a "
          "memory write policy wrote no audit entry; runs_app/admin.py and memory_app/admin.py now audit them in "
          "the same transaction (test_admin_moves_and_policy_deletions_are_audited).",
-         "OPEN: TRUNCATE harness_auditentry is not refused (the row triggers of runs_app migration 0003 do not "
-         "fire on TRUNCATE) and the application connects as the table owner (a superuser here), which can "
-         "disable triggers. Needs a migration owned by runs_app: CREATE TRIGGER harness_auditentry_no_truncate "
-         "BEFORE TRUNCATE ON harness_auditentry FOR EACH STATEMENT EXECUTE FUNCTION harness_refuse_rewrite(); "
-         "and, in production, an application role that neither owns the tables nor is a superuser."],
+         "FIXED (issue 19, defect 7): TRUNCATE was not refused (row triggers do not fire on it), run events and "
+         "checkpoints could be deleted, the application connected as the tables' owner (which can disable "
+         "triggers), and an audit entry inserted over SQL was trusted by the resume. Now the application runs "
+         "as a runtime role that owns nothing and has no TRUNCATE (harness/roles.py, `manage.py runtime_role`; "
+         "bin/reliability runs as it), DELETE of events and checkpoints is refused by trigger (runs_app "
+         "migration 0013; only a LangGraph thread's checkpoints go, and the owner's retention door), and the "
+         "audit log is hash-chained with a mac per entry, checked by the resume and `manage.py verify_audit` "
+         "(tests/harness/test_runtime_role.py, tests/harness/test_audit_chain.py, "
+         "test_resume_checks_the_approval_row_against_the_audited_decision[decision_forged])."],
 }
 
 
@@ -248,12 +252,31 @@ TAMPERS: dict[str, str] = {
     "rejection_rewritten": "",
     # The task's artifacts changed after the checkpoint recorded their fingerprints.
     "artifact_fingerprint": "",
+    # Nobody decided: the row is rewritten into an approval by a reviewer and an audit entry saying so is
+    # inserted over SQL (the first decision entry, agreeing with the row), as the application's role may.
+    "decision_forged": "",
 }
+# Tampers that replace the reviewer's decision rather than follow it.
+UNDECIDED_TAMPERS = frozenset({"decision_forged"})
+_FORGED_DECISION = """
+INSERT INTO harness_auditentry (project_id, actor, action, target_type, target_id, data, created_at, prev_hash,
+                                hash, mac)
+SELECT project_id, 'user:forger', 'approval.approved', 'approvalrequest', id::text,
+       jsonb_build_object('reason', '', 'requested_fingerprint', action_fingerprint,
+                          'approved_fingerprint', action_fingerprint, 'edited', false),
+       now(), '', '', md5(random()::text) || md5(random()::text)
+  FROM runs_app_approvalrequest WHERE id = %s
+"""
 
 
-def _tamper(kind: str, approval: ApprovalRequest) -> None:
+def _tamper(kind: str, approval: ApprovalRequest, *, reviewer_id: int | None = None) -> None:
     with connection.cursor() as cursor:
-        if kind == "approved_arguments_and_fingerprint":
+        if kind == "decision_forged":
+            cursor.execute("UPDATE runs_app_approvalrequest SET status = 'approved', approved_arguments = arguments, "
+                           "approved_fingerprint = action_fingerprint, decided_by_id = %s, decided_at = now(), "
+                           "version = version + 1 WHERE id = %s", [reviewer_id, approval.pk])
+            cursor.execute(_FORGED_DECISION, [approval.pk])
+        elif kind == "approved_arguments_and_fingerprint":
             forged = {**(approval.approved_arguments or {}), "amount": 999999}
             cursor.execute("UPDATE runs_app_approvalrequest SET approved_arguments = %s, approved_fingerprint = %s "
                            "WHERE id = %s",
@@ -327,10 +350,11 @@ def self_approval_and_tampering(quick: bool) -> Result:
                                             task_id=task.pk, checkpoint=True)
                 decision = "reject" if kind == "rejection_rewritten" else "approve"
                 edited = {"to": "acme", "amount": i + 1} if i % 2 else None
-                approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(reviewer),
-                                decision=decision, reason="no", edited_arguments=edited)
+                if kind not in UNDECIDED_TAMPERS:
+                    approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(reviewer),
+                                    decision=decision, reason="no", edited_arguments=edited)
                 approval.refresh_from_db()
-                _tamper(kind, approval)
+                _tamper(kind, approval, reviewer_id=reviewer.pk)
                 outcome = resume_run_by_id(run.pk)
                 figures["tampered_trials"] += 1
                 figures["tampered_refused"] += int(outcome == "blocked")
@@ -736,16 +760,61 @@ def _admin_policy_delete(d: _Doors) -> Any:
     return d.browser.post(f"/admin/memory_app/memorywritepolicy/{policy.pk}/delete/", {"post": "yes"})
 
 
-def _rewrites_refused() -> dict[str, bool]:
-    """UPDATE, DELETE and TRUNCATE of harness_auditentry from the application's own connection and role."""
+RUNTIME_ROLE = "harness_app"  # what bin/reliability runs as (harness/roles.py)
+
+
+def _runtime_role() -> str:
+    """The application's runtime role: this process's own when it runs as one (bin/reliability), else
+    `RUNTIME_ROLE`, granted on this database by this process (the suite connects as the owner)."""
+    from harness.roles import runtime_role_create, runtime_role_grant, runtime_role_problems
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_user")
+        (me,) = cursor.fetchone()
+    if not runtime_role_problems(me):
+        return str(me)
+    runtime_role_create(RUNTIME_ROLE)
+    problems = runtime_role_problems(RUNTIME_ROLE)
+    if problems:
+        raise RuntimeError("; ".join(problems))
+    runtime_role_grant(RUNTIME_ROLE)
+    return RUNTIME_ROLE
+
+
+def _connect_as(role: str) -> Any:
+    import psycopg
+
+    s = connection.settings_dict
+    return psycopg.connect(host=s.get("HOST") or "127.0.0.1", port=int(s.get("PORT") or 5432), dbname=s["NAME"],
+                           user=role, password=s.get("PASSWORD") or None, autocommit=True)
+
+
+# Every way to rewrite history a role with the application's credentials could try over SQL.
+HISTORY_REWRITES: dict[str, str] = {
+    "sql_update": "UPDATE harness_auditentry SET data = '{}'",
+    "sql_delete": "DELETE FROM harness_auditentry",
+    "sql_truncate": "TRUNCATE harness_auditentry",
+    "sql_chain_head_update": "UPDATE harness_auditchainhead SET seq = 0",
+    "sql_event_update": "UPDATE runs_app_runevent SET data = '{}'",
+    "sql_event_delete": "DELETE FROM runs_app_runevent",
+    "sql_event_truncate": "TRUNCATE runs_app_runevent CASCADE",
+    "sql_checkpoint_update": "UPDATE runs_app_checkpoint SET label = 'rewritten'",
+    "sql_checkpoint_delete": "DELETE FROM runs_app_checkpoint WHERE external_id = ''",
+    "sql_checkpoint_truncate": "TRUNCATE runs_app_checkpoint CASCADE",
+    "sql_disable_triggers": "ALTER TABLE harness_auditentry DISABLE TRIGGER ALL",
+    "sql_replica_mode": "SET session_replication_role = replica",
+}
+
+
+def _rewrites_refused() -> tuple[dict[str, bool], str]:
+    """UPDATE, DELETE and TRUNCATE of the history, and the ways around its triggers: the ORM's on this
+    process's connection, raw SQL on a connection as the application's runtime role (each attempt in a
+    transaction rolled back, so one that went through undoes itself)."""
     from django.db import DatabaseError
 
     attempts: dict[str, Callable[[], Any]] = {
         "orm_update": lambda: AuditEntry.objects.all().update(actor="forged"),
         "orm_delete": lambda: AuditEntry.objects.all().delete(),
-        "sql_update": lambda: connection.cursor().execute("UPDATE harness_auditentry SET data = '{}'"),
-        "sql_delete": lambda: connection.cursor().execute("DELETE FROM harness_auditentry"),
-        "sql_truncate": lambda: connection.cursor().execute("TRUNCATE harness_auditentry"),
     }
     refused: dict[str, bool] = {}
     for name, attempt in attempts.items():
@@ -758,7 +827,34 @@ def _rewrites_refused() -> dict[str, bool]:
             refused[name] = False
         except DatabaseError:
             refused[name] = True
-    return refused
+    role = _runtime_role()
+    import psycopg
+
+    with _connect_as(role) as raw:
+        for name, sql in HISTORY_REWRITES.items():
+            try:
+                with raw.transaction():
+                    raw.execute(sql)
+                    raise _Undo
+            except _Undo:
+                refused[name] = False
+            except psycopg.Error:
+                refused[name] = True
+    return refused, role
+
+
+def _forged_entry_detected(role: str) -> bool:
+    """An entry inserted over SQL as the runtime role (its INSERT is allowed) is reported by the chain's check."""
+    from harness.audit import audit_chain_verify, audit_record
+
+    project = new_project("e16-forge")
+    audit_record(project=project, actor=Actor.for_agent("e16"), action="memory.accepted", target=project)
+    with _connect_as(role) as raw:
+        raw.execute("INSERT INTO harness_auditentry (project_id, actor, action, target_type, target_id, data, "
+                    "created_at, prev_hash, hash, mac) VALUES (%s, 'user:forger', 'approval.approved', "
+                    "'approvalrequest', '1', '{}', now(), '', '', repeat('ab', 32))", [project.pk])
+    (report,) = audit_chain_verify(project_ids=[project.pk])
+    return report.entries == 2 and [b.seq for b in report.breaks] == [2]
 
 
 class _Undo(Exception):
@@ -769,8 +865,9 @@ class _Undo(Exception):
 def audit_log(quick: bool) -> Result:
     """1. Every decision path (API, console, admin) and every memory change writes an AuditEntry
        naming the person or agent (rounds: each path once in the quick form, 5 times in full).
-    2. UPDATE, DELETE and TRUNCATE of the audit table fail, from the ORM and from raw SQL, on the
-       application's own connection (its database role is reported).
+    2. UPDATE, DELETE and TRUNCATE of the audit table, run events and checkpoints fail, from the ORM and
+       from raw SQL as the application's runtime role, and so do disabling the triggers and replica mode.
+    3. An entry that role inserts over SQL (allowed) is reported by the chain's check (a forged mac).
     """
     rounds = 1 if quick else 5
     figures: Counter = Counter()
@@ -795,17 +892,19 @@ def audit_log(quick: bool) -> Result:
                     missing.append(f"{door} {action}: wrote {written}")
                 else:
                     figures[f"audited_{door}"] += 1
-        refused = _rewrites_refused()
+        refused, role = _rewrites_refused()
+        forged_detected = _forged_entry_detected(role)
         with connection.cursor() as cursor:
             cursor.execute("SELECT current_user, rolsuper FROM pg_roles WHERE rolname = current_user")
-            role, superuser = cursor.fetchone()
+            me, superuser = cursor.fetchone()
     figures.update({f"{name}_refused": int(ok) for name, ok in refused.items()})
+    figures["forged_entry_detected"] = int(forged_detected)
     figures.setdefault("changes_without_audit", 0)
     figures.setdefault("refused_changes", 0)
-    # TRUNCATE is reported, not required: the row triggers of runs_app 0003 do not fire on it (see notes).
-    passed = figures["changes_without_audit"] == 0 and figures["refused_changes"] == 0 and all(
-        ok for name, ok in refused.items() if name != "sql_truncate")
-    notes = f"database role {role} (superuser: {superuser})"
+    passed = (figures["changes_without_audit"] == 0 and figures["refused_changes"] == 0
+              and all(refused.values()) and forged_detected)
+    notes = (f"raw SQL as the runtime role {role} (owns nothing, no superuser: harness/roles.py); "
+             f"this process's role {me} (superuser: {superuser})")
     if missing:
         notes += "; " + "; ".join(missing[:12])
     return result(16, T16, quick, passed, dict(figures), notes=notes)

@@ -99,7 +99,7 @@ class Task(models.Model):
 
 class TaskStateVersion(models.Model):
     """A task's durable state as one save left it: written by a PostgreSQL trigger on every insert of a
-    task and every update that changes its state (migration 0012), so whichever door saved it, the
+    task and every update that changes its state (migration 0013), so whichever door saved it, the
     history has it; a trigger refuses UPDATE. Status moves bump the task's version without a row here."""
 
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="+", db_index=False)

@@ -9,12 +9,14 @@ them, so the steps read `r.run.task`, `r.approval.decided_by` as before.
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Model
 
+from harness.audit import entry_break, entry_content_of
 from harness.db import prepared_cursor
 from runs_app.models import ApprovalRequest, ApprovalStatus, Checkpoint, Run, Task
 from sessions_app.models import Session
@@ -33,7 +35,11 @@ def _fields(model: type[Model]) -> tuple[tuple[str, str, tuple[Callable[..., Any
                  for f in model._meta.concrete_fields)
 
 
-_EXTRA = (("u", "username"), ("s", "status"), ("au", "action"), ("au", "data"))
+# The decision's audit entry: its content, its place in the chain, and its predecessor's hash (`pred`), so the
+# resume checks the entry's mac and both its links without another statement (harness.audit.entry_break).
+_AUDIT_COLUMNS = ("action", "data", "actor", "target_type", "target_id", "created_at", "project_id", "seq",
+                  "prev_hash", "hash", "mac", "pred")
+_EXTRA = (("u", "username"), ("s", "status"), *(("au", column) for column in _AUDIT_COLUMNS))
 
 
 @functools.cache
@@ -49,9 +55,9 @@ def load_sql() -> str:
     """Built once per process, from the models' columns (a prepared `*` would break on a new column)."""
     selected = ", ".join(f'{alias}."{column}" AS "{alias}__{column}"'
                          for alias, model in _PREFIXES for column, _, _ in _fields(model))
+    extra = ", ".join(f'{alias}."{column}" AS "{alias}__{column}"' for alias, column in _EXTRA)
     return f"""
-SELECT {selected}, u.username AS "u__username", s.status AS "s__status", au.action AS "au__action",
-       au.data AS "au__data"
+SELECT {selected}, {extra}
   FROM runs_app_run r
   JOIN sessions_app_session s ON s.id = r.session_id
   LEFT JOIN runs_app_task t ON t.id = r.task_id
@@ -59,10 +65,14 @@ SELECT {selected}, u.username AS "u__username", s.status AS "s__status", au.acti
   LEFT JOIN runs_app_approvalrequest a ON a.id = r.pending_approval_id
   LEFT JOIN auth_user u ON u.id = a.decided_by_id
   LEFT JOIN LATERAL (
-        SELECT e.action, e.data FROM harness_auditentry e
+        SELECT e.action, e.data, e.actor, e.target_type, e.target_id, e.created_at, e.project_id, e.seq,
+               e.prev_hash, e.hash, e.mac,
+               (SELECT p.hash FROM harness_auditentry p WHERE p.project_id = e.project_id AND p.seq = e.seq - 1)
+               AS pred
+          FROM harness_auditentry e
          WHERE e.project_id = a.project_id AND e.target_type = 'approvalrequest' AND e.target_id = a.id::text
            AND e.action = ANY(%(actions)s)
-         ORDER BY e.id LIMIT 1) au ON a.id IS NOT NULL
+         ORDER BY e.seq NULLS FIRST, e.id LIMIT 1) au ON a.id IS NOT NULL
  WHERE r.id = %(rid)s
 """  # noqa: S608 - the selected columns are the models' own (_fields); every value is bound
 
@@ -80,10 +90,19 @@ def _instance(model: type[Model], alias: str, row: dict[str, Any]) -> Any:
     return model.from_db(connection.alias, attnames, values)
 
 
-def load_run(run_id: int) -> tuple[Run, tuple[str, Any] | None] | None:
+@dataclass(frozen=True)
+class DecisionAudit:
+    """The approval's first decision entry in the audit log (first in the chain's order)."""
+
+    action: str
+    data: Any
+    untrusted: str | None  # why the entry cannot be trusted (a forged or unchained row), or None
+
+
+def load_run(run_id: int) -> tuple[Run, DecisionAudit | None] | None:
     """The run with its related rows set (task, last checkpoint or the task's latest, pending approval and
-    its `decided_by`, session), and the approval's first decision in the audit log as (action, data); None
-    when the run does not exist."""
+    its `decided_by`, session), and the approval's first decision in the audit log, checked against its mac
+    and its links in the chain; None when the run does not exist."""
     with prepared_cursor() as cursor:
         cursor.execute(load_sql(), {"rid": run_id, "actions": list(DECISION_AUDIT_ACTIONS)})
         found = cursor.fetchone()
@@ -107,8 +126,19 @@ def load_run(run_id: int) -> tuple[Run, tuple[str, Any] | None] | None:
                                             [approval.decided_by_id, row["u__username"]])
                                if approval.decided_by_id is not None else None)
     run.pending_approval = approval
-    audit = (row["au__action"], _json(row["au__data"])) if row["au__action"] is not None else None
-    return run, audit
+    return run, _decision_audit(row)
+
+
+def _decision_audit(row: dict[str, Any]) -> DecisionAudit | None:
+    if row["au__action"] is None:
+        return None
+    data = _json(row["au__data"])
+    content = entry_content_of(project_id=row["au__project_id"], actor=row["au__actor"], action=row["au__action"],
+                               target_type=row["au__target_type"], target_id=row["au__target_id"], data=data,
+                               created_at=row["au__created_at"])
+    untrusted = entry_break(content=content, seq=row["au__seq"], prev_hash=row["au__prev_hash"],
+                            hash_=row["au__hash"], mac=row["au__mac"], predecessor_hash=row["au__pred"])
+    return DecisionAudit(row["au__action"], data, untrusted)
 
 
 def _json(value: Any) -> Any:

@@ -25,6 +25,7 @@ from runs_app.services import (
 )
 from worker.adapters import ToolAdapter
 from worker.handlers import is_worker_plan
+from worker.loading import DecisionAudit
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,8 @@ class Resume:
     # The run's move that `continue` decided: made by the pipeline as the binding transaction's last
     # statement, with the trace and the metrics (worker.pipeline._move_on), so the run's row is written once.
     move: dict[str, Any] | None = None
-    # The pending approval's first decision in the audit log, (action, data), read with the load.
-    decision_audit: tuple[str, Any] | None = None
+    # The pending approval's first decision in the audit log, read and checked with the load.
+    decision_audit: DecisionAudit | None = None
 
     @property
     def project_id(self) -> int:

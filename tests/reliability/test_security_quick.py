@@ -37,10 +37,12 @@ def test_10_self_approval_and_tampering_are_refused_every_time() -> None:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("kind", ["approved_arguments_and_fingerprint", "rejection_rewritten"])
+@pytest.mark.parametrize("kind", ["approved_arguments_and_fingerprint", "rejection_rewritten", "decision_forged"])
 def test_resume_checks_the_approval_row_against_the_audited_decision(kind: str) -> None:
     """Regression (experiment 10): a row rewritten to agree with itself was executed before the
-    resume compared it with the decision's append-only audit entry."""
+    resume compared it with the decision's append-only audit entry; and (issue 19, defect 7) a decision
+    nobody made, the row rewritten and an agreeing audit entry inserted over SQL, was executed before the
+    resume checked the entry's mac and its place in the chain."""
     from runs_app.models import Run
 
     with security.sandbox():
@@ -50,11 +52,11 @@ def test_resume_checks_the_approval_row_against_the_audited_decision(kind: str) 
         key = f"reg10-{kind}-{project.slug}"
         run, approval = security.waiting_run(project, session, key=key, arguments={"to": "acme", "amount": 1})
         decision = "reject" if kind == "rejection_rewritten" else "approve"
-        security.approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(reviewer),
-                                 decision=decision,
-                                 reason="no")
+        if kind not in security.UNDECIDED_TAMPERS:
+            security.approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(reviewer),
+                                     decision=decision, reason="no")
         approval.refresh_from_db()
-        security._tamper(kind, approval)
+        security._tamper(kind, approval, reviewer_id=reviewer.pk)
         assert security.resume_run_by_id(run.pk) == "blocked"
         assert Run.objects.get(pk=run.pk).blocked_step == "approval_preconditions"
         assert security.calls_for(key) == []
@@ -77,6 +79,9 @@ def test_16_every_decision_and_memory_change_is_audited_and_the_log_cannot_be_re
     assert figures["audited_api"] and figures["audited_console"] and figures["audited_admin"]
     assert figures["orm_update_refused"] == figures["orm_delete_refused"] == 1
     assert figures["sql_update_refused"] == figures["sql_delete_refused"] == 1
+    # As the runtime role (issue 19, defect 7): TRUNCATE, the history of runs, and the ways around triggers.
+    assert all(figures[f"{name}_refused"] == 1 for name in security.HISTORY_REWRITES)
+    assert figures["forged_entry_detected"] == 1
 
 
 @pytest.mark.django_db

@@ -12,6 +12,7 @@ from runs_app.models import (
     ApprovalStatus,
 )
 from runs_app.services import approval_expire
+from worker.loading import DecisionAudit
 from worker.state import Resume, StepFailed, Stop
 
 log = logging.getLogger(__name__)
@@ -54,26 +55,31 @@ def run(r: Resume) -> dict[str, Any]:
             "executor": approval.executor}
 
 
-def _check_against_audit(approval: ApprovalRequest, recorded: tuple[str, Any] | None) -> None:
+def _check_against_audit(approval: ApprovalRequest, recorded: DecisionAudit | None) -> None:
     """The row must say what the reviewer's decision recorded in the append-only audit log.
 
     A direct UPDATE can rewrite the approval row so that it agrees with itself (approved arguments
     with their own fingerprint, or a rejection turned into an approval); it cannot rewrite the
-    audit entry written in the decision's transaction.
+    audit entry written in the decision's transaction, nor insert one the application's mac verifies
+    (harness.audit): a forged or unchained entry stops the resume here.
 
-    recorded: the approval's first decision entry (action, data), read by the load (worker.loading), which
-    reads the entry with the row it checks, in one statement.
+    recorded: the approval's first decision entry, read by the load (worker.loading) with the row it checks,
+    in one statement, and checked there against its mac and its links in the chain.
     """
     if approval.status == ApprovalStatus.EXPIRED:  # nobody decided: the audit log must say so too
         if recorded is not None:
-            raise StepFailed(f"the approval says expired, the audit log records {recorded[0]}", approval=approval.pk)
+            raise StepFailed(f"the approval says expired, the audit log records {recorded.action}",
+                             approval=approval.pk)
         return
-    if recorded is None or recorded[0] != f"approval.{approval.status}":
+    if recorded is not None and recorded.untrusted is not None:
+        raise StepFailed(f"the audit log's record of the decision cannot be trusted: {recorded.untrusted}",
+                         approval=approval.pk)
+    if recorded is None or recorded.action != f"approval.{approval.status}":
         raise StepFailed(f"the approval says {approval.status}, the audit log records "
-                         f"{recorded[0] if recorded else 'no decision'}", approval=approval.pk)
-    if approval.status == ApprovalStatus.APPROVED and (recorded[1] or {}).get("approved_fingerprint") != (
+                         f"{recorded.action if recorded else 'no decision'}", approval=approval.pk)
+    if approval.status == ApprovalStatus.APPROVED and (recorded.data or {}).get("approved_fingerprint") != (
         approval.approved_fingerprint
     ):
         raise StepFailed("the approved fingerprint is not the one the reviewer's decision recorded (audit log)",
                          approval=approval.pk, approved_fingerprint=approval.approved_fingerprint,
-                         recorded_fingerprint=(recorded[1] or {}).get("approved_fingerprint"))
+                         recorded_fingerprint=(recorded.data or {}).get("approved_fingerprint"))
