@@ -830,6 +830,12 @@ def _rewrites_refused() -> tuple[dict[str, bool], str]:
     role = _runtime_role()
     import psycopg
 
+    from runs_app.services import run_event_append
+
+    # History for each rewrite to find (a DELETE of no row is no rewrite).
+    run = factories.make_run(new_project("e16-history"))
+    run_event_append(project=run.project_id, run_id=run.pk, kind="e16.probe")
+    checkpoint_create(project=run.project_id, run_id=run.pk, label="e16")
     with _connect_as(role) as raw:
         for name, sql in HISTORY_REWRITES.items():
             try:

@@ -140,7 +140,7 @@ def test_a_keyed_post_on_a_connection_the_server_dropped_is_reserved_on_a_new_on
     assert world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="warm").status_code == 201
     connection.connection.close()  # the server dropped the persistent connection between requests
     connection.health_check_done = False  # type: ignore[attr-defined]  # what the next request's start resets
-    answer = world.agent.post("/api/v1/sessions/", {"role": "manager"}, HTTP_IDEMPOTENCY_KEY="after-drop")
+    answer = world.agent.post("/api/v1/sessions/", {"role": "semantic_reviewer"}, HTTP_IDEMPOTENCY_KEY="after-drop")
     assert answer.status_code == 201, answer.content
     assert IdempotentRequest.objects.get(key="after-drop").response_body == answer.json()
-    assert Session.objects.filter(role="manager").count() == 1
+    assert Session.objects.filter(role="semantic_reviewer").count() == 1

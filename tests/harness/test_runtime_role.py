@@ -94,7 +94,7 @@ def test_the_api_runs_as_the_runtime_role_and_cannot_rewrite_history_over_sql() 
             "DELETE FROM runs_app_runevent",
             "TRUNCATE runs_app_runevent CASCADE",
             "UPDATE runs_app_runevent SET data = '{}'",
-            "DELETE FROM runs_app_checkpoint WHERE label = 'rt'",
+            "DELETE FROM runs_app_checkpoint WHERE external_id = ''",
             "UPDATE runs_app_checkpoint SET label = 'rewritten'",
             "TRUNCATE runs_app_checkpoint CASCADE",
             "UPDATE sessions_app_sessionitem SET content = '{}'",
@@ -111,7 +111,7 @@ def test_the_api_runs_as_the_runtime_role_and_cannot_rewrite_history_over_sql() 
             raw.execute("SET LOCAL harness.history_delete = 'on'")
             assert _refused(raw, "DELETE FROM runs_app_runevent")
     assert RunEvent.objects.filter(run_id=run.pk, kind="rt.probe").count() == 1
-    assert Checkpoint.objects.filter(run_id=run.pk, label="rt").count() == 1
+    assert Checkpoint.objects.filter(run_id=run.pk, external_id="").count() == 1
 
 
 def test_the_owner_deletes_history_only_through_the_retention_door() -> None:
@@ -126,6 +126,7 @@ def test_the_owner_deletes_history_only_through_the_retention_door() -> None:
         Checkpoint.objects.filter(run_id=run.pk).delete()
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL harness.history_delete = 'on'")
+        cursor.execute("UPDATE runs_app_run SET last_checkpoint_id = NULL WHERE id = %s", [run.pk])
         cursor.execute("DELETE FROM runs_app_runevent WHERE run_id = %s", [run.pk])
         cursor.execute("DELETE FROM runs_app_checkpoint WHERE run_id = %s", [run.pk])
     assert not RunEvent.objects.filter(run_id=run.pk).exists()
