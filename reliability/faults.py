@@ -55,6 +55,7 @@ from runs_app.services import (
     task_create,
     task_save,
 )
+from sessions_app.models import Session
 from tests import factories
 from tests.threads import run_concurrently
 from tests.worker.support import FakeService, WorkerProcess, Workers, demo_run, wait_for
@@ -973,16 +974,17 @@ _LOST = (OSError, http.client.HTTPException)  # a killed worker's connection: re
 
 @experiment(19, TITLE_19)
 def web_kill_mid_request(quick: bool) -> Result:
-    """One gunicorn sync worker (preloaded, so the master replaces a killed one at once) serves event
-    appends, each carrying its operation's id; the client retries each operation until it is answered,
-    under the same Idempotency-Key when it has one, as harness_client does.
+    """One gunicorn sync worker (preloaded, so the master replaces a killed one at once) serves session
+    creations (a view with its own transaction, through the middleware's reservation), each carrying its
+    operation's id; the client retries each operation until it is answered, under the same Idempotency-Key
+    when it has one, as harness_client does.
 
     1. Named points: the first attempt asks the worker to SIGKILL itself at one point of the request
        (the old crash window is `idempotency.after_view`: the work committed, the key not settled).
     2. Random moments: the first attempt pauses 0.4 s at a random point and the worker is killed from
        outside after a random delay (before, during or after the request).
-    3. Counted per operation: events written with its id, the replies, and 409s met on retry. With a key
-       every operation must be written once and every answer carry that one event; without one, a kill
+    3. Counted per operation: sessions written with its id, the replies, and 409s met on retry. With a key
+       every operation must be written once and every answer carry that one session; without one, a kill
        after the commit makes the retry write again (reported: it is why the key exists).
     """
     per_point, random_kills = (1, 3) if quick else (15, 40)
@@ -990,8 +992,7 @@ def web_kill_mid_request(quick: bool) -> Result:
     rng = random.Random(19)
     project = fresh_project("webkill")
     _, secret = factories.make_agent_token(project, name="webkill-agent")
-    run = factories.make_run(project)
-    path = f"/api/v1/runs/{run.pk}/events/"
+    path = "/api/v1/sessions/"
     plan: list[tuple[str, bool, str]] = []  # (operation id, keyed, how its first attempt dies)
     for keyed in (True, False):
         label = "keyed" if keyed else "unkeyed"
@@ -1006,7 +1007,7 @@ def web_kill_mid_request(quick: bool) -> Result:
         for op, keyed, how in plan:
             headers = {"Authorization": f"Bearer {secret}",
                        **({"Idempotency-Key": f"webkill-{op}"} if keyed else {})}
-            body = {"kind": "webkill.op", "data": {"op": op}}
+            body = {"role": "writer", "metadata": {"webkill": op}}
             first = dict(headers)
             killer: threading.Timer | None = None
             if how == "random":
@@ -1021,8 +1022,9 @@ def web_kill_mid_request(quick: bool) -> Result:
                 killer.join()
             kills[how] += int(outcomes[op]["lost"] > 0)
             wait_for(lambda: _workers_of(server.proc.pid), timeout=60, interval=0.05, what="gunicorn's worker")
-    written = Counter(RunEvent.objects.filter(run_id=run.pk, kind="webkill.op").values_list("data__op", flat=True))
-    ids = dict(RunEvent.objects.filter(run_id=run.pk, kind="webkill.op").values_list("data__op", "id"))
+    sessions = Session.objects.filter(project=project, metadata__has_key="webkill")
+    written = Counter(sessions.values_list("metadata__webkill", flat=True))
+    ids = dict(sessions.values_list("metadata__webkill", "id"))
 
     def tally(keyed: bool) -> dict[str, Any]:
         mine = {op: o for op, o in outcomes.items() if o["keyed"] == keyed}
@@ -1035,7 +1037,7 @@ def web_kill_mid_request(quick: bool) -> Result:
             "not_written": sum(1 for op in mine if written[op] == 0),
             "max_writes_per_operation": max((written[op] for op in mine), default=0),
             "answers_naming_another_write": sum(1 for op, o in mine.items()
-                                                if o["status"] == 201 and o["event_id"] != ids.get(op)),
+                                                if o["status"] == 201 and o["written_id"] != ids.get(op)),
             "retries_met_409_in_progress": sum(o["in_progress"] for o in mine.values()),
             "replayed": sum(1 for o in mine.values() if o["replayed"]),
         }
@@ -1052,7 +1054,7 @@ def web_kill_mid_request(quick: bool) -> Result:
         "With a key the reservation, the work and the stored reply are one transaction (harness/idempotency.py): "
         "a kill anywhere rolls all three back or none, so the retry writes once or replays. Without a key a kill "
         "after the commit (response.before_send, or a random one that lands there) loses only the reply, and "
-        "the retry writes a second event: `unkeyed.written_twice_or_more`."))
+        "the retry writes a second session: `unkeyed.written_twice_or_more`."))
 
 
 def _workers_of(master: int) -> list[int]:
@@ -1072,7 +1074,7 @@ def _until_answered(server: HttpServer, path: str, body: dict, first: dict[str, 
     """Send until a reply comes back: the first attempt with its fault headers, retries without them.
     A lost connection, a 5xx or a 409 idempotency_in_progress is retried (the client's policy)."""
     outcome: dict[str, Any] = {"keyed": "Idempotency-Key" in retry, "lost": 0, "in_progress": 0, "status": None,
-                               "event_id": None, "replayed": False}
+                               "written_id": None, "replayed": False}
     headers = first
     for _ in range(400):
         try:
@@ -1087,7 +1089,7 @@ def _until_answered(server: HttpServer, path: str, body: dict, first: dict[str, 
             outcome["in_progress"] += int(status == 409)
             time.sleep(0.05)
             continue
-        outcome.update(status=status, event_id=(data or {}).get("id"),
+        outcome.update(status=status, written_id=(data or {}).get("id"),
                        replayed=got.get("idempotent-replayed") == "true")
         return outcome
     return outcome

@@ -190,6 +190,7 @@ class EventInSerializer(_RenamedInSerializer):
 
 class RunEventsApi(AgentListView[RunEvent]):
     serializer_class = EventOutSerializer
+    claims_idempotency_key = True  # the append records its reply under the key itself (harness.idempotency)
     pagination_class = SeqPagination
     filterset_class = RunEventFilter
 
@@ -204,7 +205,11 @@ class RunEventsApi(AgentListView[RunEvent]):
                    responses={201: EventOutSerializer})
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(EventInSerializer, request.data)
-        event = services.run_event_append(project=agent_project(request), run_id=pk, **data)
+        try:
+            event = services.run_event_append(project=agent_project(request), run_id=pk, claim=claim_of(request),
+                                              **data)
+        except KeyTaken as taken:
+            return taken.claim.answer_repeat()
         return Response(EventOutSerializer(event).data, status=status.HTTP_201_CREATED)
 
 

@@ -1,10 +1,10 @@
 """The round trips of a keyed POST, and the key claimed in the write's own statement.
 
 A keyed POST with a bearer token looks its token up in the statement that reserves the key (then the
-view's statement, then the stored reply: three), and only a live token reserves: a revoked or unknown one
-gets its 401, never a replay of a reply stored while it was valid. The append (the hottest write) claims
-its key in its own statement (harness.idempotency.Claim): two round trips, and the write and the stored
-reply commit together or not at all.
+view's statement, then the stored reply: three, in one transaction with the view's work), and only a live
+token reserves: a revoked or unknown one gets its 401, never a replay of a reply stored while it was valid.
+The append (the hottest write) and the event append claim their key in their own statement
+(harness.idempotency.Claim): two round trips, and the write and the stored reply commit together or not at all.
 """
 
 import datetime as dt
@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from harness.models import ApiToken, IdempotentRequest
-from runs_app.models import Checkpoint, Run
+from runs_app.models import Checkpoint, Run, RunEvent
 from sessions_app.models import SessionItem
 from tests.api.conftest import ApiClient, World
 
@@ -36,14 +36,33 @@ def _statements(queries: CaptureQueriesContext) -> list[str]:
 def test_a_keyed_write_looks_its_token_up_in_the_reservation_three_statements(world: World) -> None:
     # A token's first use also records last_used_at (at most once a minute): not this request's cost.
     assert world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-0").status_code == 201
-    body = {"kind": "tool.result", "data": {"n": 1}}
     with CaptureQueriesContext(connection) as queries:
-        first = world.agent.post(f"/api/v1/runs/{world.running_run.pk}/events/", body, HTTP_IDEMPOTENCY_KEY="e-1")
+        first = world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="s-1")
     assert first.status_code == 201, first.content
     statements = _statements(queries)
     assert len(statements) == 3, statements
     assert "apitoken" in statements[0] and "INSERT INTO harness_idempotentrequest" in statements[0]
     assert statements[2].strip().startswith("UPDATE harness_idempotentrequest")
+
+
+def test_a_keyed_event_is_two_statements_and_its_retry_is_replayed(world: World) -> None:
+    # The event claims its key in its own statement (issue 19: the one-transaction reservation would cost
+    # this hot write a BEGIN and a COMMIT round trip; claimed, it costs one round trip less than before).
+    assert world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-0").status_code == 201
+    path, body = f"/api/v1/runs/{world.running_run.pk}/events/", {"kind": "tool.result", "data": {"n": 1}}
+    with CaptureQueriesContext(connection) as queries:
+        first = world.agent.post(path, body, HTTP_IDEMPOTENCY_KEY="e-1")
+    assert first.status_code == 201, first.content
+    statements = _statements(queries)
+    assert len(statements) == 2, statements
+    assert "apitoken" in statements[0] and "INSERT INTO harness_idempotentrequest" in statements[1]
+    again = world.agent.post(path, body, HTTP_IDEMPOTENCY_KEY="e-1")
+    assert (again.status_code, again["Idempotent-Replayed"], again.json()) == (201, "true", first.json())
+    assert RunEvent.objects.filter(run=world.running_run, kind="tool.result").count() == 1
+    other = world.agent.post(path, {**body, "data": {"n": 2}}, HTTP_IDEMPOTENCY_KEY="e-1")
+    assert (other.status_code, other.json()["code"]) == (422, "idempotency_key_reused")
+    missing = world.agent.post("/api/v1/runs/999999999/events/", body, HTTP_IDEMPOTENCY_KEY="e-2")
+    assert missing.status_code == 404 and not IdempotentRequest.objects.filter(key="e-2").exists()
 
 
 def test_a_keyed_append_is_two_statements_and_its_retry_is_replayed(world: World) -> None:
