@@ -1042,12 +1042,12 @@ def web_kill_mid_request(quick: bool) -> Result:
             "replayed": sum(1 for o in mine.values() if o["replayed"]),
         }
 
-    keyed, unkeyed = tally(True), tally(False)
-    figures = {"keyed": keyed, "unkeyed": unkeyed, "kills_by_point": dict(kills),
+    with_key, unkeyed = tally(True), tally(False)
+    figures = {"keyed": with_key, "unkeyed": unkeyed, "kills_by_point": dict(kills),
                "kills": sum(kills.values()), "seconds": _seconds(started)}
     named_kills = sum(count for how, count in kills.items() if how != "random")
-    passed = (keyed["written_once"] == keyed["operations"] == keyed["answered_201"]
-              and keyed["answers_naming_another_write"] == 0 and keyed["retries_met_409_in_progress"] == 0
+    passed = (with_key["written_once"] == with_key["operations"] == with_key["answered_201"]
+              and with_key["answers_naming_another_write"] == 0 and with_key["retries_met_409_in_progress"] == 0
               and named_kills == len(WEB_CRASH_POINTS) * per_point + per_point
               and unkeyed["answered_201"] == unkeyed["operations"])
     return _result(19, TITLE_19, quick, passed, figures, notes=(

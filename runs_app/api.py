@@ -203,7 +203,7 @@ class RunEventsApi(AgentListView[RunEvent]):
 
     @extend_schema(tags=["runs"], operation_id="run_events_append", request=EventInSerializer,
                    responses={201: EventOutSerializer})
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: Request, pk: int) -> HttpResponse:
         data = _validated(EventInSerializer, request.data)
         try:
             event = services.run_event_append(project=agent_project(request), run_id=pk, claim=claim_of(request),

@@ -365,7 +365,7 @@ def run_event_append(
     payload = data or {}
     if not kind or len(kind) > 64:
         raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
-    params = {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)}
+    params: dict[str, Any] = {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)}
     # One statement is atomic by itself: no savepoint round trips when called inside a transaction.
     with prepared_cursor() as cursor:
         if claim is None:
