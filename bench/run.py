@@ -38,12 +38,19 @@ TARGETS: list[tuple[Any, ...]] = [
     ("H1 append one item", "harness API", "Agents SDK SQLAlchemySession.add_items", 1.5, 8),
     ("H2 newest 50 of 10,000 items", "harness API", "Agents SDK get_items(limit=50)", 1.0),
     ("H3 checkpoint write", "harness API", "LangGraph PostgresSaver.put", 0.5, 8),
+    # Bounds, not rivals: the same targets for what no HTTP service (the floor) or no server (the client's own
+    # share) can beat. A bound below its target means the target cannot be met on this machine.
+    ("H1 append one item", "HTTP floor: bare WSGI app, one INSERT (no Django)",
+     "Agents SDK SQLAlchemySession.add_items", 1.5, 8),
+    ("H3 checkpoint write", "HTTP floor: bare WSGI app, one INSERT (no Django)", "LangGraph PostgresSaver.put", 0.5, 8),
     ("H4 lineage of 1,000", "harness API", "LangGraph PostgresSaver.list (jit=off)", 2.0),
     ("H4 lineage of 1,000", "harness API", "LangGraph PostgresSaver.list (stock)", 2.0),
     # The adapters (issue 15): HarnessSaver through the client and the API vs PostgresSaver in-process.
     ("A1 put (a chain)", "HarnessSaver.put (HTTP)", "LangGraph PostgresSaver.put", 0.5, 8),
     ("A3 list of 1,000", "HarnessSaver.list (HTTP)", "LangGraph PostgresSaver.list (jit=off)", 2.0),
     ("A3 list of 1,000", "HarnessSaver.list (HTTP)", "LangGraph PostgresSaver.list (stock)", 2.0),
+    ("A3 list of 1,000", "bound: HarnessSaver.list's client share only (decode + tuples)",
+     "LangGraph PostgresSaver.list (jit=off)", 2.0),
     ("A4 add_items (one item)", "HarnessSession.add_items (HTTP)", "Agents SDK SQLAlchemySession.add_items", 1.0, 8),
     # In process (the service functions, no HTTP).
     ("1 append item", "harness service", "Agents SDK SQLAlchemySession.add_items", 4.0),
