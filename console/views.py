@@ -8,8 +8,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from console.charts import overview_charts
 from harness.views import console_page, project_ids, render_page
-from runs_app.selectors import blocked_runs
+from runs_app.selectors import CHART_DAYS, blocked_runs
 
 
 class ConsoleLoginView(auth_views.LoginView):
@@ -24,7 +25,12 @@ class ConsoleLogoutView(auth_views.LogoutView):
 @require_GET
 @console_page
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render_page(request, "dashboard.html", {"blocked_runs": blocked_runs(project_ids=project_ids(request))})
+    ids = project_ids(request)
+    return render_page(request, "dashboard.html", {
+        "blocked_runs": blocked_runs(project_ids=ids),
+        "charts": overview_charts(project_ids=ids),
+        "chart_days": CHART_DAYS,
+    })
 
 
 @require_GET

@@ -132,3 +132,40 @@ def test_a_runs_timeline_draws_bars_and_filters_by_kind(page: Page, live_server,
     expect(page.locator("#timeline tr.span-row")).to_have_count(1)
     expect(page.locator("#timeline tr.span-row")).to_contain_text("3.0 s")
     _no_script_ran(page)
+
+
+def test_the_overview_draws_its_charts_without_any_script(page: Page, live_server, login, shot) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+    from decimal import Decimal
+
+    from django.utils import timezone
+
+    from tests.console.test_overview_charts import _decided, _run
+
+    project = factories.make_project("acme")
+    session = factories.make_session(project)
+    user = factories.make_user("rita", role="reviewer", projects=[project])
+    statuses = [RunStatus.SUCCEEDED, RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.BLOCKED, RunStatus.RUNNING]
+    for day in range(14):
+        for i in range(day % 5 + 1):
+            status = statuses[(day + i) % len(statuses)]
+            _run(project, session, days_ago=day, status=status, active_agent=("writer", "editor", PAYLOAD)[i % 3],
+                 tokens_used=1000 * (i + 1) + 37 * day, cost_used=Decimal("0.0125") * (i + 1),
+                 blocked_step="approval_preconditions" if status == RunStatus.BLOCKED and i % 2 else
+                 ("budget" if status == RunStatus.BLOCKED else ""),
+                 metrics={"latency_ms": 10, "failure_type": ("", "", "tool_unreachable", "load")[i % 4]})
+    host = _run(project, session, days_ago=0)
+    noon = timezone.localtime().replace(hour=12, minute=0, second=0, microsecond=0)
+    for day in range(0, 14, 2):
+        for waited in (30, 90, 600 + 60 * day):
+            _decided(project, host, user, waited=waited + day / 10, day=noon - dt.timedelta(days=day))
+
+    login(page, "rita")
+    charts = page.locator("#charts figure.chart")
+    expect(charts).to_have_count(7)
+    for key in ("runs-by-status", "approval-wait", "resume-outcomes", "blocked-by-step", "tokens-per-day",
+                "cost-per-day", "usage-per-agent"):
+        expect(page.locator(f"figure[data-chart={key}] svg rect").first).to_be_visible()
+    _no_script_ran(page)
+    expect(page.locator("figure[data-chart=usage-per-agent]")).to_contain_text("<script>")
+    shot(page, "overview-charts")
