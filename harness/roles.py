@@ -21,6 +21,9 @@ RESTRICTED: dict[str, tuple[str, ...]] = {
     # Written only by the chaining trigger, which runs as the owner (SECURITY DEFINER).
     "harness_auditchainhead": ("SELECT",),
     "runs_app_runevent": ("SELECT", "INSERT"),
+    # A task's state history: appended by its trigger on runs_app_task (as the writer), never rewritten;
+    # deleted only with its task.
+    "runs_app_taskstateversion": ("SELECT", "INSERT", "DELETE"),
     # DELETE for a LangGraph thread's deletion only (the runs_app_checkpoint_no_delete trigger checks it).
     "runs_app_checkpoint": ("SELECT", "INSERT", "DELETE"),
     # Items are popped and cleared (audited), never rewritten.
