@@ -958,8 +958,9 @@ def idempotent_replay(quick: bool) -> Result:
     passed = (effects == 1 and len(replies) == total and figures["distinct_replies"] == 1
               and figures["statuses"] == [201] and figures["replayed"] == total - 1)
     return _result(8, TITLE_8, quick, passed, figures,
-                   notes="A duplicate that arrives while the first is still in progress is told 409 "
-                         "idempotency_in_progress (retry) rather than held; its retry gets the identical reply.")
+                   notes="A duplicate that arrives while the first is still in progress waits on the first "
+                         "one's uncommitted key, then replays its reply (the event claims its key in its own "
+                         "statement); a 409 idempotency_in_progress is retried, as the client does.")
 
 
 # --- 19. gunicorn kill -9 mid-request ----------------------------------------------------------

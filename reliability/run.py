@@ -58,9 +58,15 @@ FINDINGS: list[str] = [
     "key). Fixed in worker/keepalive.py: the lease is renewed every third of it while a tool call or a node "
     "handler runs. Regression: tests/worker/test_worker_processes.py::"
     "test_a_tool_call_longer_than_the_lease_keeps_its_lease_and_no_second_worker_takes_the_run.",
-    "Experiment 8 (not a defect, a documented behaviour): a duplicate that arrives while the first request "
-    "with its Idempotency-Key is still in progress is answered 409 idempotency_in_progress (retry), not held; "
-    "every retry then gets the identical stored reply, and the effect happens once.",
+    "Experiment 8 (a documented behaviour, changed by issue 19): a duplicate that arrives while the first "
+    "request with its Idempotency-Key is still in progress waits on the first one's uncommitted key and then "
+    "replays its reply (it was answered 409 idempotency_in_progress before: the reservation committed alone); "
+    "the effect happens once.",
+    "Issue 19, defect 6 (experiment 19 measures the fix): the key was reserved in a transaction of its own and "
+    "settled after the view, so a web process killed in between left it answering 409 until the prune freed it "
+    "(10 minutes), and the retry then ran the operation again. The reservation, the work and the stored reply "
+    "are now one transaction (harness/idempotency.py); final 4xx replies are stored too. Regressions: "
+    "tests/api/test_idempotency_transaction.py, tests/reliability/test_faults_quick.py::test_19_*.",
 ]
 
 
