@@ -37,6 +37,7 @@ from runs_app.models import (
     TaskStateVersion,
 )
 from sessions_app.models import SessionItem
+from sessions_app.trimming import APPROVAL_PAGE_ITEMS
 from worker.registry import STEPS
 
 MAX_LINEAGE = 1000
@@ -394,7 +395,8 @@ def inbox_agents(*, project_ids: Sequence[int]) -> list[str]:
     )
 
 
-def session_recent_items(session_id: int, limit: int = 10) -> list[SessionItem]:
+def session_recent_items(session_id: int, limit: int = APPROVAL_PAGE_ITEMS) -> list[SessionItem]:
+    # Trimming refuses to remove these while an approval of the session is pending (sessions_app.trimming).
     items = list(SessionItem.objects.filter(session_id=session_id).order_by("-seq")[:limit])
     items.reverse()
     return items

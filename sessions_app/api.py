@@ -15,7 +15,7 @@ from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPa
 from harness.errors import ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
-from sessions_app import selectors, services
+from sessions_app import selectors, services, trimming
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
 
@@ -100,6 +100,38 @@ class ItemPopOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents
 class ItemsClearOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents the body post() builds
     removed = serializers.IntegerField()
     last_seq = serializers.IntegerField()
+
+
+class ItemsTrimInSerializer(ItemsRemoveInSerializer):
+    keep_last = serializers.IntegerField(min_value=0, max_value=2**63 - 1, help_text="How many newest items stay.")
+
+
+class SummaryInSerializer(serializers.Serializer[None]):
+    role = serializers.ChoiceField(choices=ItemRole.choices, default=ItemRole.SYSTEM)
+    content = serializers.JSONField()
+
+
+class ItemsCompactInSerializer(ItemsRemoveInSerializer):
+    first_seq = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    last_seq = serializers.IntegerField(min_value=1, max_value=2**63 - 1)
+    summary = SummaryInSerializer(help_text="The item that stands in the range's place (the agent writes it).")
+
+
+class ItemsTrimmedOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents the body trimmed_out builds
+    removed = serializers.IntegerField()
+    first_seq = serializers.IntegerField(allow_null=True, help_text="The removed range (null: nothing went).")
+    last_seq = serializers.IntegerField(allow_null=True)
+    replaced_hash = serializers.CharField(help_text="SHA-256 of the removed items' canonical JSON "
+                                                    "([{seq, role, content, run}] in seq order).")
+    summary = ItemOutSerializer(allow_null=True, help_text="The summary item (compaction only).")
+    session_last_seq = serializers.IntegerField(help_text="The session's last_seq: unchanged.")
+
+
+def trimmed_out(trimmed: trimming.Trimmed) -> dict[str, Any]:
+    return {"removed": trimmed.removed, "first_seq": trimmed.first_seq, "last_seq": trimmed.last_seq,
+            "replaced_hash": trimmed.replaced_hash,
+            "summary": item_out(trimmed.summary) if trimmed.summary is not None else None,
+            "session_last_seq": trimmed.session_last_seq}
 
 
 # --- the append's hot path -------------------------------------------------------------------------
@@ -291,3 +323,42 @@ class SessionItemsClearApi(AgentApiView):
             expected_last_seq=data.validated_data["expected_last_seq"],
         )
         return Response({"removed": removal.removed, "last_seq": removal.last_seq})
+
+
+@extend_schema(tags=["sessions"])
+class SessionItemsTrimApi(AgentApiView):
+    @extend_schema(
+        operation_id="session_items_trim", request=ItemsTrimInSerializer, responses={200: ItemsTrimmedOutSerializer},
+        description="Keep the newest `keep_last` items and remove the rest, as one audited event that records "
+                    "the removed seq range and the hash of what went. `last_seq` stays. 409 "
+                    "`item_shown_by_pending_approval` when a pending approval shows an item that would go.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = ItemsTrimInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        trimmed = trimming.session_items_trim(
+            project=agent_project(request), session_id=pk, actor=Actor.of(request.user),
+            keep_last=data.validated_data["keep_last"], expected_last_seq=data.validated_data["expected_last_seq"],
+        )
+        return Response(trimmed_out(trimmed))
+
+
+@extend_schema(tags=["sessions"])
+class SessionItemsCompactApi(AgentApiView):
+    @extend_schema(
+        operation_id="session_items_compact", request=ItemsCompactInSerializer,
+        responses={200: ItemsTrimmedOutSerializer},
+        description="Replace the items with seq in [first_seq, last_seq] by the given summary item, which takes "
+                    "the seq of the newest item it replaced; one audited event records the range and the hash of "
+                    "what went. 409 `empty_range`, `item_shown_by_pending_approval`, `session_terminated`.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        data = ItemsCompactInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        given = data.validated_data
+        trimmed = trimming.session_items_compact(
+            project=agent_project(request), session_id=pk, actor=Actor.of(request.user),
+            first_seq=given["first_seq"], last_seq=given["last_seq"], summary=given["summary"]["content"],
+            role=given["summary"]["role"], expected_last_seq=given["expected_last_seq"],
+        )
+        return Response(trimmed_out(trimmed))

@@ -13,4 +13,6 @@ urlpatterns = [
     path("sessions/<id:pk>/items/latest/", api.SessionItemsLatestApi.as_view(), name="api-session-items-latest"),
     path("sessions/<id:pk>/items/pop/", api.SessionItemsPopApi.as_view(), name="api-session-items-pop"),
     path("sessions/<id:pk>/items/clear/", api.SessionItemsClearApi.as_view(), name="api-session-items-clear"),
+    path("sessions/<id:pk>/items/trim/", api.SessionItemsTrimApi.as_view(), name="api-session-items-trim"),
+    path("sessions/<id:pk>/items/compact/", api.SessionItemsCompactApi.as_view(), name="api-session-items-compact"),
 ]

@@ -174,23 +174,6 @@ def _explain_refused_append(project: Project, session_id: int, expected: int | N
     )
 
 
-def session_items_trim(*, project: Project, session_id: int, keep_last: int) -> int:
-    """Drop all but the newest `keep_last` items of a session's history. Returns how many went.
-
-    Trimming conversation history touches nothing else: tasks, checkpoints and memory are
-    separate records and never derived from the transcript.
-    """
-    if keep_last < 0:
-        raise ValidationFailed("keep_last must be zero or more.", code="invalid")
-    with transaction.atomic():
-        session = Session.objects.filter(project=project, pk=session_id).values("last_seq").first()
-        if session is None:
-            raise NotFoundError(f"Session {session_id} does not exist.")
-        cutoff = session["last_seq"] - keep_last
-        deleted, _ = SessionItem.objects.filter(session_id=session_id, seq__lte=cutoff).delete()
-        return deleted
-
-
 # --- removing items: what the Agents SDK's pop_item() and clear_session() need ----------------------------
 #
 # Items are append-only (a trigger refuses UPDATE) but may be removed whole. A removed item's seq stays a
@@ -199,7 +182,7 @@ def session_items_trim(*, project: Project, session_id: int, keep_last: int) -> 
 # (who, which seqs) in the same transaction, so the console can show what went and who took it.
 
 
-def _lock_for_removal(project: Project, session_id: int, expected_last_seq: int | None) -> Any:
+def lock_for_removal(project: Project, session_id: int, expected_last_seq: int | None) -> Any:
     """Lock the session row (appends, pops and clears of one session queue up behind each other, so the
     statement after this one sees every item committed before it) and check it may lose items."""
     current = (
@@ -251,7 +234,7 @@ def session_item_pop(
     `last_seq + 1`, so the newest remaining item's seq may be below `last_seq`.
     """
     with transaction.atomic():
-        current = _lock_for_removal(project, session_id, expected_last_seq)
+        current = lock_for_removal(project, session_id, expected_last_seq)
         with prepared_cursor() as cursor:
             cursor.execute(_POP_SQL, {"sid": session_id})
             row = cursor.fetchone()
@@ -281,7 +264,7 @@ def session_items_clear(
     continues the numbering instead of reusing a removed seq.
     """
     with transaction.atomic():
-        current = _lock_for_removal(project, session_id, expected_last_seq)
+        current = lock_for_removal(project, session_id, expected_last_seq)
         with prepared_cursor() as cursor:
             cursor.execute(_CLEAR_SQL, {"sid": session_id})
             removed, first, last = cursor.fetchone() or (0, None, None)

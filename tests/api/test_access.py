@@ -57,6 +57,12 @@ ENDPOINTS = [
       lambda w: f"/api/v1/sessions/{w.session.pk}/items/pop/", lambda w: {}, 200, WRITE),
     E("session_items_clear", "POST", "/api/v1/sessions/{id}/items/clear/",
       lambda w: f"/api/v1/sessions/{w.session.pk}/items/clear/", lambda w: {}, 200, WRITE),
+    E("session_items_trim", "POST", "/api/v1/sessions/{id}/items/trim/",
+      lambda w: f"/api/v1/sessions/{w.session.pk}/items/trim/", lambda w: {"keep_last": 5}, 200, WRITE),
+    E("session_items_compact", "POST", "/api/v1/sessions/{id}/items/compact/",
+      lambda w: f"/api/v1/sessions/{w.session.pk}/items/compact/",
+      # The world's session has no items: the owner reaches the service, which finds the range empty.
+      lambda w: {"first_seq": 1, "last_seq": 2**40, "summary": {"content": "s"}}, 409, WRITE),
     E("runs_list", "GET", "/api/v1/runs/", lambda w: "/api/v1/runs/",
       listed_ids=lambda w: {w.run.pk, w.running_run.pk, w.waiting_run.pk}),
     E("runs_create", "POST", "/api/v1/runs/", lambda w: "/api/v1/runs/",

@@ -25,7 +25,8 @@ from memory_app.services import (
     memory_write,
 )
 from runs_app.models import Task
-from sessions_app.services import session_items_append, session_items_trim
+from sessions_app.services import session_items_append
+from sessions_app.trimming import session_items_trim
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -211,7 +212,7 @@ def test_trimming_a_sessions_history_changes_no_task_state_and_no_memory_record(
     task_before = Task.objects.filter(pk=task.pk).values().get()
     memory_before = MemoryRecord.objects.filter(pk=record.pk).values().get()
 
-    assert session_items_trim(project=project, session_id=session.pk, keep_last=2) == 8
+    assert session_items_trim(project=project, session_id=session.pk, actor=agent, keep_last=2).removed == 8
 
     assert Task.objects.filter(pk=task.pk).values().get() == task_before
     assert MemoryRecord.objects.filter(pk=record.pk).values().get() == memory_before

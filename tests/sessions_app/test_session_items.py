@@ -1,9 +1,11 @@
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from harness.actors import Actor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from sessions_app.models import SessionItem
-from sessions_app.services import session_items_append, session_items_trim, session_transition
+from sessions_app.services import session_items_append, session_transition
+from sessions_app.trimming import session_items_trim
 from tests import factories
 from tests.threads import run_concurrently
 
@@ -81,7 +83,8 @@ def test_trim_keeps_the_newest_items(project):
     session = factories.make_session(project)
     session_items_append(project=project, session_id=session.pk,
                          items=[{"role": "user", "content": i} for i in range(10)])
-    assert session_items_trim(project=project, session_id=session.pk, keep_last=3) == 7
+    trimmed = session_items_trim(project=project, session_id=session.pk, actor=Actor.for_agent("a"), keep_last=3)
+    assert trimmed.removed == 7
     assert list(SessionItem.objects.filter(session=session).values_list("seq", flat=True)) == [8, 9, 10]
     # new items continue after the trimmed ones; seqs are never reused
     new = session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": "n"}])
