@@ -9,4 +9,6 @@ app_name = "sessions"
 urlpatterns = [
     path("sessions/", views.session_list, name="session_list"),
     path("sessions/<int:session_id>/", views.session_timeline, name="session_timeline"),
+    path("sessions/<int:session_id>/trim/", views.session_trim, name="session_trim"),
+    path("sessions/<int:session_id>/compact/", views.session_compact, name="session_compact"),
 ]

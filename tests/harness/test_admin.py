@@ -70,3 +70,29 @@ def test_append_only_history_cannot_be_deleted_in_the_admin(admin_client, projec
     model = path.split("/")[3]
     assert admin_client.post(path.format(pk=rows[model]), {"post": "yes"}).status_code == 403
     assert admin_client.get(path.replace("delete/", "change/").format(pk=rows[model])).status_code == 200  # view only
+
+
+def test_the_admin_trims_and_compacts_a_sessions_history_through_the_service(admin_client, project):
+    from harness.models import AuditEntry
+    from sessions_app.models import SessionItem
+    from sessions_app.services import session_items_append
+
+    session = factories.make_session(project)
+    session_items_append(project=project, session_id=session.pk,
+                         items=[{"role": "user", "content": i} for i in range(6)])
+    url = f"/admin/sessions_app/session/{session.pk}/trim/"
+    assert url in admin_client.get(f"/admin/sessions_app/session/{session.pk}/change/").content.decode()
+    assert admin_client.get(url).status_code == 200
+
+    trimmed = admin_client.post(url, {"operation": "trim", "keep_last": 4, "confirm": "on"})
+    compacted = admin_client.post(url, {"operation": "compact", "first_seq": 3, "last_seq": 4, "role": "system",
+                                        "summary": '{"summary": "3 and 4"}', "confirm": "on"})
+
+    assert trimmed.status_code == compacted.status_code == 302
+    assert list(SessionItem.objects.filter(session=session).order_by("seq").values_list("seq", "content")) == [
+        (4, {"summary": "3 and 4"}), (5, 4), (6, 5)]
+    assert list(AuditEntry.objects.order_by("pk").values_list("action", "actor")) == [
+        ("session.items_trimmed", "user:root"), ("session.items_compacted", "user:root")]
+    refused = admin_client.post(url, {"operation": "compact", "first_seq": 1, "last_seq": 2, "summary": "x",
+                                      "role": "system", "confirm": "on"}, follow=True)
+    assert "No item has a seq between 1 and 2" in refused.content.decode()
