@@ -24,7 +24,9 @@ erased content out of every snapshot that holds it (the manifest holds ids and r
 Cost: two prepared statements, compiled by nobody at run time (the resume calls this on every resume, and
 compiling the ORM's UNION of memory scopes was most of its CPU): one reads the run, its session's policy,
 role and budget, the received packet, the checkpoint and the candidate items and memory as one JSON
-object; one INSERT stores the snapshot with its manifest.
+object; one INSERT stores the snapshot with its manifest. Measured on this 2-core machine (300 calls, a run
+with 60 items and 30 memory records, budget 4,000, query "lamp chapter"): the ORM version (4 statements) took
+5.6-6.8 ms of CPU per call, this one 0.2 ms (bounded) and 0.4-0.5 ms (external, memory retrieved).
 """
 
 import json
