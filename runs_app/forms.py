@@ -47,6 +47,17 @@ class EditApproveForm(forms.Form):
         return value
 
 
+class HandoffAnswerForm(forms.Form):
+    result = forms.CharField(widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+                             help_text="The result as JSON; the packet's output schema must accept it.")
+
+    def clean_result(self) -> Any:
+        try:
+            return json.loads(self.cleaned_data["result"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from None
+
+
 class CheckpointDiffForm(forms.Form):
     a = forms.IntegerField(min_value=1)
     b = forms.IntegerField(min_value=1)

@@ -22,4 +22,5 @@ urlpatterns = [
     path("checkpoints/<int:checkpoint_id>/", views.checkpoint_detail, name="checkpoint_detail"),
     path("checkpoints/diff/", views.checkpoint_diff, name="checkpoint_diff"),
     path("handoffs/<int:handoff_id>/", views_handoffs.handoff_detail, name="handoff_detail"),
+    path("handoffs/<int:handoff_id>/answer/", views_handoffs.handoff_answer, name="handoff_answer"),
 ]

@@ -1,19 +1,62 @@
-"""The console's handoff page: the packet, its status, the result, the independence checks and the origin run."""
+"""The console's handoff page: the packet, its status, the result, the independence checks and the origin run;
+a reviewer answers a handoff to a human_reviewer session there (runs_app.services.handoff_answer_by_person)."""
 
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
 
-from harness.views import ConsoleRequest, console_page, project_ids, render_page
+from harness.actors import Actor
+from harness.errors import ConflictError, DomainError, Forbidden
+from harness.tenancy import Role
+from harness.views import ConsoleRequest, console_page, console_roles, project_ids, render_page, role_required
 from runs_app import selectors as sel
+from runs_app.forms import HandoffAnswerForm
+from runs_app.models import Handoff, HandoffStatus
+from runs_app.services import handoff_answer_by_person
 from runs_app.views import pretty
+from sessions_app.models import SessionRole
 
 
 @require_GET
 @console_page
 def handoff_detail(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
     handoff = sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id)
+    return _page(request, handoff, HandoffAnswerForm())
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def handoff_answer(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
+    """A reviewer's answer to a human_reviewer's handoff: validated here, decided by the service; a refusal
+    re-renders the page with its reason (400 for the input, 409 for the handoff's state)."""
+    handoff = sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id)
+    form = HandoffAnswerForm(request.POST)
+    if not form.is_valid():
+        return _page(request, handoff, form, status=400)
+    try:
+        handoff_answer_by_person(project=handoff.project, handoff_id=handoff.pk, actor=Actor.of(request.user),
+                                 result=form.cleaned_data["result"])
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except ConflictError as exc:
+        return _page(request, sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id), form,
+                     status=409, error=exc.detail)
+    except DomainError as exc:
+        return _page(request, handoff, form, status=400, error=exc.detail)
+    return redirect("runs:handoff_detail", handoff_id=handoff.pk)
+
+
+def _page(request: ConsoleRequest, handoff: Handoff, form: HandoffAnswerForm, *, status: int = 200,
+          error: str = "") -> HttpResponse:
     packet = handoff.packet or {}
-    return render_page(request, "runs/handoff_detail.html", {
+    answerable = (handoff.receiver_session.role == SessionRole.HUMAN_REVIEWER
+                  and handoff.status in (HandoffStatus.ISSUED, HandoffStatus.ACCEPTED)
+                  and console_roles(request)[Role.REVIEWER])
+    context: dict[str, Any] = {
         "handoff": handoff,
         "objective": packet.get("objective", ""),
         "inputs": packet.get("inputs", []),
@@ -22,4 +65,7 @@ def handoff_detail(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
         "origin_cursor_pretty": pretty((packet.get("origin") or {}).get("cursor")),
         "result_pretty": pretty(handoff.result) if handoff.result_hash else "",
         "checks": (handoff.independence or {}).get("checks", []),
-    })
+        "answer_form": form if answerable else None,
+        "error": error,
+    }
+    return render_page(request, "runs/handoff_detail.html", context, status=status)

@@ -23,6 +23,7 @@ from runs_app.services.effects import (
 )
 from runs_app.services.handoffs import (
     handoff_accept,
+    handoff_answer_by_person,
     handoff_cancel,
     handoff_consume,
     handoff_expire_due,
@@ -72,6 +73,7 @@ __all__ = [
     "effect_intend",
     "effect_mark_unknown",
     "handoff_accept",
+    "handoff_answer_by_person",
     "handoff_cancel",
     "handoff_consume",
     "handoff_expire_due",

@@ -30,13 +30,13 @@ from jsonschema.exceptions import SchemaError
 
 from harness.actors import Actor
 from harness.canonical import digest
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.transitions import cas_transition_row
 from runs_app.artifacts import artifact_fingerprint
 from runs_app.machines import HANDOFF_MACHINE
 from runs_app.models import Handoff, HandoffStatus, Run, RunStatus, Task
-from runs_app.services.runs import run_event_append, run_transition
+from runs_app.services.runs import run_create, run_event_append, run_transition
 from runs_app.signals import resume_requested
 from sessions_app.models import Session, SessionRole, SessionStatus
 
@@ -289,6 +289,32 @@ def _refusal(handoff: Handoff, now: dt.datetime, exc: ConflictError) -> Conflict
     if handoff.status in (HandoffStatus.ISSUED, HandoffStatus.ACCEPTED) and handoff.deadline <= now:
         code, detail = "handoff_expired", f"The handoff's deadline passed at {handoff.deadline.isoformat()}."
     return ConflictError(detail, code=code, current_status=handoff.status, current_version=handoff.version)
+
+
+def handoff_answer_by_person(*, project: Project, handoff_id: int, actor: Actor, result: Any) -> Handoff:
+    """A person answers a handoff to a `human_reviewer` session from the console, in one transaction.
+
+    1. Only a person (a console user), and only for a handoff whose receiver session's role is human_reviewer
+       (409 `not_a_human_handoff`).
+    2. Issued: the answer is the receiver session's own invocation, a run made for it (task mode
+       `handoff_review`), which accepts the handoff (`handoff_accept`, independence recorded).
+    3. `handoff_return` with the packet's fingerprint, refused as any return is; a refusal undoes the acceptance.
+    """
+    if actor.user is None:
+        raise Forbidden("Only a person answers a handoff in the console.", code="not_a_person")
+    handoff = _get(project, handoff_id)
+    role = Session.objects.filter(pk=handoff.receiver_session_id).values_list("role", flat=True).get()
+    if role != SessionRole.HUMAN_REVIEWER:
+        raise ConflictError(f"The receiver session is a {role}: only a human_reviewer's handoff is answered here.",
+                            code="not_a_human_handoff", current_status=handoff.status, current_version=handoff.version)
+    with transaction.atomic():
+        if handoff.status == HandoffStatus.ISSUED:
+            run = run_create(project=project, session_id=handoff.receiver_session_id, task_mode="handoff_review",
+                             active_agent=actor.label[:120])
+            handoff = handoff_accept(project=project, handoff_id=handoff_id, receiver_run_id=run.pk, actor=actor,
+                                     expected_version=handoff.version)
+        return handoff_return(project=project, handoff_id=handoff_id, packet_fingerprint=handoff.packet_fingerprint,
+                              result=result, actor=actor)
 
 
 # --- consume, cancel, expire ------------------------------------------------------------------------

@@ -59,3 +59,71 @@ def test_the_run_inspector_lists_the_runs_handoffs(project, reviewer_client) -> 
 def test_another_projects_handoff_is_a_404(project, other_project, reviewer_client) -> None:  # type: ignore[no-untyped-def]
     theirs = _returned_handoff(other_project)
     assert reviewer_client.get(reverse("runs:handoff_detail", args=[theirs.pk])).status_code == 404
+
+
+# --- a human reviewer answers in the console ------------------------------------------------------------
+
+
+def _issued_to(project, role: str):  # type: ignore[no-untyped-def]
+    origin = factories.make_run(project, factories.make_session(project, role="writer"))
+    run_transition(project=project, run_id=origin.pk, to="running", expected_version=None)
+    receiver = factories.make_session(project, role=role, memory_policy="none")
+    return handoff_issue(project=project, origin_run_id=origin.pk, receiver_session_id=receiver.pk,
+                         objective="Is chapter 3 ready?", inputs=[], allowed_capabilities=[],
+                         output_schema={"type": "object", "required": ["ready"],
+                                        "properties": {"ready": {"type": "boolean"}}},
+                         deadline=timezone.now() + dt.timedelta(hours=1), actor=Actor.for_agent("writer"))
+
+
+def test_a_reviewer_answers_a_human_reviewers_handoff_with_its_own_invocation(project, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from runs_app.models import Handoff, Run
+
+    handoff = _issued_to(project, "human_reviewer")
+    page = reviewer_client.get(reverse("runs:handoff_detail", args=[handoff.pk])).content.decode()
+    assert 'id="answer-form"' in page and "csrfmiddlewaretoken" in page
+
+    response = reviewer_client.post(reverse("runs:handoff_answer", args=[handoff.pk]), {"result": '{"ready": true}'})
+
+    assert response.status_code == 302
+    answered = Handoff.objects.get(pk=handoff.pk)
+    assert (answered.status, answered.result, answered.returned_by) == ("returned", {"ready": True}, "user:rita")
+    invocation = Run.objects.get(pk=answered.receiver_run_id)
+    assert (invocation.session_id, invocation.task_mode) == (handoff.receiver_session_id, "handoff_review")
+
+
+def test_an_answer_the_schema_refuses_changes_nothing(project, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from runs_app.models import Handoff
+
+    handoff = _issued_to(project, "human_reviewer")
+    response = reviewer_client.post(reverse("runs:handoff_answer", args=[handoff.pk]), {"result": '{"ready": "yes"}'})
+    assert response.status_code == 400 and 'id="answer-error"' in response.content.decode()
+    stored = Handoff.objects.get(pk=handoff.pk)
+    assert (stored.status, stored.receiver_run_id, stored.result) == ("issued", None, None)  # the acceptance undone
+
+
+def test_only_a_human_reviewers_handoff_is_answered_and_only_by_a_reviewer_with_csrf(  # type: ignore[no-untyped-def]
+    project, reviewer, reviewer_client, operator_client
+) -> None:
+    from django.test import Client
+
+    from runs_app.models import Handoff
+
+    machine = _issued_to(project, "semantic_reviewer")
+    page = reviewer_client.get(reverse("runs:handoff_detail", args=[machine.pk])).content.decode()
+    assert 'id="answer-form"' not in page
+    refused = reviewer_client.post(reverse("runs:handoff_answer", args=[machine.pk]), {"result": '{"ready": true}'})
+    assert refused.status_code == 409
+
+    human = _issued_to(project, "human_reviewer")
+    url = reverse("runs:handoff_answer", args=[human.pk])
+    assert operator_client.post(url, {"result": '{"ready": true}'}).status_code == 403
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(reviewer)
+    assert strict.post(url, {"result": '{"ready": true}'}).status_code == 403
+    assert {h.status for h in Handoff.objects.filter(pk__in=[machine.pk, human.pk])} == {"issued"}
+
+
+def test_another_projects_handoff_cannot_be_answered(project, other_project, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    theirs = _issued_to(other_project, "human_reviewer")
+    response = reviewer_client.post(reverse("runs:handoff_answer", args=[theirs.pk]), {"result": '{"ready": true}'})
+    assert response.status_code == 404
