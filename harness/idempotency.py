@@ -325,7 +325,9 @@ def execute_claimed(cursor: Any, sql: str, params: dict[str, Any], claim: Claim 
     """Execute a statement holding a `claim_sql` member; KeyTaken if the key was someone else's. In a
     transaction the caller left open (a test's), a savepoint keeps the failure from poisoning it."""
     try:
-        with _may_fail():
+        # Only a claim's failure is answered (KeyTaken); without one the error propagates, and a savepoint
+        # would only cost the statement two round trips (the resume's checkpoint write).
+        with _may_fail() if claim is not None else nullcontext():
             cursor.execute(sql, params)
     except IntegrityError as exc:
         if claim is not None and getattr(getattr(exc.__cause__, "diag", None), "constraint_name", None) == _UNIQUE:
