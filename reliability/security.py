@@ -1298,12 +1298,14 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
 
     user.groups.add(Group.objects.get_or_create(name="operator")[0])
     ids = {"approval_id": scene.approval.pk, "run_id": scene.run.pk, "task_id": scene.task.pk,
-           "checkpoint_id": scene.checkpoints[-1].pk, "session_id": scene.session.pk, "record_id": scene.memory.pk}
+           "checkpoint_id": scene.checkpoints[-1].pk, "session_id": scene.session.pk, "record_id": scene.memory.pk,
+           "handoff_id": _human_handoff(project)}
     forms = {"approve": {"version": scene.approval.version}, "reject": {"reason": "no"},
              "edit-approve": {"arguments": "{}", "reason": "x"}, "delete": {"confirm": "on"},
              "edit": {"content": "changed", "version": 1}, "resolve": {"keep": scene.memory.pk, "version": 1},
              "bulk": {"ids": [scene.memory.pk], "action": "delete", "confirm": "on"},
-             "review": {"decision": "accept"}, "login": {"username": user.username, "password": "pw-123456"}}
+             "review": {"decision": "accept"}, "login": {"username": user.username, "password": "pw-123456"},
+             "answer": {"result": "{}"}}
     strict = logged_in(user, csrf_checks=True)
     routes = console_routes()
     figures["console_routes"] = len(routes)
@@ -1349,6 +1351,54 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
     figures["control_with_token_decided"] = int(scene.approval.status == ApprovalStatus.APPROVED)
     for name in ("csrf_posts_that_wrote", "gets_that_wrote", "get_server_errors"):
         figures.setdefault(name, 0)
+
+
+def _human_handoff(project: Project) -> int:
+    """A handoff issued to a human_reviewer session of the project: its page carries the answer form."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from harness.actors import Actor
+    from runs_app.services import handoff_issue, run_transition
+
+    origin = factories.make_run(project)
+    run_transition(project=project, run_id=origin.pk, to="running", expected_version=None)
+    receiver = factories.make_session(project, role="human_reviewer", memory_policy="none")
+    return handoff_issue(project=project, origin_run_id=origin.pk, receiver_session_id=receiver.pk,
+                         objective="Is it ready?", inputs=[], allowed_capabilities=[], output_schema={"type": "object"},
+                         deadline=timezone.now() + dt.timedelta(hours=1), actor=Actor.for_agent("e12")).pk
+
+
+def _store_handoff(post: Any, session: dict[str, Any], group: list[str]) -> list[str]:
+    """A handoff carrying the payloads (objective, inputs, capabilities, schema, cursor, result), issued by a
+    run of the group's session to a human_reviewer session, accepted and returned; the pages that show it."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from harness.canonical import digest
+
+    first, joined = group[0], "\n".join(group)
+    origin = post("/api/v1/runs/", {"session": session["id"]})
+    receiver = post("/api/v1/sessions/", {"role": "human_reviewer", "memory_policy": "none", "ref": group[-1][:64]})
+    if origin is None or receiver is None:
+        return []
+    post(f"/api/v1/runs/{origin['id']}/transition/", {"to": "running", "expected_version": origin["version"]})
+    handoff = post(f"/api/v1/runs/{origin['id']}/handoffs/", {
+        "receiver_session": receiver["id"], "objective": joined, "cursor": {"node": first},
+        "inputs": [{"name": f"{i} {p[:100]}", "fingerprint": digest(p), "value": p} for i, p in enumerate(group)],
+        "allowed_capabilities": [p[:120] for p in group[:3]],
+        "output_schema": {"type": "object", "description": joined},
+        "deadline": (timezone.now() + dt.timedelta(hours=1)).isoformat()})
+    if handoff is None:
+        return [f"/runs/{origin['id']}/"]
+    worker = post("/api/v1/runs/", {"session": receiver["id"]})
+    if worker is not None:
+        post(f"/api/v1/handoffs/{handoff['id']}/accept/", {"run": worker["id"]})
+        post(f"/api/v1/handoffs/{handoff['id']}/return/", {"packet_fingerprint": handoff["packet_fingerprint"],
+                                                            "result": {"text": joined, first[:60]: [first]}})
+    return [f"/handoffs/{handoff['id']}/", f"/runs/{origin['id']}/"]
 
 
 def _store_payloads(payloads: list[str], group_size: int, figures: Counter) -> tuple[list[str], User]:
@@ -1398,6 +1448,7 @@ def _store_payloads(payloads: list[str], group_size: int, figures: Counter) -> t
                 "idempotency_key": f"e12-{tag()}", "reason": joined})
         pages += [f"/sessions/{session['id']}/", f"/runs/{run['id']}/", f"/runs/{run['id']}/lineage/",
                   f"/tasks/{task['id']}/lineage/"]
+        pages += _store_handoff(post, session, group)
         if approval:
             pages.append(f"/approvals/{approval['id']}/")
         if checkpoint:
