@@ -23,6 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+# Plain-HTTP requests, as on loopback: with DEBUG off the settings would otherwise redirect them to https.
+os.environ.setdefault("SECURE_COOKIES", "0")
+# A rate no run reaches: the throttle counts (its cost is measured) but never refuses.
+os.environ.setdefault("HARNESS_API_RATE", "100000000/min")
 
 import django  # noqa: E402
 

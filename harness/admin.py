@@ -1,10 +1,10 @@
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 
 from harness.admin_helpers import AppendOnlyAdmin
 from harness.models import ApiToken, AuditEntry, IdempotentRequest, Membership, Project
+from harness.tokens import api_tokens_revoke
 
 
 @admin.register(Project)
@@ -23,12 +23,15 @@ class MembershipAdmin(admin.ModelAdmin[Membership]):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
-    """Tokens are created by `manage.py create_agent_token` (the secret is shown once); here they are revoked."""
+    """Tokens are created and rotated by `manage.py create_agent_token` / `rotate_agent_token` (the secret is shown
+    once, on the terminal); here they are revoked."""
 
-    list_display = ["name", "kind", "role", "project", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_display = ["name", "kind", "role", "project", "user", "prefix", "created_at", "last_used_at", "expires_at",
+                    "revoked_at"]
     list_filter = ["kind", "role", "project", "revoked_at"]
     search_fields = ["name", "prefix", "project__slug", "user__username"]
-    readonly_fields = ["kind", "name", "role", "project", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["kind", "name", "role", "project", "user", "prefix", "created_at", "last_used_at", "expires_at",
+                       "revoked_at"]
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -36,7 +39,7 @@ class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
 
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        count = api_tokens_revoke(queryset)
         self.message_user(request, f"{count} token(s) revoked.", messages.SUCCESS)
 
 

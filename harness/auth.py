@@ -2,7 +2,7 @@
 
 An agent token authenticates an `AgentPrincipal` bound to one project; a personal token
 authenticates its console user. Tokens are looked up by the SHA-256 of the secret, on every
-request (no cache: a revoked token fails on its next request, in every worker process).
+request (no cache: a revoked or expired token fails on its next request, in every worker process).
 """
 
 from collections.abc import Callable
@@ -15,6 +15,7 @@ from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from harness import logs
 from harness.db import prepared_cursor
 from harness.models import ApiToken, Project
 
@@ -72,6 +73,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         if token.kind == ApiToken.Kind.AGENT:
             if token.project is None:  # the table's apitoken_kind_owner constraint gives every agent token one
                 raise exceptions.AuthenticationFailed("The token is not valid.")
+            logs.bind(project=token.project.slug)
             return AgentPrincipal(token=token, project=token.project), token
         user = get_user_model().objects.filter(pk=token.user_id, is_active=True).first() if token.user_id else None
         if user is None:
@@ -92,7 +94,7 @@ SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_u
        p.slug, p.name, p.created_at
   FROM {ApiToken._meta.db_table} t
   LEFT JOIN {Project._meta.db_table} p ON p.id = t.project_id
- WHERE t.digest = %s AND t.revoked_at IS NULL
+ WHERE t.digest = %s AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
 """  # noqa: S608
 
 
@@ -139,7 +141,7 @@ _PROJECT_FIELDS = ["id", "slug", "name", "created_at"]
 
 
 def token_lookup(digest: str) -> ApiToken | None:
-    """The live (unrevoked) token with this digest and its project, in one statement; None if none.
+    """The live (unrevoked, unexpired) token with this digest and its project, in one statement; None if none.
 
     The instances are built like the ORM's own (`from_db`), so a field not read here (the digest,
     created_at, revoked_at) loads on access instead of holding a wrong value.

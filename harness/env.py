@@ -49,3 +49,26 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def env_secret(name: str, default: str | None = None) -> str:
+    """A secret from NAME, or from the file that NAME_FILE names (a Docker/Kubernetes secret mount), so the
+    value need not sit in the process's environment (readable in /proc, copied into every child).
+
+    Setting both is refused: which one wins would be a guess. One trailing newline (what `echo` and most
+    editors add) is dropped; any other whitespace is part of the secret.
+    """
+    path = os.environ.get(f"{name}_FILE")
+    if path is None:
+        return env_str(name, default)
+    if name in os.environ:
+        raise ImproperlyConfigured(f"Set {name} or {name}_FILE, not both.")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            value = handle.read()
+    except OSError as exc:
+        raise ImproperlyConfigured(f"{name}_FILE={path!r} cannot be read: {exc.strerror}.") from None
+    value = value.removesuffix("\n").removesuffix("\r")
+    if not value:
+        raise ImproperlyConfigured(f"{name}_FILE={path!r} is empty.")
+    return value

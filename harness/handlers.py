@@ -21,12 +21,22 @@ def is_agent_call(request: HttpRequest) -> bool:
         "HTTP_AUTHORIZATION", "")[:7].lower() == "bearer "
 
 
-class _ApiChain(BaseHandler):
-    """A handler whose chain is settings.API_MIDDLEWARE (built once, at start-up, like the full one)."""
+# The probes and the metrics (harness.health, harness.metrics) take a chain of their own: no session, no CSRF,
+# and no host check (CommonMiddleware's): a load balancer or Prometheus asks by the machine's address, not by
+# the public host name in ALLOWED_HOSTS, and these answers build no URL a forged Host could poison.
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+class _Chain(BaseHandler):
+    """A handler whose chain is another list of middleware (built once, at start-up, like the full one)."""
+
+    def __init__(self, middleware: list[str]) -> None:
+        super().__init__()
+        self.middleware = middleware
 
     def load_middleware(self, is_async: bool = False) -> None:
         full = settings.MIDDLEWARE
-        settings.MIDDLEWARE = settings.API_MIDDLEWARE
+        settings.MIDDLEWARE = self.middleware
         try:
             super().load_middleware(is_async)
         finally:
@@ -36,10 +46,14 @@ class _ApiChain(BaseHandler):
 class HarnessWSGIHandler(WSGIHandler):
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async)
-        self.api_chain = _ApiChain()
+        self.api_chain = _Chain(settings.API_MIDDLEWARE)
         self.api_chain.load_middleware(is_async)
+        self.probe_chain = _Chain(settings.PROBE_MIDDLEWARE)
+        self.probe_chain.load_middleware(is_async)
 
     def get_response(self, request: HttpRequest) -> HttpResponseBase:
         if is_agent_call(request):
             return self.api_chain.get_response(request)
+        if request.path_info in PROBE_PATHS:
+            return self.probe_chain.get_response(request)
         return super().get_response(request)

@@ -8,6 +8,7 @@ from typing import Self, TypeVar
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 _M = TypeVar("_M", bound=models.Model)
@@ -71,6 +72,9 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Past this the token is refused like a revoked one (by the database's clock, in the lookup's statement).
+    # A rotation sets it on the old token: both work until then, so an agent can switch without a gap.
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -160,3 +164,30 @@ class AuditChainHead(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id} #{self.seq} {self.hash[:12]}"
+
+
+class WorkerHeartbeatQuerySet(models.QuerySet["WorkerHeartbeat"]):
+    def newest(self) -> "WorkerHeartbeat | None":
+        """The most recent beat, with `age_seconds` by the database's clock (a web process's may differ)."""
+        age = models.ExpressionWrapper(Now() - models.F("last_seen"), output_field=models.DurationField())
+        return self.annotate(age=age).order_by("-last_seen").first()
+
+
+class WorkerHeartbeat(models.Model):
+    """The last beat of each resume worker (by Celery hostname): beat sends `worker.heartbeat` every
+    HARNESS_WORKER_HEARTBEAT_SECONDS, so a recent row proves beat, the broker, a worker and the database
+    work together. /readyz reads the newest; `queue_lag_seconds` is how long that beat waited in the queue."""
+
+    hostname = models.CharField(max_length=200, unique=True)
+    last_seen = models.DateTimeField()
+    queue_lag_seconds = models.FloatField(default=0.0)
+
+    objects = WorkerHeartbeatQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"{self.hostname} at {self.last_seen:%Y-%m-%d %H:%M:%S}"
+
+    @property
+    def age_seconds(self) -> float:
+        age = getattr(self, "age", None)  # annotated by `newest()`
+        return age.total_seconds() if age is not None else 0.0

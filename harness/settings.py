@@ -13,7 +13,7 @@ import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
 from harness import local_postgres
-from harness.env import env_bool, env_int, env_list, env_str
+from harness.env import env_bool, env_int, env_list, env_secret, env_str
 
 # Lets the classes django-stubs declare generic be subscripted at run time too (`ModelAdmin[Run]`), as
 # mypy --strict asks of the apps; it only adds __class_getitem__ to them.
@@ -23,7 +23,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HARNESS_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)
-_secret = env_str("SECRET_KEY", "")
+# Each secret may come from a file instead (SECRET_KEY_FILE, DATABASE_URL_FILE, ...: harness.env.env_secret).
+_secret = env_secret("SECRET_KEY", "")
 if not _secret:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off.")
@@ -60,6 +61,8 @@ if HARNESS_DEMO:
     INSTALLED_APPS.append("demo")
 
 MIDDLEWARE = [
+    # First, so its timing, request id and log context cover every other middleware (harness.observe).
+    "harness.observe.RequestObservationMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves /static/ (console CSS, htmx, the API docs' Swagger assets) from gunicorn too, not only runserver.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -77,11 +80,15 @@ MIDDLEWARE = [
 # What an agent's call (`/api/v1/` with a bearer token) goes through: MIDDLEWARE without the browser's
 # parts (harness.handlers). It must stay an ordered subsequence of MIDDLEWARE (tests/harness/test_api_chain.py).
 API_MIDDLEWARE = [
+    "harness.observe.RequestObservationMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "harness.middleware.RequestLimitsMiddleware",
     "django.middleware.common.CommonMiddleware",
     "harness.idempotency.IdempotencyMiddleware",
 ]
+
+# What /healthz, /readyz and /metrics go through (harness.handlers): the observation alone.
+PROBE_MIDDLEWARE = ["harness.observe.RequestObservationMiddleware"]
 
 ROOT_URLCONF = "harness.urls"
 WSGI_APPLICATION = "harness.wsgi.application"
@@ -104,10 +111,9 @@ TEMPLATES = [
 ]
 
 
-def _database() -> dict[str, Any]:
+def _database(url: str) -> dict[str, Any]:
     # PostgreSQL only: one SQL dialect everywhere. Unset (or empty), DATABASE_URL is bin/start's embedded
     # server, reached through its socket under var/, so manage.py commands find it while bin/start runs.
-    url = env_str("DATABASE_URL", "") or local_postgres.database_url(VAR_DIR)
     try:
         config: dict[str, Any] = dict(dj_database_url.parse(url))
     except ValueError as exc:
@@ -138,7 +144,15 @@ def _database() -> dict[str, Any]:
     return config
 
 
-DATABASES = {"default": _database()}
+DATABASES = {"default": _database(env_secret("DATABASE_URL", "") or local_postgres.database_url(VAR_DIR))}
+# A streaming replica for the console's heavy pages (harness.replica): never for the API, a write or the worker.
+_replica_url = env_secret("DATABASE_REPLICA_URL", "")
+if _replica_url:
+    DATABASES["replica"] = {**_database(_replica_url), "TEST": {"MIRROR": "default"}}
+    DATABASE_ROUTERS = ["harness.replica.ReplicaRouter"]
+HARNESS_REPLICA_PAGES = frozenset(env_list("HARNESS_REPLICA_PAGES", [
+    "run_inspector", "run_lineage", "task_lineage", "checkpoint_detail", "checkpoint_diff", "session_list",
+    "session_timeline", "record_list"]))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -164,6 +178,21 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
+# HTTPS everywhere unless cookies may go over plain HTTP (DEBUG, bin/test's SECURE_COOKIES=0): then a redirect
+# to https:// would only lock the same people out. `manage.py check --deploy` is clean with these defaults
+# (tests/ops/test_deploy_settings.py). TLS ends at the proxy (README "Production"), which must set
+# X-Forwarded-Proto and drop any the client sent: SECURE_PROXY_SSL_HEADER trusts it.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", SESSION_COOKIE_SECURE)
+# The probes and the metrics are asked for over plain HTTP by a load balancer or Prometheus on the inside.
+SECURE_REDIRECT_EXEMPT = [r"^(healthz|readyz|metrics)$"]
+if env_bool("SECURE_PROXY_SSL_HEADER", SESSION_COOKIE_SECURE):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if SESSION_COOKIE_SECURE else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+# Preloading is a promise about the whole domain that only its owner can make (and hard to take back), so it
+# is opt-in, and check --deploy's reminder about it (W021) is silenced rather than answered for them.
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 
 # Request limits: enforced by harness.middleware before any view parses the body.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HARNESS_MAX_BODY_BYTES", 1_048_576, minimum=1024)
@@ -180,7 +209,17 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "harness.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
+    # Per token, on the cache (Redis in production), one round trip a request: harness.throttling.
+    "DEFAULT_THROTTLE_CLASSES": ["harness.throttling.TokenRateThrottle"],
 }
+# An agent token's rate: "N/s", "N/min" or "N/hour" (a fixed window), or "off". A caller over it gets 429
+# with Retry-After (the seconds left in the window).
+HARNESS_API_RATE = env_str("HARNESS_API_RATE", "6000/min")
+# Failed console logins per client address and username before the login answers 429 for the window.
+HARNESS_LOGIN_RATE = env_str("HARNESS_LOGIN_RATE", "10/15min")
+# The request header (WSGI name, e.g. HTTP_X_REAL_IP) in which the proxy puts the client's address; unset, the
+# login limit counts REMOTE_ADDR, which behind a proxy is the proxy's (then it is, in effect, per username).
+HARNESS_CLIENT_IP_HEADER = env_str("HARNESS_CLIENT_IP_HEADER", "")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Harness Console API",
     "DESCRIPTION": "Durable state for AI-agent work: sessions, runs, checkpoints, approvals, effects, memory.",
@@ -209,7 +248,7 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: Redis in production; the filesystem transport serves the local start with no server.
 # The database, not the broker, is the source of truth: the recovery pass re-finds lost work.
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_URL = env_secret("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
@@ -227,6 +266,8 @@ elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=10),
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# The worker logs through LOGGING (JSON lines with the task's ids: harness.logs), not Celery's own handler.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Celery's Django fixup closes every database connection before and after each task unless this is
 # set; harness.celery applies Django's own rule instead (CONN_MAX_AGE, health checks). The fixup
 # still closes them once per this many tasks.
@@ -239,6 +280,10 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 HARNESS_RECOVERY_INTERVAL_SECONDS = env_int("HARNESS_RECOVERY_INTERVAL_SECONDS", 30, minimum=1)
+HARNESS_WORKER_HEARTBEAT_SECONDS = env_int("HARNESS_WORKER_HEARTBEAT_SECONDS", 15, minimum=1)
+# /readyz is not ready when no worker has beaten for this long (three missed beats by default).
+HARNESS_WORKER_HEARTBEAT_MAX_AGE = env_int("HARNESS_WORKER_HEARTBEAT_MAX_AGE", 3 * HARNESS_WORKER_HEARTBEAT_SECONDS,
+                                           minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "recovery-pass": {
         "task": "worker.recovery_pass",
@@ -247,7 +292,34 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": float(HARNESS_RECOVERY_INTERVAL_SECONDS)},
     },
     "prune-idempotency-keys": {"task": "harness.prune_idempotent_requests", "schedule": 3600.0},
+    # Proves beat -> broker -> worker -> database end to end; /readyz reads its time (harness.health).
+    "worker-heartbeat": {
+        "task": "worker.heartbeat",
+        "schedule": float(HARNESS_WORKER_HEARTBEAT_SECONDS),
+        "options": {"expires": float(HARNESS_WORKER_HEARTBEAT_SECONDS)},
+    },
 }
+
+
+# The throttles' counters. Redis in production (CACHE_URL, or the broker's Redis when the broker is Redis), so
+# every process counts against one limit; the local start (filesystem broker) counts in each process's memory.
+_cache_url = env_secret("CACHE_URL", "")
+if not _cache_url and CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    _cache_url = CELERY_BROKER_URL
+CACHES: dict[str, dict[str, Any]] = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url,
+                "KEY_PREFIX": "harness", "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2}}
+    if _cache_url else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+}
+
+# /metrics (harness.metrics) answers only a request carrying this bearer token; unset, it answers 404.
+HARNESS_METRICS_TOKEN = env_secret("HARNESS_METRICS_TOKEN", "")
+# What /metrics reads from the database when scraped, one collector per app (the kernel imports no app).
+HARNESS_METRICS_COLLECTORS = [
+    "harness.metrics.WorkerStateCollector",
+    "runs_app.metrics.RunStateCollector",
+    "memory_app.metrics.MemoryStateCollector",
+]
 
 
 def _env_json_object(name: str) -> dict[str, Any]:
@@ -297,9 +369,21 @@ HARNESS_EFFECT_MAX_ATTEMPTS = env_int("HARNESS_EFFECT_MAX_ATTEMPTS", 5, minimum=
 HARNESS_RESUME_MAX_ATTEMPTS = env_int("HARNESS_RESUME_MAX_ATTEMPTS", 10, minimum=1)
 HARNESS_DEFAULT_LEASE_SECONDS = env_int("HARNESS_DEFAULT_LEASE_SECONDS", 60, minimum=1)
 
+# One JSON object per line on stderr (LOG_FORMAT=text for people at a terminal; DEBUG's default), each with the
+# request id, project, run, approval and Celery task ids in effect, and secrets scrubbed (harness.logs).
+LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
+# One line per request (method, route, status, duration): harness.observe.
+HARNESS_ACCESS_LOG = env_bool("HARNESS_ACCESS_LOG", True)
+if LOG_FORMAT not in ("json", "text"):
+    raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not json or text.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "harness.logs.ContextFilter"}},
+    "formatters": {
+        "json": {"()": "harness.logs.JsonFormatter"},
+        "text": {"()": "harness.logs.TextFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

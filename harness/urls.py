@@ -1,7 +1,14 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from harness.health import healthz, readyz
+from harness.metrics import metrics_view
+
 urlpatterns = [
+    # Served through harness.handlers' probe chain (no session, CSRF or host check); see harness.health.
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include("harness.api_urls")),
     path("", include("console.urls")),

@@ -20,6 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 from harness.models import Project
+from harness.replica import REPLICA, replica_reads
 from harness.tenancy import Role, projects_for_user
 
 PAGE = Callable[..., HttpResponse]
@@ -72,6 +73,11 @@ def console_page(view: PAGE) -> PAGE:
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if getattr(request, "htmx", False) and not request.user.is_authenticated:
             return HttpResponseClientRedirect(f"{settings.LOGIN_URL}?{urlencode({'next': request.path})}")
+        match = request.resolver_match
+        if (request.method == "GET" and match is not None and match.url_name in settings.HARNESS_REPLICA_PAGES
+                and REPLICA in settings.DATABASES):
+            with replica_reads():  # harness.replica: only these pages' feature-app rows, never a write's
+                return protected(request, *args, **kwargs)
         return protected(request, *args, **kwargs)
 
     return wrapper

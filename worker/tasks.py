@@ -1,15 +1,20 @@
 """Celery tasks: thin, take ids, call the worker's functions. The pipeline is worker.pipeline."""
 
 import logging
+import time
 from typing import Any
 
 from celery import Task, shared_task
 from celery.signals import worker_init
 from django.core.exceptions import ImproperlyConfigured
 
+from harness import logs
+from harness.celery import SENT_AT_HEADER
 from runs_app.signals import resume_requested
 from worker.handlers import check_configuration
+from worker.heartbeat import worker_heartbeat_record
 from worker.lease import worker_owner
+from worker.metrics import RESUME_DURATION, RESUMES
 from worker.pipeline import resume_run_by_id
 from worker.recovery import recovery_pass as run_recovery_pass
 
@@ -17,6 +22,7 @@ log = logging.getLogger(__name__)
 
 RESUME_TASK = "worker.resume_run"
 RECOVERY_TASK = "worker.recovery_pass"
+HEARTBEAT_TASK = "worker.heartbeat"
 
 
 def enqueue_resume(run_id: int) -> None:
@@ -49,7 +55,22 @@ def _check_configuration_at_start(sender: Any = None, **kwargs: Any) -> None:
 
 @shared_task(name=RESUME_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
 def resume_run(self: Task[[int], str], run_id: int) -> str:
-    return resume_run_by_id(run_id, owner=worker_owner(self.request.hostname or ""))
+    started, outcome = time.perf_counter(), "error"
+    logs.bind(run=run_id)
+    try:
+        outcome = resume_run_by_id(run_id, owner=worker_owner(self.request.hostname or ""))
+        return outcome
+    finally:
+        RESUMES.labels(outcome).inc()
+        RESUME_DURATION.labels(outcome).observe(time.perf_counter() - started)
+
+
+@shared_task(name=HEARTBEAT_TASK, bind=True, ignore_result=True)
+def heartbeat(self: Task[[], float], sent_at: float | None = None) -> float:
+    # The time of sending rides in the message's headers (harness.celery); an argument is accepted too.
+    header = getattr(self.request, SENT_AT_HEADER, None)
+    return worker_heartbeat_record(hostname=self.request.hostname or "worker",
+                                   sent_at=sent_at if sent_at is not None else header)
 
 
 @shared_task(name=RECOVERY_TASK, acks_late=True, reject_on_worker_lost=True)

@@ -1,13 +1,16 @@
-"""create_agent_token --project SLUG --name NAME [--role ROLE]: prints the new token alone on its last line."""
+"""create_agent_token --project SLUG --name NAME [--role ROLE] [--expires-in-days N]: prints the new token alone on
+its last line."""
 
+import datetime as dt
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils.text import slugify
 
-from harness.models import ApiToken, Project
+from harness.models import Project
 from harness.permissions import TokenRole
+from harness.tokens import api_token_create
 
 
 class Command(BaseCommand):
@@ -18,6 +21,8 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help="A name for the agent, shown in the admin and logs.")
         parser.add_argument("--role", default=TokenRole.AGENT, choices=TokenRole.ALL,
                             help="agent (read and write, the default) or reader (read only).")
+        parser.add_argument("--expires-in-days", type=float, default=None,
+                            help="Refuse the token after this many days (default: never; rotate or revoke it).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug = options["project"]
@@ -26,13 +31,13 @@ class Command(BaseCommand):
         name = options["name"].strip()
         if not name or len(name) > 120:
             raise CommandError("--name is 1 to 120 characters.")
-        secret = ApiToken.new_secret()
+        days = options["expires_in_days"]
+        if days is not None and days <= 0:
+            raise CommandError("--expires-in-days is above 0.")
         with transaction.atomic():
             project, created = Project.objects.get_or_create(slug=slug, defaults={"name": slug})
-            ApiToken.objects.create(
-                kind=ApiToken.Kind.AGENT, name=name, role=options["role"], project=project,
-                prefix=secret[:10], digest=ApiToken.hash_secret(secret),
-            )
+            _, secret = api_token_create(project=project, name=name, role=options["role"],
+                                         expires_in=dt.timedelta(days=days) if days else None)
         if created:
             self.stderr.write(f"Created project {slug}.")
         self.stderr.write(f"Agent token {name!r} ({options['role']}) for {slug}; it is shown only this once:")
