@@ -308,12 +308,27 @@ def memory_supersede(
             if duplicate is None:
                 raise
             return _supersede_onto(project_id, actor, old, duplicate, expected_version)
-        cas_transition(
-            memory_records(project=project_id), pk=old.pk, machine=MEMORY_MACHINE, to=MemoryStatus.SUPERSEDED,
-            expected_version=expected_version, updates={"superseded_by": new},
-        )
+        _supersede_row(project_id, old.pk, expected_version, {"superseded_by": new})
         _audit(project_id, actor, "memory.superseded", old, by=new.pk, version=new.version)
         return new
+
+
+def _supersede_row(project_id: int, record_id: int, expected_version: int | None, updates: dict[str, Any]) -> None:
+    """The old record's move active -> superseded. Of concurrent supersedes one lands; the others are told
+    `already_superseded` (experiment 24), not an illegal superseded -> superseded transition: they lost a race,
+    they asked for nothing illegal."""
+    try:
+        cas_transition(
+            memory_records(project=project_id), pk=record_id, machine=MEMORY_MACHINE, to=MemoryStatus.SUPERSEDED,
+            expected_version=expected_version, updates=updates,
+        )
+    except ConflictError as exc:
+        if exc.current_status != MemoryStatus.SUPERSEDED:
+            raise
+        raise ConflictError(
+            f"Memory record {record_id} was superseded by another edit first; read it again.",
+            code="already_superseded", current_status=exc.current_status, current_version=exc.current_version,
+        ) from None
 
 
 def _supersede_onto(
@@ -326,10 +341,7 @@ def _supersede_onto(
             "The replacement must be an active record in the same scope.", code="invalid_replacement"
         )
     with transaction.atomic():
-        cas_transition(
-            memory_records(project=project_id), pk=old.pk, machine=MEMORY_MACHINE, to=MemoryStatus.SUPERSEDED,
-            expected_version=expected_version, updates={"superseded_by_id": keep.pk},
-        )
+        _supersede_row(project_id, old.pk, expected_version, {"superseded_by_id": keep.pk})
         _audit(project_id, actor, "memory.superseded", old, by=keep.pk, resolved_onto_existing=True)
     return keep
 

@@ -67,6 +67,14 @@ FINDINGS: list[str] = [
     "(10 minutes), and the retry then ran the operation again. The reservation, the work and the stored reply "
     "are now one transaction (harness/idempotency.py); final 4xx replies are stored too. Regressions: "
     "tests/api/test_idempotency_transaction.py, tests/reliability/test_faults_quick.py::test_19_*.",
+    "Experiment 22 (an approval's expiry racing its decision): a reviewer whose decision lost to the recovery "
+    "pass's expiry was told 409 illegal_transition (expired -> approved), the same reviewer deciding a moment later "
+    "approval_expired. Fixed in runs_app/services/approvals.py (`_refusal`): both are approval_expired. Regression: "
+    "tests/runs_app/test_effects_and_approvals.py::test_a_decision_that_lands_after_the_expiry_pass_is_told_it_expired.",
+    "Experiment 24 (supersede racing supersede): the losers were told 409 illegal_transition (superseded -> "
+    "superseded), as if they had asked for an illegal move. Fixed in memory_app/services.py (`_supersede_row`): "
+    "409 already_superseded. Regression: tests/memory_app/test_supersede_and_races.py::"
+    "test_concurrent_supersedes_of_one_record_let_exactly_one_win.",
 ]
 
 
@@ -74,6 +82,7 @@ def _load_modules() -> list[str]:
     """Import both experiment modules; a module not written yet is reported, not fatal."""
     import reliability.faults
     import reliability.leases  # registers the lease experiments (issue 19)
+    import reliability.races  # registers the race experiments (issue 19)
 
     missing = []
     try:

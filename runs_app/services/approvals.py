@@ -209,6 +209,11 @@ def _refusal(
         return Forbidden("Nobody approves their own request.", code="self_approval")
     if current.status == ApprovalStatus.PENDING and current.expires_at and current.expires_at <= now:
         return ConflictError("This approval has expired.", code="approval_expired", current_status="pending")
+    if current.status == ApprovalStatus.EXPIRED:
+        # The expiry landed first (the recovery pass racing this decision, experiment 22): the same answer as a
+        # decision made after the deadline, not an illegal expired -> approved transition.
+        return ConflictError("This approval has expired.", code="approval_expired", current_status="expired",
+                             current_version=current.version)
     if expected_fingerprint is not None and current.action_fingerprint != expected_fingerprint:
         return ConflictError(
             "The action is not the one shown: its fingerprint changed.", code="fingerprint_changed",

@@ -44,6 +44,7 @@ def test_concurrent_supersedes_of_one_record_let_exactly_one_win(project, run, w
     winners = [r for r in results if isinstance(r, MemoryRecord)]
     losers = [r for r in results if isinstance(r, ConflictError)]
     assert len(winners) == 1 and len(losers) == 7, results
+    assert {loser.code for loser in losers} == {"already_superseded"}  # they lost a race, not asked for a wrong move
     assert MemoryRecord.objects.filter(status="active").get().pk == winners[0].pk
     original.refresh_from_db()
     assert (original.status, original.superseded_by_id) == ("superseded", winners[0].pk)

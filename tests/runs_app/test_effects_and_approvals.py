@@ -146,3 +146,28 @@ def test_rejection_needs_a_reason_and_a_second_decision_names_the_first(project,
         approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(bob), decision="approve")
     assert caught.value.code == "already_decided" and caught.value.extra["decided_by"] == "ann"
     assert Run.objects.get(pk=run.pk).status == "waiting_approval"
+
+
+@pytest.mark.django_db
+def test_a_decision_that_lands_after_the_expiry_pass_is_told_it_expired(project, monkeypatch):
+    # The recovery pass expired it first (experiment 22's race, in order): the reviewer is told why, and the
+    # approval keeps the expiry's outcome and no decider.
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from runs_app.services import approval_expire_due
+    from worker import tasks
+
+    monkeypatch.setattr(tasks, "enqueue_resume", lambda run_id: None)
+    run = _running_run(project)
+    approval = approval_request_create(project=project, run_id=run.pk, tool="publish", arguments={},
+                                       idempotency_key="late", actor=Actor.for_agent("agent"),
+                                       expires_at=timezone.now() + dt.timedelta(seconds=1))
+    assert approval_expire_due(now=timezone.now() + dt.timedelta(seconds=2)) == [approval.pk]
+    ann = factories.make_user("ann", role="reviewer", projects=[project])
+    with pytest.raises(ConflictError) as caught:
+        approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(ann), decision="approve")
+    assert (caught.value.code, caught.value.extra["current_status"]) == ("approval_expired", "expired")
+    approval.refresh_from_db()
+    assert (approval.status, approval.decided_by_id) == ("expired", None)
