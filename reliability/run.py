@@ -82,7 +82,9 @@ def _load_modules() -> list[str]:
     """Import both experiment modules; a module not written yet is reported, not fatal."""
     import reliability.faults
     import reliability.leases  # registers the lease experiments (issue 19)
+    import reliability.outages  # registers the outage experiments (issue 19)
     import reliability.races  # registers the race experiments (issue 19)
+    import reliability.soak  # registers the soak (issue 19)
 
     missing = []
     try:
