@@ -23,7 +23,8 @@ import uuid
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.db.models.functions import Now
 from django.utils import timezone
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -170,7 +171,8 @@ def handoff_accept(
 
     1. The run is the receiver session's (409 `wrong_session` otherwise), never the origin run.
     2. Record the independence checks (`independence`) with the acceptance.
-    3. One conditional UPDATE issued -> accepted that also holds the deadline: past it, 409 `handoff_expired`
+    3. One conditional UPDATE issued -> accepted that also holds the deadline (the database's clock, as leases
+       are): past it, 409 `handoff_expired`
        (the recovery pass moves it to expired and hands the origin run back).
     """
     handoff = _get(project, handoff_id)
@@ -180,18 +182,17 @@ def handoff_accept(
     if run.session_id != handoff.receiver_session_id or run.pk == handoff.origin_run_id:
         raise ConflictError("The receiving run must be a run of the receiver session (not the origin run).",
                             code="wrong_session", current_status=handoff.status, current_version=handoff.version)
-    now = timezone.now()
     checks = independence(handoff, receiver_run_id=run.pk)
     with transaction.atomic():
         try:
             accepted = cas_transition_row(
                 _handoffs(project), pk=handoff_id, machine=HANDOFF_MACHINE, to=HandoffStatus.ACCEPTED,
-                expected_version=expected_version, extra_filter=Q(deadline__gt=now),
-                updates={"receiver_run_id": run.pk, "accepted_by": actor.label, "accepted_at": now,
+                expected_version=expected_version, extra_filter=Q(deadline__gt=Now()),
+                updates={"receiver_run_id": run.pk, "accepted_by": actor.label, "accepted_at": Now(),
                          "independence": checks},
             )
         except ConflictError as exc:
-            raise _refusal(_get(project, handoff_id), now, exc) from None
+            raise _refusal(project, handoff_id, exc) from None
         run_event_append(project=accepted.project_id, run_id=accepted.origin_run_id, kind="handoff.accepted",
                          data={"handoff": accepted.pk, "receiver_run": run.pk, "by": actor.label,
                                "independent": checks["counts"]})
@@ -228,9 +229,10 @@ def handoff_return(
         raise ValidationFailed("result_hash is not the SHA-256 of the result's canonical JSON.",
                                code="result_hash_mismatch", expected_hash=computed)
     handoff = _get(project, handoff_id)
-    now = timezone.now()
     _check_bound(handoff, packet_fingerprint)
-    if handoff.status == HandoffStatus.ACCEPTED and handoff.deadline > now:
+    # Only an answer that may still land is checked against the schema; the write's guard decides the deadline
+    # by the database's clock.
+    if handoff.status == HandoffStatus.ACCEPTED and handoff.deadline > timezone.now():
         try:
             errors = sorted(Draft202012Validator(handoff.packet.get("output_schema") or {}).iter_errors(result),
                             key=lambda e: [str(p) for p in e.absolute_path])
@@ -246,12 +248,12 @@ def handoff_return(
         try:
             returned = cas_transition_row(
                 _handoffs(project), pk=handoff_id, machine=HANDOFF_MACHINE, to=HandoffStatus.RETURNED,
-                expected_version=None, extra_filter=Q(deadline__gt=now, packet_fingerprint=packet_fingerprint),
-                updates={"result": result, "result_hash": computed, "returned_by": actor.label, "returned_at": now,
+                expected_version=None, extra_filter=Q(deadline__gt=Now(), packet_fingerprint=packet_fingerprint),
+                updates={"result": result, "result_hash": computed, "returned_by": actor.label, "returned_at": Now(),
                          "independence": checks},
             )
         except ConflictError as exc:
-            raise _refusal(_get(project, handoff_id), now, exc) from None
+            raise _refusal(project, handoff_id, exc) from None
         if digest(returned.result) != computed:
             raise ValidationFailed("A number in the result does not survive JSON storage unchanged (write 100, "
                                    "not 1e2 or 100.0).", code="result_not_canonical")
@@ -274,9 +276,14 @@ def _check_bound(handoff: Handoff, packet_fingerprint: str) -> None:
                             code="packet_altered", current_status=handoff.status, current_version=handoff.version)
 
 
-def _refusal(handoff: Handoff, now: dt.datetime, exc: ConflictError) -> ConflictError:
-    """Why a write on a handoff was refused, from the row read after it, with a code that says so."""
+def _refusal(project: Project | int, handoff_id: int, exc: ConflictError) -> ConflictError:
+    """Why a write on a handoff was refused, from the row read after it (and the deadline by the database's
+    clock, as the write's guard read it), with a code that says so."""
     if exc.code == "version_conflict":
+        return exc
+    handoff = _handoffs(project).annotate(
+        overdue=ExpressionWrapper(Q(deadline__lte=Now()), output_field=BooleanField())).filter(pk=handoff_id).first()
+    if handoff is None:
         return exc
     code, detail = {
         HandoffStatus.ISSUED: ("handoff_not_accepted", "The handoff has not been accepted."),
@@ -286,7 +293,7 @@ def _refusal(handoff: Handoff, now: dt.datetime, exc: ConflictError) -> Conflict
         HandoffStatus.EXPIRED: ("handoff_expired", "The handoff expired."),
         HandoffStatus.CANCELLED: ("handoff_cancelled", "The handoff was cancelled."),
     }[HandoffStatus(handoff.status)]
-    if handoff.status in (HandoffStatus.ISSUED, HandoffStatus.ACCEPTED) and handoff.deadline <= now:
+    if handoff.status in (HandoffStatus.ISSUED, HandoffStatus.ACCEPTED) and handoff.overdue:
         code, detail = "handoff_expired", f"The handoff's deadline passed at {handoff.deadline.isoformat()}."
     return ConflictError(detail, code=code, current_status=handoff.status, current_version=handoff.version)
 
@@ -337,16 +344,16 @@ def handoff_cancel(*, project: Project | int, handoff_id: int, actor: Actor, rea
     return _close(project, handoff_id, HandoffStatus.CANCELLED, reason.strip(), actor.label, expected_version)
 
 
-def handoff_expire_due(*, now: dt.datetime | None = None) -> list[int]:
-    """Expire open handoffs past their deadline (the recovery pass); each origin run goes back to running
-    with the expiry bound, for its agent to decide what next."""
-    now = now or timezone.now()
+def handoff_expire_due() -> list[int]:
+    """Expire open handoffs past their deadline by the database's clock (the recovery pass; as leases are, so
+    a host whose clock runs fast expires nothing early); each origin run goes back to running with the expiry
+    bound, for its agent to decide what next."""
     expired: list[int] = []
-    due = Handoff.objects.filter(status__in=(HandoffStatus.ISSUED, HandoffStatus.ACCEPTED), deadline__lte=now)
+    due = Handoff.objects.filter(status__in=(HandoffStatus.ISSUED, HandoffStatus.ACCEPTED), deadline__lte=Now())
     for handoff_id, project_id in due.values_list("pk", "project_id"):
         try:
             _close(project_id, handoff_id, HandoffStatus.EXPIRED, "the deadline passed before a result", "recovery",
-                   None, extra=Q(deadline__lte=now))
+                   None, extra=Q(deadline__lte=Now()))
         except ConflictError:
             continue  # returned or cancelled just now
         expired.append(handoff_id)

@@ -361,3 +361,14 @@ def test_a_specialist_is_not_counted_as_an_independent_review(project) -> None: 
     handoff, _, _ = _accepted(project, role="specialist")
     assert handoff.independence["counts"] is False
     assert _check(handoff, "reviewer_role")["ok"] is False
+
+
+def test_the_deadline_is_the_databases_clock_not_the_process_clock(project, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    handoff, _ = _issued(project)  # due in an hour
+    receiver_run = _running_run(project, handoff.receiver_session)
+    real_now = timezone.now
+    monkeypatch.setattr(timezone, "now", lambda: real_now() + dt.timedelta(hours=2))  # this process runs 2 h fast
+
+    assert handoff_expire_due() == []
+    accepted = handoff_accept(project=project, handoff_id=handoff.pk, receiver_run_id=receiver_run.pk, actor=AGENT)
+    assert accepted.status == HandoffStatus.ACCEPTED and accepted.accepted_at < handoff.deadline
