@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from console.charts import overview_charts
 from harness.throttling import login_failed, login_retry_after
 from harness.views import console_page, project_ids, render_page
-from runs_app.selectors import CHART_DAYS, blocked_runs
+from runs_app.selectors import CHART_DAYS, blocked_runs, failure_counts
 
 
 class ConsoleLoginView(auth_views.LoginView):
@@ -51,6 +51,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "blocked_runs": blocked_runs(project_ids=ids),
         "charts": overview_charts(project_ids=ids),
         "chart_days": CHART_DAYS,
+        "failure_counts": failure_counts(project_ids=ids),
     })
 
 

@@ -27,13 +27,14 @@ DEMO_PLAN = ["outline", "draft", "publish", "summarize"]
 DEMO_ACTION = {"chapter": 3, "title": "The Lighthouse"}
 
 
-def demo_scenario_create(*, project: Project, requested_by: Actor | None = None) -> Run:
+def demo_scenario_create(*, project: Project, requested_by: Actor | None = None, repair_node: str = "") -> Run:
     """Build T-7 and R-101 waiting for approval (returns the existing R-101 if there is one).
 
     1. Task T-7 with the demo plan; outline and draft completed with their artifacts.
     2. Session and run R-101 on T-7, running at node "publish", checkpointed with the artifact
        fingerprints and the pending gate.
     3. The approval request for publish_chapter, which moves R-101 to waiting_approval.
+    `repair_node`: the gate declares it as the node a rejection routes to (worker.repair).
     """
     existing = Run.objects.filter(project=project, ref="R-101").first()
     if existing is not None:
@@ -60,7 +61,8 @@ def demo_scenario_create(*, project: Project, requested_by: Actor | None = None)
         project=project, run_id=run.pk, label="before publish", cursor={"node": "publish", "index": 2},
         state={"plan_version": task.plan_version, "completed_nodes": ["outline", "draft"]},
         artifact_fingerprints=artifact_fingerprints(artifacts),
-        pending_gate={"tool": "publish_chapter", "arguments": DEMO_ACTION},
+        pending_gate={"tool": "publish_chapter", "arguments": DEMO_ACTION,
+                      **({"on_reject": repair_node} if repair_node else {})},
     )
     approval_request_create(
         project=project, run_id=run.pk, tool="publish_chapter", arguments=dict(DEMO_ACTION),

@@ -339,11 +339,14 @@ def _env_json_object(name: str) -> dict[str, Any]:
 
 # Tool adapters the resume worker may execute, by name, resolved at resume time (worker.adapters):
 # {"name": {"kind": "http", "url": ..., "timeout": 10, "connect_timeout": 3, "headers": {...}} or
-#  {"kind": "python", "callable": "dotted.path"}}. None by default; HARNESS_DEMO adds the demo's. The
-# JSON in HARNESS_TOOL_ADAPTERS is merged over these; an entry set to null removes it.
+#  {"kind": "python", "callable": "dotted.path"}}, each with "honours_idempotency_key": true when an unknown
+#  outcome may be re-sent under its key, or a lookup by key ("status_url" / "lookup"; worker.adapters).
+# None by default; HARNESS_DEMO adds the demo's. The JSON in HARNESS_TOOL_ADAPTERS is merged over these; an
+# entry set to null removes it.
 _DEMO_TOOL_ADAPTERS = {
+    # The demo's tool derives its publish record from the key, so it honours idempotency keys.
     "publish_chapter": {"kind": "python", "callable": "demo.tools.publish_chapter",
-                        "required_arguments": ["chapter", "title"]},
+                        "required_arguments": ["chapter", "title"], "honours_idempotency_key": True},
 }
 # Values are JSON from the environment as given; worker.adapters checks each entry when it resolves it.
 HARNESS_TOOL_ADAPTERS: dict[str, Any] = {
@@ -368,6 +371,10 @@ HARNESS_WORKER_LEASE_SECONDS = env_int("HARNESS_WORKER_LEASE_SECONDS", 60, minim
 HARNESS_EFFECT_MAX_ATTEMPTS = env_int("HARNESS_EFFECT_MAX_ATTEMPTS", 5, minimum=1)
 HARNESS_RESUME_MAX_ATTEMPTS = env_int("HARNESS_RESUME_MAX_ATTEMPTS", 10, minimum=1)
 HARNESS_DEFAULT_LEASE_SECONDS = env_int("HARNESS_DEFAULT_LEASE_SECONDS", 60, minimum=1)
+# The version of what a worker-driven plan runs on (its node handlers and tools, "major.minor"): the worker's
+# checkpoints record it, and a resume refuses a checkpoint recorded under another major version
+# (worker.steps.compatibility). Bump the major when a deploy changes what a saved position means.
+HARNESS_FRAMEWORK_VERSION = env_str("HARNESS_FRAMEWORK_VERSION", "1.0")
 
 # One JSON object per line on stderr (LOG_FORMAT=text for people at a terminal; DEBUG's default), each with the
 # request id, project, run, approval and Celery task ids in effect, and secrets scrubbed (harness.logs).

@@ -520,7 +520,8 @@ CRASH_POINTS = ("before_call", "after_call", "after_deliver", "after_commit", "n
 
 @contextmanager
 def _worker_pool(label: str, fake: FakeService) -> Iterator[Workers]:
-    adapters = {"publish_chapter": {"kind": "http", "url": fake.url, "timeout": 10, "connect_timeout": 2}}
+    adapters = {"publish_chapter": {"kind": "http", "url": fake.url, "timeout": 10, "connect_timeout": 2,
+                                    "honours_idempotency_key": True}}
     with tempfile.TemporaryDirectory(prefix=f"reliability-{label}-") as tmp:
         pool = Workers(database_url=database_url(), tmp_path=Path(tmp), adapters=adapters)
         try:
@@ -538,7 +539,8 @@ def _fake_service() -> FakeService:
 
 
 def _adapters_env(fake: FakeService) -> str:
-    return json.dumps({"publish_chapter": {"kind": "http", "url": fake.url, "timeout": 10, "connect_timeout": 2}})
+    return json.dumps({"publish_chapter": {"kind": "http", "url": fake.url, "timeout": 10, "connect_timeout": 2,
+                                           "honours_idempotency_key": True}})
 
 
 def _idempotency_key(run_id: int) -> str:

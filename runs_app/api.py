@@ -4,6 +4,7 @@ One view per operation, each thin: validate an input serializer (which names onl
 set, so server-owned fields are never writable), call one service, render an output serializer.
 """
 
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -37,6 +38,7 @@ from runs_app.models import (
     ApprovalRequest,
     Checkpoint,
     ExternalEffect,
+    FailureCategory,
     ResumePolicy,
     Risk,
     Run,
@@ -70,16 +72,21 @@ class _RenamedInSerializer(serializers.Serializer[None]):
 # --- runs ----------------------------------------------------------------------------------------
 
 
+_FAILURE_CATEGORY_HELP = f"Why it failed or blocked: one of {', '.join(FailureCategory.values)}, or empty."
+
+
 class RunOutSerializer(serializers.ModelSerializer[Run]):
     project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    # A plain string in the schema: empty when nothing failed (a choice field would leave "" out of its enum).
+    failure_category = serializers.CharField(read_only=True, help_text=_FAILURE_CATEGORY_HELP)
 
     class Meta:
         model = Run
         fields = [
             "id", "project", "session", "task", "ref", "task_mode", "status", "turn_index", "active_agent",
             "current_node", "cursor", "deadline", "token_budget", "cost_budget", "tokens_used", "cost_used",
-            "pending_approval", "last_checkpoint", "error", "blocked_step", "bound_result", "metrics", "version",
-            "lease_owner", "lease_expires_at", "last_event_seq", "created_at", "updated_at",
+            "pending_approval", "last_checkpoint", "error", "blocked_step", "failure_category", "bound_result",
+            "metrics", "version", "lease_owner", "lease_expires_at", "last_event_seq", "created_at", "updated_at",
         ]
         read_only_fields = fields
 
@@ -113,6 +120,22 @@ class RunTransitionInSerializer(serializers.Serializer[None]):
     lease_owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
     error = serializers.DictField(required=False, allow_null=True, default=None)
     blocked_step = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+    failure_category = serializers.ChoiceField(
+        choices=FailureCategory.choices, required=False, allow_null=True, default=None,
+        help_text="Why the run fails or blocks (seed 000, section 10); a run that goes on clears it.")
+
+
+class UsageInSerializer(serializers.Serializer[None]):
+    tokens = serializers.IntegerField(min_value=0, max_value=services.MAX_TOKENS_PER_CALL,
+                                      help_text="The model call's tokens (prompt and completion).")
+    cost = serializers.DecimalField(max_digits=12, decimal_places=4, min_value=0,
+                                    max_value=services.MAX_COST_PER_CALL, required=False, default=Decimal(0))
+    model = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
+    call_id = serializers.CharField(max_length=200, required=False, default="", allow_blank=True,
+                                    help_text="The model call's own id, kept in the event for the trace.")
+    lease_owner = serializers.CharField(
+        max_length=200, required=False, allow_null=True, default=None,
+        help_text="When given, the run must be leased to this owner right now (fences a stale worker).")
 
 
 class RunListCreateApi(AgentListView[Run]):
@@ -166,6 +189,18 @@ class RunTransitionApi(AgentApiView):
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(RunTransitionInSerializer, request.data)
         run = services.run_transition(project=agent_project(request), run_id=pk, **data)
+        return Response(RunOutSerializer(run).data)
+
+
+class RunUsageApi(AgentApiView):
+    @extend_schema(
+        tags=["runs"], operation_id="runs_usage_report", request=UsageInSerializer, responses={200: RunOutSerializer},
+        description="Report one model call's tokens and cost: the run's totals advance atomically. A run that "
+                    "reaches its token or cost budget, or is past its deadline, is blocked at `budget` or "
+                    "`deadline` by this report (the answer shows it): make no further model or tool call.")
+    def post(self, request: Request, pk: int) -> Response:
+        data = _validated(UsageInSerializer, request.data)
+        run = services.run_usage_report(project=agent_project(request), run_id=pk, **data)
         return Response(RunOutSerializer(run).data)
 
 
@@ -462,12 +497,14 @@ class ApprovalDecisionApi(AgentApiView):
 
 
 class EffectOutSerializer(serializers.ModelSerializer[ExternalEffect]):
+    failure_category = serializers.CharField(read_only=True, help_text=_FAILURE_CATEGORY_HELP)
+
     class Meta:
         model = ExternalEffect
         fields = [
             "id", "run", "approval", "idempotency_key", "tool", "arguments_digest", "status", "version", "attempts",
-            "result", "result_hash", "conflicting_hash", "receipt", "dispatched_at", "delivered_at", "consumed_at",
-            "created_at", "updated_at",
+            "result", "result_hash", "conflicting_hash", "receipt", "failure_category", "answer", "resolution",
+            "retry_authorized", "dispatched_at", "delivered_at", "consumed_at", "created_at", "updated_at",
         ]
         read_only_fields = fields
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/<id:pk>/claim/", api.RunClaimApi.as_view(), name="api-run-claim"),
     path("runs/<id:pk>/heartbeat/", api.RunHeartbeatApi.as_view(), name="api-run-heartbeat"),
     path("runs/<id:pk>/transition/", api.RunTransitionApi.as_view(), name="api-run-transition"),
+    path("runs/<id:pk>/usage/", api.RunUsageApi.as_view(), name="api-run-usage"),
     path("runs/<id:pk>/events/", api.RunEventsApi.as_view(), name="api-run-events"),
     path("runs/<id:pk>/approvals/", api.RunApprovalCreateApi.as_view(), name="api-run-approvals"),
     path("checkpoints/", api.CheckpointListCreateApi.as_view(), name="api-checkpoints"),

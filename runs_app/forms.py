@@ -73,3 +73,51 @@ class BulkDecisionForm(forms.Form):
 
     decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
     reason = forms.CharField(required=False, max_length=2000, help_text="Required to reject.")
+class MarkDeliveredForm(forms.Form):
+    """A person marks an unknown effect delivered: what shows it happened, and the result it had."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "delivered_%s")
+        super().__init__(*args, **kwargs)
+
+    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    evidence = forms.CharField(max_length=4000, widget=forms.Textarea(attrs={"rows": 3}),
+                               help_text="What shows the tool did it (its record, a message id, a screenshot's link).")
+    result = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+                             help_text="The tool's result, as JSON: bound to the run as if the tool had answered.")
+
+    def clean_evidence(self) -> str:
+        evidence: str = self.cleaned_data["evidence"].strip()
+        if not evidence:
+            raise forms.ValidationError("Marking it delivered needs the evidence.")
+        return evidence
+
+    def clean_result(self) -> Any:
+        try:
+            return json.loads(self.cleaned_data["result"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} (line {exc.lineno}).") from None
+
+
+class RetryEffectForm(forms.Form):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "retry_%s")
+        super().__init__(*args, **kwargs)
+
+    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    reason = forms.CharField(required=False, max_length=2000, help_text="Why sending it again is safe.")
+
+
+class AbandonEffectForm(forms.Form):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "abandon_%s")
+        super().__init__(*args, **kwargs)
+
+    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
+
+    def clean_reason(self) -> str:
+        reason: str = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("Abandoning it needs a reason.")
+        return reason

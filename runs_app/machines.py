@@ -62,13 +62,19 @@ EFFECT_MACHINE = StateMachine.declare(
     E.INTENDED,
     {
         E.INTENDED: {E.DISPATCHED},
-        # A crash can leave a dispatched call's outcome unknown; reconciliation re-dispatches it
-        # under the same idempotency key or binds the result the adapter reports.
-        E.DISPATCHED: {E.DELIVERED, E.UNKNOWN},
-        E.UNKNOWN: {E.DISPATCHED, E.DELIVERED},
+        # The tool answers (delivered), definitely says no (refused, a 4xx), or nobody knows: a crash or a
+        # lost reply leaves the outcome unknown.
+        E.DISPATCHED: {E.DELIVERED, E.REFUSED, E.UNKNOWN},
+        # "If you cannot prove whether a side effect happened, stop" (seed 002, section 12): an unknown effect
+        # is dispatched again under its key only when its adapter honours keys or a person allowed it, its
+        # result is bound when the adapter's lookup by key or a person (with the evidence) says it happened,
+        # and a person may abandon it (worker.steps.bind_result, runs_app.services.effects.effect_resolve).
+        E.UNKNOWN: {E.DISPATCHED, E.DELIVERED, E.ABANDONED},
         E.DELIVERED: {E.CONSUMED, E.CONFLICT},
         E.CONSUMED: {E.CONFLICT},
         E.CONFLICT: set(),
+        E.REFUSED: set(),
+        E.ABANDONED: set(),
     },
 )
 

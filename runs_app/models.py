@@ -55,6 +55,27 @@ class EffectStatus(models.TextChoices):
     CONSUMED = "consumed"
     CONFLICT = "conflict"
     UNKNOWN = "unknown"
+    REFUSED = "refused"  # the tool definitely said no (a 4xx): its answer is recorded, nothing follows
+    ABANDONED = "abandoned"  # a person gave up an effect whose outcome could not be proven
+
+
+class FailureCategory(models.TextChoices):
+    """Why something failed, so that whoever owns the recovery knows what kind of recovery it needs
+    (seed 000, section 10): retry it, fix the input, grant the authority, rethink it, or never repeat it."""
+
+    TRANSIENT = "transient"
+    INVALID_INPUT = "invalid_input"
+    PERMISSION = "permission"
+    SEMANTIC = "semantic"
+    IRREVERSIBLE = "irreversible"
+
+
+class EffectDecision(models.TextChoices):
+    """A person's decision on an effect whose outcome is unknown (runs_app.services.effects.effect_resolve)."""
+
+    MARK_DELIVERED = "mark_delivered", "Mark delivered (with the evidence and the result)"
+    RETRY = "retry", "Retry under the same idempotency key"
+    ABANDON = "abandon", "Abandon the effect"
 
 
 class Risk(models.TextChoices):
@@ -152,6 +173,8 @@ class Run(models.Model):
     )
     error = models.JSONField(null=True, blank=True, help_text="Why the run failed or is blocked.")
     blocked_step = models.CharField(max_length=64, blank=True, default="")
+    failure_category = models.CharField(max_length=16, choices=FailureCategory.choices, blank=True, default="",
+                                        db_default="")
     bound_result = models.JSONField(null=True, blank=True, help_text="The approved action's result, for the agent.")
     metrics = models.JSONField(default=dict, blank=True)
     version = models.PositiveIntegerField(default=1)
@@ -319,6 +342,8 @@ class NodeExecution(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     output = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    failure_category = models.CharField(max_length=16, choices=FailureCategory.choices, blank=True, default="",
+                                        db_default="")
     checkpoint = models.ForeignKey(Checkpoint, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -415,6 +440,14 @@ class ExternalEffect(models.Model):
     result_hash = models.CharField(max_length=64, blank=True, default="")
     conflicting_hash = models.CharField(max_length=64, blank=True, default="")
     receipt = models.CharField(max_length=64, blank=True, default="")
+    failure_category = models.CharField(max_length=16, choices=FailureCategory.choices, blank=True, default="",
+                                        db_default="")
+    # A refusal: what the tool answered (HTTP status and body), kept as given.
+    answer = models.JSONField(null=True, blank=True)
+    # A person's decision on an unknown outcome (who, when, why, the evidence): also in the audit log.
+    resolution = models.JSONField(null=True, blank=True)
+    # A person allowed one more dispatch of an unknown effect under its key; the dispatch spends it.
+    retry_authorized = models.BooleanField(default=False, db_default=False)
     dispatched_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     consumed_at = models.DateTimeField(null=True, blank=True)
@@ -428,6 +461,8 @@ class ExternalEffect(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "idempotency_key"], name="effect_key_unique_per_project"),
             models.CheckConstraint(condition=Q(status__in=EffectStatus.values), name="effect_status_valid"),
+            models.CheckConstraint(condition=~Q(status="refused") | Q(answer__isnull=False),
+                                   name="effect_refusal_answer_recorded"),
             models.CheckConstraint(
                 condition=~Q(status__in=["delivered", "consumed", "conflict"]) | ~Q(result_hash=""),
                 name="effect_result_hash_recorded",

@@ -28,6 +28,7 @@ from runs_app.models import (
     ApprovalStatus,
     Checkpoint,
     ExternalEffect,
+    FailureCategory,
     Handoff,
     NodeExecution,
     Run,
@@ -227,6 +228,15 @@ def effect_get(*, project_ids: Sequence[int], effect_id: int) -> ExternalEffect:
     return effect
 
 
+def effect_detail(*, project_ids: Sequence[int], effect_id: int) -> ExternalEffect:
+    """An effect for its console page, with its run and approval (one query)."""
+    effect = (ExternalEffect.objects.for_projects(project_ids).select_related("project", "run", "approval")
+              .filter(pk=effect_id).first())
+    if effect is None:
+        raise NotFoundError(f"Effect {effect_id} does not exist.")
+    return effect
+
+
 def task_list(*, project_ids: Sequence[int]) -> QuerySet[Task]:
     return Task.objects.for_projects(project_ids).select_related("project")
 
@@ -285,6 +295,29 @@ def pending_approval_count(*, project_ids: Sequence[int]) -> int:
 
 def blocked_run_count(*, project_ids: Sequence[int]) -> int:
     return Run.objects.for_projects(project_ids).filter(status=RunStatus.BLOCKED).count()
+
+
+@dataclass(frozen=True)
+class FailureCount:
+    category: str
+    runs: int
+    node_executions: int
+    effects: int
+
+
+def failure_counts(*, project_ids: Sequence[int]) -> list[FailureCount]:
+    """How many runs, node executions and effects failed in each category (seed 000, section 10), one
+    grouped query each; the categories no row has are left out."""
+    def grouped(qs: QuerySet[Any]) -> dict[str, int]:
+        rows = qs.exclude(failure_category="").order_by().values_list("failure_category").annotate(n=Count("pk"))
+        return dict(rows)
+
+    runs = grouped(Run.objects.for_projects(project_ids))
+    nodes = grouped(NodeExecution.objects.filter(run__project_id__in=project_ids))
+    effects = grouped(ExternalEffect.objects.for_projects(project_ids))
+    return [FailureCount(category, runs.get(category, 0), nodes.get(category, 0), effects.get(category, 0))
+            for category in FailureCategory.values
+            if category in runs or category in nodes or category in effects]
 
 
 def blocked_runs(*, project_ids: Sequence[int], limit: int = 20) -> list[Run]:

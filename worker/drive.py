@@ -23,9 +23,11 @@ from runs_app.services import (
     task_transition,
 )
 from worker import faults
-from worker.handlers import node_handler, remaining_nodes
+from worker.handlers import failure_category_of, node_handler, remaining_nodes
 from worker.keepalive import lease_kept
+from worker.limits import check_limits
 from worker.progress import checkpoint_position, task_complete_node
+from worker.repair import ask_again, repair_done
 from worker.state import Resume, StepFailed, Stop
 
 log = logging.getLogger(__name__)
@@ -34,10 +36,13 @@ log = logging.getLogger(__name__)
 def drive_nodes(r: Resume) -> int:
     """Run the task's remaining nodes in order, each with a NodeExecution and a checkpoint; return how many.
 
-    1. Renew the lease (a lost lease stops here; someone else continues).
+    1. Renew the lease (a lost lease stops here; someone else continues); a run over its budget or past its
+       deadline is blocked at `budget` or `deadline` before the node runs (worker.limits).
     2. Start the node's execution row, call its handler with the artifacts so far.
     3. In one transaction: save the artifact and the completed node, checkpoint, finish the execution.
-    4. No nodes left: the run succeeds, the task completes.
+    4. A rejected gate's repair node just finished (worker.repair): its action is asked for again and the run
+       waits for the decision.
+    5. No nodes left: the run succeeds, the task completes.
     """
     if r.task is None:  # the nodes are a task's plan: a run without a task has none to drive
         raise StepFailed("the run has no task whose nodes the worker could drive")
@@ -58,6 +63,7 @@ def drive_nodes(r: Resume) -> int:
         except ConflictError:
             raise Stop("the lease was lost between nodes") from None
         run = Run.objects.get(pk=r.run_id)
+        check_limits(run)  # a node is a model call: none past the run's budget or deadline
         # An execution still `running` under our lease was cut short by a dead worker: close it.
         for orphan in NodeExecution.objects.filter(run_id=r.run_id, node=node, status=NodeExecution.Status.RUNNING):
             node_execution_finish(execution=orphan, ok=False, error="abandoned: the worker stopped mid-node")
@@ -69,8 +75,11 @@ def drive_nodes(r: Resume) -> int:
                 artifact = handler(task=task, run=run, node=node, artifacts=dict(task.artifact_refs or {}),
                                    context=r.context)
         except Exception as exc:  # a handler's failure is recorded on the node, then blocks the run
-            node_execution_finish(execution=execution, ok=False, error=f"{type(exc).__name__}: {exc}")
-            raise StepFailed(f"the node {node!r} failed: {type(exc).__name__}: {exc}", node=node) from exc
+            category = failure_category_of(exc)
+            node_execution_finish(execution=execution, ok=False, error=f"{type(exc).__name__}: {exc}",
+                                  failure_category=category)
+            raise StepFailed(f"the node {node!r} failed: {type(exc).__name__}: {exc}", node=node,
+                             category=category) from exc
         with transaction.atomic():
             r.task = task
             task_complete_node(r, node, artifact)
@@ -80,6 +89,9 @@ def drive_nodes(r: Resume) -> int:
                              data={"node": node, "execution": execution.pk, "attempt": execution.attempt,
                                    "checkpoint": checkpoint.pk if checkpoint else None})
         executed += 1
+        if repair_done(run.cursor, node) is not None:  # a rejected gate's repair (worker.repair): ask again
+            ask_again(r, run.cursor, artifact)
+            return executed
     with transaction.atomic():
         r.run = run_transition(project=r.project_id, run_id=r.run_id, to=RunStatus.SUCCEEDED, expected_version=None,
                                lease_owner=r.owner, actor=Actor.for_worker(r.owner), updates={"current_node": ""})

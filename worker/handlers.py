@@ -9,6 +9,8 @@ function
 that returns the node's artifact (stored in `task.artifact_refs[node]`). Handlers must be
 deterministic and free of external side effects: a crash mid-node re-runs the node (a new attempt).
 An external side effect belongs to an approved tool call (worker.adapters), never to a node.
+A handler's exception may carry a `failure_category` (runs_app.models.FailureCategory: `transient`,
+`invalid_input`, ...); without one the node's failure is `semantic` (it could not produce its artifact).
 
 A configured path that does not import is a configuration error, not "no handler" (which would
 leave the task waiting for an agent that never comes): the worker refuses to start
@@ -22,7 +24,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from runs_app.models import Run, Task
+from runs_app.models import FailureCategory, Run, Task
 from worker.adapters import AdapterConfigError, adapter_resolve
 
 
@@ -45,6 +47,12 @@ def node_handler(name: str) -> NodeHandler | None:
     if not callable(handler):
         raise ImproperlyConfigured(f"HARNESS_NODE_HANDLERS[{name!r}] = {path!r} is not callable")
     return handler
+
+
+def failure_category_of(exc: BaseException) -> str:
+    """The category a handler's exception names, or `semantic`."""
+    category = getattr(exc, "failure_category", "")
+    return category if category in FailureCategory.values else FailureCategory.SEMANTIC
 
 
 def remaining_nodes(plan: Sequence[str] | None, completed: Sequence[str] | None) -> list[str]:

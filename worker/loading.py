@@ -7,6 +7,7 @@ Django builds them (`Model.from_db`, each field's converters), related ones set 
 them, so the steps read `r.run.task`, `r.approval.decided_by` as before.
 """
 
+import datetime as dt
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from django.db.models import Model
 
 from harness.audit import entry_break, entry_content_of
 from harness.db import prepared_cursor
+from harness.tenancy import Role
 from runs_app.models import ApprovalRequest, ApprovalStatus, Checkpoint, Run, Task
 from sessions_app.models import Session
 
@@ -40,6 +42,8 @@ def _fields(model: type[Model]) -> tuple[tuple[str, str, tuple[Callable[..., Any
 _AUDIT_COLUMNS = ("action", "data", "actor", "target_type", "target_id", "created_at", "project_id", "seq",
                   "prev_hash", "hash", "mac", "pred")
 _EXTRA = (("u", "username"), ("s", "status"), *(("au", column) for column in _AUDIT_COLUMNS))
+# The approval's authority as it is now (Grant), computed by the statement: after _EXTRA, in this order.
+_GRANT = (("u", "grant"), ("tk", "revoked_at"))
 
 
 @functools.cache
@@ -47,7 +51,7 @@ def _names() -> tuple[str, ...]:
     """The statement's column names in order, known from how it is built: reading them back from the cursor
     costs an object per column on every resume (a hundred of them)."""
     return (*(f"{alias}__{column}" for alias, model in _PREFIXES for column, _, _ in _fields(model)),
-            *(f"{alias}__{column}" for alias, column in _EXTRA))
+            *(f"{alias}__{column}" for alias, column in (*_EXTRA, *_GRANT)))
 
 
 @functools.cache
@@ -57,13 +61,20 @@ def load_sql() -> str:
                          for alias, model in _PREFIXES for column, _, _ in _fields(model))
     extra = ", ".join(f'{alias}."{column}" AS "{alias}__{column}"' for alias, column in _EXTRA)
     return f"""
-SELECT {selected}, {extra}
+SELECT {selected}, {extra},
+       (u.is_active AND (u.is_superuser OR (
+            EXISTS (SELECT 1 FROM auth_user_groups ug JOIN auth_group g ON g.id = ug.group_id
+                     WHERE ug.user_id = u.id AND g.name = ANY(%(roles)s))
+            AND EXISTS (SELECT 1 FROM harness_membership m WHERE m.user_id = u.id AND m.project_id = a.project_id)))
+       ) AS "u__grant",
+       tk.revoked_at AS "tk__revoked_at"
   FROM runs_app_run r
   JOIN sessions_app_session s ON s.id = r.session_id
   LEFT JOIN runs_app_task t ON t.id = r.task_id
   LEFT JOIN runs_app_checkpoint c ON c.id = COALESCE(r.last_checkpoint_id, t.latest_checkpoint_id)
   LEFT JOIN runs_app_approvalrequest a ON a.id = r.pending_approval_id
   LEFT JOIN auth_user u ON u.id = a.decided_by_id
+  LEFT JOIN harness_apitoken tk ON tk.id = a.requested_by_token_id
   LEFT JOIN LATERAL (
         SELECT e.action, e.data, e.actor, e.target_type, e.target_id, e.created_at, e.project_id, e.seq,
                e.prev_hash, e.hash, e.mac,
@@ -99,12 +110,24 @@ class DecisionAudit:
     untrusted: str | None  # why the entry cannot be trusted (a forged or unchained row), or None
 
 
-def load_run(run_id: int) -> tuple[Run, DecisionAudit | None] | None:
+@dataclass(frozen=True)
+class Grant:
+    """The authority behind the pending approval as it is now, read with the load (seed 002, section 07:
+    "re-validate the current authority"): whether its reviewer still holds the reviewer role in the run's
+    project (None: nobody decided), and when the token that asked was revoked (None: it was not)."""
+
+    reviewer_holds_role: bool | None
+    token_revoked_at: dt.datetime | None
+
+
+def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant] | None:
     """The run with its related rows set (task, last checkpoint or the task's latest, pending approval and
-    its `decided_by`, session), and the approval's first decision in the audit log, checked against its mac
-    and its links in the chain; None when the run does not exist."""
+    its `decided_by`, session), the approval's first decision in the audit log, checked against its mac
+    and its links in the chain, and the approval's authority as it is now (Grant); None when the run does
+    not exist."""
     with prepared_cursor() as cursor:
-        cursor.execute(load_sql(), {"rid": run_id, "actions": list(DECISION_AUDIT_ACTIONS)})
+        cursor.execute(load_sql(), {"rid": run_id, "actions": list(DECISION_AUDIT_ACTIONS),
+                                    "roles": [Role.REVIEWER, Role.ADMIN]})
         found = cursor.fetchone()
     if found is None:
         return None
@@ -126,7 +149,7 @@ def load_run(run_id: int) -> tuple[Run, DecisionAudit | None] | None:
                                             [approval.decided_by_id, row["u__username"]])
                                if approval.decided_by_id is not None else None)
     run.pending_approval = approval
-    return run, _decision_audit(row)
+    return run, _decision_audit(row), Grant(reviewer_holds_role=row["u__grant"], token_revoked_at=row["tk__revoked_at"])
 
 
 def _decision_audit(row: dict[str, Any]) -> DecisionAudit | None:

@@ -16,7 +16,9 @@ Exactly-once of the approved action rests on the ExternalEffect record and the i
 intend -> dispatch (committed before the call) -> call -> deliver (committed) -> consume, where the
 consumption commits in the same transaction that binds the result to the run. A crash at any point
 leaves a state the next resume reads: delivered or consumed effects are never called again; an
-effect left `dispatched` becomes `unknown` and is retried under the same key (the service dedups).
+effect left `dispatched` becomes `unknown`, and is sent again under the same key only when its adapter
+honours idempotency keys, asked about when the adapter can look it up by key, and otherwise left to a
+person (the run blocks at `unknown_effect`; worker.steps.bind_result).
 """
 
 import json
@@ -33,12 +35,14 @@ from django.db.models.expressions import RawSQL
 from harness.actors import Actor
 from harness.errors import ConflictError
 from runs_app.models import (
+    FailureCategory,
     NodeExecution,
     Run,
     RunStatus,
 )
 from runs_app.services import (
     run_metrics_merge,
+    run_reblock,
     run_release,
     run_transition,
 )
@@ -46,6 +50,7 @@ from worker import faults
 from worker.drive import drive_nodes
 from worker.lease import worker_owner
 from worker.registry import BINDING, CALL, PRE_CALL, STEPS
+from worker.repair import route_to_repair
 from worker.state import Resume, Retry, StepFailed, Stop, flush, trace
 from worker.steps.load import count_start
 
@@ -68,7 +73,7 @@ def _run_step(r: Resume, name: str, step: StepRun) -> None:
     try:
         data = step(r)
     except StepFailed as exc:
-        exc.step = name
+        exc.name(name)
         raise
     if data is None:
         return
@@ -139,7 +144,7 @@ def _fail(r: Resume, exc: StepFailed) -> None:
     if r.run is None:
         return
     trace(r, exc.step, False, exc.reason, **exc.detail)
-    _block(r, exc.step, exc.reason, exc.detail)
+    _block(r, exc.step, exc.reason, exc.detail, category=exc.category)
     flush(r)  # what the block did not write (it could not: someone else holds the run)
     exc.handled = True
 
@@ -152,7 +157,8 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
     3. The call, with no transaction open; then its delivery and the `bind_result` trace, committed.
     4. The binding steps in one transaction: consume the result, move the run on, checkpoint (and,
        for a run handed back to its agent, the metrics).
-    5. A worker-driven run: drive its remaining nodes to the end.
+    5. A worker-driven run: drive its remaining nodes to the end; a rejected gate fails it, or routes it to the
+       repair node the gate declared (worker.repair).
     The first StepFailed blocks the run naming its step; metrics are recorded on every outcome.
     """
     r = Resume(run_id=run_id, owner=owner or worker_owner(),
@@ -163,14 +169,14 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
         try:
             count_start(r)  # one statement, committed on its own before the load
         except StepFailed as exc:
-            exc.step = "load"
+            exc.name("load")
             raise
         _steps_committed(r, PRE_CALL_STEPS)
         if r.dispatched is not None:
             try:
                 result = _bind_module.call(r)
             except StepFailed as exc:
-                exc.step = _bind.name
+                exc.name(_bind.name)
                 raise
             _steps_committed(r, ((_bind.name, lambda r: _bind_module.deliver(r, result)),))
             faults.point("after_deliver")
@@ -179,8 +185,11 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
                 _run_step(r, name, step)
             _move_on(r, started)
         faults.point("after_commit")
-        if r.leased and r.mode == "approval" and not r.approved:
-            _finish_rejected(r)
+        if r.leased and r.mode == "approval" and (not r.approved or r.abandoned):
+            if not r.abandoned and route_to_repair(r):  # a declared repair node (worker.repair)
+                r.steps_ok += drive_nodes(r)
+            else:
+                _finish_rejected(r)
         elif r.leased and r.run.status == RunStatus.RUNNING:
             r.steps_ok += drive_nodes(r)
     except StepFailed as exc:
@@ -215,27 +224,38 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
 
 
 def _finish_rejected(r: Resume) -> None:
-    """A worker-driven plan cannot continue past a rejected gate: the run fails, the reason bound."""
+    """A worker-driven plan cannot continue past a rejected gate (or an abandoned effect): the run fails,
+    the reason bound."""
     if r.bound is None:  # the binding steps bound the rejection before this: never without one
         raise StepFailed("the rejection was not bound to the run")
+    what = "its effect was abandoned" if r.abandoned else "the approval was rejected"
     with transaction.atomic():
         r.run = run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.FAILED, expected_version=None, lease_owner=r.owner,
-            actor=Actor.for_worker(r.owner), error={"step": "continue",
-                                   "reason": f"the approval was rejected: {r.bound['reason']}"},
+            actor=Actor.for_worker(r.owner), error={"step": "continue", "reason": f"{what}: {r.bound['reason']}"},
+            failure_category=FailureCategory.IRREVERSIBLE if r.abandoned else FailureCategory.SEMANTIC,
         )
         r.leased = False
 
 
-def _block(r: Resume, step: str, reason: str, detail: dict[str, Any]) -> None:
-    """Block the run naming the step, the trace collected so far written with it (one statement)."""
+def _block(r: Resume, step: str, reason: str, detail: dict[str, Any], *, category: str = "") -> None:
+    """Block the run naming the step and the failure's category, the trace collected so far written with it
+    (one statement)."""
     events, r.events = r.events, []
+    updates: dict[str, Any] = {"failure_category": category}
+    if r.leased:
+        updates.update(lease_owner="", lease_expires_at=None)
+    error = {"step": step, "reason": reason, **detail, **({"category": category} if category else {})}
     try:
+        if r.leased and r.run.status == RunStatus.BLOCKED:  # resumed from a block a person decided: blocked again
+            run_reblock(project=r.project_id, run_id=r.run_id, owner=r.owner, blocked_step=step, error=error,
+                        failure_category=category, events=events)
+            r.leased = False
+            return
         run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.BLOCKED,
             expected_version=None if r.leased else r.run.version, lease_owner=r.owner if r.leased else None,
-            blocked_step=step, error={"step": step, "reason": reason, **detail}, actor=Actor.for_worker(r.owner),
-            updates={"lease_owner": "", "lease_expires_at": None} if r.leased else None, events=events,
+            blocked_step=step, error=error, actor=Actor.for_worker(r.owner), updates=updates, events=events,
         )
         r.leased = False
     except ConflictError as exc:

@@ -7,6 +7,8 @@ Both the approval's binding (steps `continue`, `checkpoint`) and the worker-driv
 import logging
 from typing import Any
 
+from django.conf import settings
+
 from runs_app.artifacts import artifact_fingerprints
 from runs_app.models import (
     Checkpoint,
@@ -22,6 +24,8 @@ from worker.state import Resume, StepFailed
 
 log = logging.getLogger(__name__)
 
+REPAIR_KEYS = ("repair", "repairs")  # what worker.repair keeps in the run's cursor
+
 
 def checkpoint_position(r: Resume, *, label: str, parent: int | None | bool = False) -> Checkpoint | None:
     """Checkpoint the run's position; `parent` is the run's last checkpoint when the caller knows it."""
@@ -32,8 +36,11 @@ def checkpoint_position(r: Resume, *, label: str, parent: int | None | bool = Fa
         parent = Run.objects.filter(pk=r.run_id).values_list("last_checkpoint_id", flat=True).get()
     checkpoint = checkpoint_create(
         project=r.project_id, run_id=r.run_id, parent_id=parent, label=label[:120],
-        cursor={"node": nxt[0] if nxt else "", "completed": list(task.completed_nodes) if task else []},
-        state={"plan_version": task.plan_version if task else None, "bound_receipt": (r.bound or {}).get("receipt")},
+        cursor={"node": nxt[0] if nxt else "", "completed": list(task.completed_nodes) if task else [],
+                # A repair in progress (worker.repair) stays in the cursor the checkpoint gives the run.
+                **{key: (r.run.cursor or {})[key] for key in REPAIR_KEYS if key in (r.run.cursor or {})}},
+        state={"plan_version": task.plan_version if task else None, "bound_receipt": (r.bound or {}).get("receipt"),
+               "framework_version": settings.HARNESS_FRAMEWORK_VERSION},
         artifact_fingerprints=artifact_fingerprints(task.artifact_refs) if task else {},
         authority_ref=r.owner, approval_id=r.approval.pk if r.approval else None,
         lease_owner=r.owner if r.leased else None,

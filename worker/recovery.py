@@ -8,17 +8,29 @@ delays a resume until the next pass. Enqueueing a run twice is harmless: the res
 import logging
 from collections.abc import Callable
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Now
 
 from harness.errors import ConflictError, NotFoundError
-from runs_app.models import ApprovalStatus, EffectStatus, ExternalEffect, HandoffStatus, Run, RunStatus
-from runs_app.services import approval_expire_due, effect_mark_unknown, handoff_expire_due
+from runs_app.limits import DEADLINE
+from runs_app.models import (
+    ApprovalStatus,
+    EffectStatus,
+    ExternalEffect,
+    FailureCategory,
+    HandoffStatus,
+    Run,
+    RunStatus,
+)
+from runs_app.services import approval_expire_due, effect_mark_unknown, handoff_expire_due, run_transition
 from worker.handlers import is_worker_plan
 from worker.lease import WORKER_OWNER_PREFIX
+from worker.steps.load import UNKNOWN_EFFECT, decided_effects
 
 log = logging.getLogger(__name__)
 
+# The states a run goes on from (not created, blocked or finished): the ones a deadline stops.
+_GOING = (RunStatus.RUNNING, RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTERNAL)
 DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED, ApprovalStatus.CANCELLED)
 
 
@@ -35,6 +47,7 @@ def recovery_candidates() -> list[int]:
     2. Driven by a worker whose lease expired (it died mid-plan or mid-call).
     3. Running, unleased, on a task plan the worker drives.
     4. Waiting on a handoff whose result has returned, with no live lease.
+    5. Blocked at `unknown_effect`, unleased, once a person decided the effect (worker.steps.load).
     """
     decided = Run.objects.filter(
         _lease_free(), status=RunStatus.WAITING_APPROVAL, pending_approval__status__in=DECIDED
@@ -49,8 +62,11 @@ def recovery_candidates() -> list[int]:
     ).select_related("task")
     returned = Run.objects.filter(_lease_free(), status=RunStatus.WAITING_EXTERNAL,
                                   handoffs__status=HandoffStatus.RETURNED)
+    effect_decided = Run.objects.filter(_lease_free(), status=RunStatus.BLOCKED, blocked_step=UNKNOWN_EFFECT).filter(
+        Exists(ExternalEffect.objects.filter(decided_effects(), run_id=OuterRef("pk"),
+                                             approval_id=OuterRef("pending_approval_id"))))
     ids = set(decided.values_list("pk", flat=True)) | set(orphaned.values_list("pk", flat=True))
-    ids |= set(returned.values_list("pk", flat=True))
+    ids |= set(returned.values_list("pk", flat=True)) | set(effect_decided.values_list("pk", flat=True))
     ids |= {run.pk for run in undriven if is_worker_plan(run.task)}
     return sorted(ids)
 
@@ -72,17 +88,65 @@ def effects_reconcile() -> list[int]:
     return marked
 
 
+AGENT_LEASE_EXPIRED = "agent_lease_expired"
+
+
+def _block_each(runs: QuerySet[Run], step: str, reason: Callable[[Run], str], category: str) -> list[int]:
+    """Block each run (a compare-and-set at the version read: a run that moved on meanwhile is left alone),
+    its lease released and the reason in its error and its `status.blocked` event."""
+    blocked: list[int] = []
+    for run in runs.only("pk", "project_id", "version", "lease_owner", "lease_expires_at", "deadline"):
+        error = {"step": step, "reason": reason(run), "category": category}
+        try:
+            run_transition(project=run.project_id, run_id=run.pk, to=RunStatus.BLOCKED, expected_version=run.version,
+                           blocked_step=step, error=error, failure_category=category,
+                           updates={"lease_owner": "", "lease_expires_at": None})
+        except (ConflictError, NotFoundError) as exc:
+            log.info("recovery: run %s left as it is: %s", run.pk, exc)
+            continue
+        blocked.append(run.pk)
+    return blocked
+
+
+def runs_past_deadline_block() -> list[int]:
+    """Runs past their deadline, not finished and not blocked, are blocked at `deadline` (runs_app.limits):
+    a waiting run never makes its next call, and an agent's next write is refused. A run a live worker
+    holds is left to it: the worker checks the deadline before each call (worker.limits)."""
+    due = Run.objects.filter(status__in=_GOING, deadline__lte=Now()).exclude(
+        lease_owner__startswith=WORKER_OWNER_PREFIX, lease_expires_at__gt=Now())
+
+    def reason(run: Run) -> str:
+        return f"the run's deadline {run.deadline.isoformat() if run.deadline else ''} has passed (recovery pass)"
+
+    return _block_each(due, DEADLINE, reason, FailureCategory.PERMISSION)
+
+
+def agent_leases_expired_block() -> list[int]:
+    """A `running` run whose agent's lease expired is noticed, not left `running` forever (seed 001): it is
+    blocked at `agent_lease_expired` with a `status.blocked` event naming the owner and when its lease ran
+    out, for a person to decide; the session can go on in a new run (which inherits none of this run's node)."""
+    expired = Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lte=Now()).exclude(
+        lease_owner="").exclude(lease_owner__startswith=WORKER_OWNER_PREFIX)
+    return _block_each(
+        expired, AGENT_LEASE_EXPIRED,
+        lambda run: f"the lease of {run.lease_owner} expired at {run.lease_expires_at.isoformat()} and was not renewed"
+        if run.lease_expires_at else f"the lease of {run.lease_owner} expired", FailureCategory.TRANSIENT)
+
+
 def recovery_pass(*, enqueue: Callable[[int], None]) -> dict[str, list[int]]:
-    """Expire due approvals and handoffs, mark orphaned effects unknown, and `enqueue` every run that needs a
-    resume."""
+    """Expire due approvals and handoffs, mark orphaned effects unknown, block runs past their deadline and runs
+    whose agent's lease expired, and `enqueue` every run that needs a resume."""
     expired = approval_expire_due()
     expired_handoffs = handoff_expire_due()
     unknown = effects_reconcile()
+    past_deadline = runs_past_deadline_block()
+    lost_agents = agent_leases_expired_block()
     runs = recovery_candidates()
     for run_id in runs:
         enqueue(run_id)
-    if expired or expired_handoffs or unknown or runs:
-        log.info("recovery: expired approvals %s, expired handoffs %s, unknown effects %s, enqueued runs %s",
-                 expired, expired_handoffs, unknown, runs)
+    if expired or expired_handoffs or unknown or runs or past_deadline or lost_agents:
+        log.info("recovery: expired approvals %s, expired handoffs %s, unknown effects %s, runs past deadline %s, "
+                 "runs whose agent's lease expired %s, enqueued runs %s", expired, expired_handoffs, unknown,
+                 past_deadline, lost_agents, runs)
     return {"expired_approvals": expired, "expired_handoffs": expired_handoffs, "unknown_effects": unknown,
-            "enqueued_runs": runs}
+            "deadline_blocked": past_deadline, "agent_lease_expired": lost_agents, "enqueued_runs": runs}

@@ -25,22 +25,33 @@ from runs_app.services import (
 )
 from worker.adapters import ToolAdapter
 from worker.handlers import is_worker_plan
-from worker.loading import DecisionAudit
+from worker.loading import DecisionAudit, Grant
 
 log = logging.getLogger(__name__)
 
 
 class StepFailed(Exception):
-    """A re-validation failed: the run goes to `blocked` naming the step."""
+    """A re-validation failed: the run goes to `blocked` naming the step.
 
-    def __init__(self, reason: str, **detail: Any) -> None:
+    `block_as` names the block when it is not the step's own name (`unknown_effect`, `budget`,
+    `deadline`: what a person must decide, not where it was noticed); `category` is the failure's kind
+    (runs_app.models.FailureCategory), recorded on the run.
+    """
+
+    def __init__(self, reason: str, *, block_as: str = "", category: str = "", **detail: Any) -> None:
         super().__init__(reason)
         self.reason = reason
         self.detail = detail
+        self.block_as = block_as
+        self.category = category
         # Set by the pipeline (worker.pipeline): the step that failed (a node driven after the binding
         # fails as `continue`), and whether the run is blocked already.
-        self.step = "continue"
+        self.step = block_as or "continue"
         self.handled = False
+
+    def name(self, step: str) -> None:
+        """The pipeline names the step that raised it, unless the failure names its block itself."""
+        self.step = self.block_as or step
 
 
 class Stop(Exception):
@@ -83,6 +94,14 @@ class Resume:
     move: dict[str, Any] | None = None
     # The pending approval's first decision in the audit log, read and checked with the load.
     decision_audit: DecisionAudit | None = None
+    # What the run waits on, as its checkpoint at the load said (`pending_gate`): the repair it declares, say.
+    gate: Any = None
+    # The pending approval's authority as it is now (the reviewer's role, the asking token), read with the load.
+    grant: Grant | None = None
+    # A person abandoned the approved action's effect (its outcome could not be proven): bound like a rejection.
+    abandoned: bool = False
+    # The dispatched effect's outcome is unknown and its adapter can look it up by key: `call` asks first.
+    look_up_first: bool = False
 
     @property
     def project_id(self) -> int:

@@ -252,6 +252,7 @@ class _Operations:
     claim_run = _CallOp(ops.claim_run)
     heartbeat_run = _CallOp(ops.heartbeat_run)
     transition_run = _CallOp(ops.transition_run)
+    report_usage = _CallOp(ops.report_usage)
     append_event = _CallOp(ops.append_event)
     list_events = _PagedOp(ops.list_events)
     # tasks

@@ -230,6 +230,7 @@ _RUNS_READ = route("GET", "runs/{id}/", "runs_read")
 _RUNS_CLAIM = route("POST", "runs/{id}/claim/", "runs_claim")
 _RUNS_HEARTBEAT = route("POST", "runs/{id}/heartbeat/", "runs_heartbeat")
 _RUNS_TRANSITION = route("POST", "runs/{id}/transition/", "runs_transition")
+_RUNS_USAGE = route("POST", "runs/{id}/usage/", "runs_usage_report")
 _EVENTS_LIST = route("GET", "runs/{id}/events/", "run_events_list")
 _EVENTS_APPEND = route("POST", "runs/{id}/events/", "run_events_append")
 
@@ -286,6 +287,17 @@ def transition_run(
     body = fields(to=to, expected_version=expected_version, lease_owner=lease_owner, error=error,
                   blocked_step=blocked_step)
     return _RUNS_TRANSITION.call(parse=Run.from_json, id=run_id, json=body, request_key=request_key)
+
+
+def report_usage(
+    run_id: int, *, tokens: int, cost: Decimal | None = None, model: str | None = None, call_id: str | None = None,
+    lease_owner: str | None = None, request_key: str | None = None,
+) -> Call[Run]:
+    """Report one model call's `tokens` and `cost` (after the call): the run's `tokens_used` and `cost_used`
+    advance atomically. The answer is the run: `status == "blocked"` (`blocked_step` `budget` or `deadline`)
+    means it reached its budget or deadline, so make no further model or tool call."""
+    body = fields(tokens=tokens, cost=cost, model=model, call_id=call_id, lease_owner=lease_owner)
+    return _RUNS_USAGE.call(parse=Run.from_json, id=run_id, json=body, request_key=request_key)
 
 
 def append_event(run_id: int, kind: str, data: Mapping[str, Any] | None = None, *, request_key: str | None = None

@@ -16,10 +16,13 @@ from runs_app.services.approvals import (
 from runs_app.services.checkpoints import checkpoint_create
 from runs_app.services.effects import (
     Delivery,
+    Resend,
     effect_deliver,
     effect_dispatch,
     effect_intend,
     effect_mark_unknown,
+    effect_refuse,
+    effect_resolve,
 )
 from runs_app.services.handoffs import (
     handoff_accept,
@@ -31,6 +34,8 @@ from runs_app.services.handoffs import (
     handoff_return,
 )
 from runs_app.services.runs import (
+    MAX_COST_PER_CALL,
+    MAX_TOKENS_PER_CALL,
     node_execution_finish,
     node_execution_start,
     run_claim,
@@ -41,10 +46,12 @@ from runs_app.services.runs import (
     run_events_append,
     run_heartbeat,
     run_metrics_merge,
+    run_reblock,
     run_record_usage,
     run_release,
     run_set_current_node,
     run_transition,
+    run_usage_report,
 )
 from runs_app.services.tasks import TASK_CLIENT_FIELDS, task_create, task_save, task_transition
 from runs_app.services.threads import (
@@ -57,11 +64,14 @@ from runs_app.services.threads import (
 )
 
 __all__ = [
+    "MAX_COST_PER_CALL",
+    "MAX_TOKENS_PER_CALL",
     "TASK_CLIENT_FIELDS",
     "BulkItem",
     "BulkResult",
     "Decision",
     "Delivery",
+    "Resend",
     "approval_decide",
     "approval_decide_bulk",
     "approval_expire",
@@ -72,6 +82,8 @@ __all__ = [
     "effect_dispatch",
     "effect_intend",
     "effect_mark_unknown",
+    "effect_refuse",
+    "effect_resolve",
     "handoff_accept",
     "handoff_answer_by_person",
     "handoff_cancel",
@@ -89,10 +101,12 @@ __all__ = [
     "run_events_append",
     "run_heartbeat",
     "run_metrics_merge",
+    "run_reblock",
     "run_record_usage",
     "run_release",
     "run_set_current_node",
     "run_transition",
+    "run_usage_report",
     "task_create",
     "task_save",
     "task_transition",

@@ -18,6 +18,7 @@ from harness.tenancy import Role, user_can_see_project, user_has_role
 from harness.transitions import cas_transition_row
 from runs_app.machines import APPROVAL_MACHINE
 from runs_app.models import ApprovalExecutor, ApprovalRequest, ApprovalStatus, ExternalEffect, Run, RunStatus
+from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.signals import resume_requested
 
@@ -35,13 +36,17 @@ def approval_request_create(
     expected_version: int | None = None,
     expires_at: dt.datetime | None = None,
     executor: str = ApprovalExecutor.WORKER,
+    gate: dict[str, Any] | None = None,
 ) -> ApprovalRequest:
     """Post a pending action and move its run to waiting_approval in the same transaction.
 
     The move releases the run's lease in the same write (run_transition: a waiting state holds no
-    lease), so the resume after the decision never waits for the asking agent's lease to run out.
+    lease), so the resume after the decision never waits for the asking agent's lease to run out. A
+    checkpoint of the waiting run is written with it (`checkpoint_waiting`: what it waits on, bound to the
+    approval), which is also the checkpoint before the consequential write the approval allows.
     `executor` says who runs the approved tool: the resume worker through its adapter ("worker"), or
-    the agent that asked ("agent": the resume binds the decision to the run and hands it back).
+    the agent that asked ("agent": the resume binds the decision to the run and hands it back). `gate`: more
+    of what the waiting checkpoint records about the gate (the worker's repair declaration: worker.repair).
     """
     if not tool or not idempotency_key:
         raise ValidationFailed("An approval needs a tool and an idempotency key.", code="invalid")
@@ -72,10 +77,13 @@ def approval_request_create(
                 "This run already has a pending approval.", code="approval_pending",
                 current_status=run.status, current_version=run.version,
             ) from None
-        run_transition(
+        moved = run_transition(
             project=project, run_id=run_id, to=RunStatus.WAITING_APPROVAL, expected_version=expected_version,
             updates={"pending_approval": approval},
         )
+        checkpoint_waiting(project=project, run=moved, waits_for=f"approval of {tool}", approval_id=approval.pk,
+                           pending_gate={**(gate or {}), "tool": tool, "fingerprint": approval.action_fingerprint,
+                                         "approval": approval.pk})
         run_event_append(
             project=project, run_id=run_id, kind="approval.requested",
             data={"approval": approval.pk, "tool": tool, "fingerprint": approval.action_fingerprint,

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from typing import Generic, NamedTuple, TypeVar
 
-from django.db import connection
+from django.db import connection, transaction
 
 from harness.db import prepared_cursor
 from runs_app.models import Checkpoint
@@ -93,10 +93,14 @@ def checkpoint_facts(project_id: int, run_id: int | None, parent_id: int | None)
 
 
 def remember_written(checkpoint: Checkpoint) -> None:
-    """A checkpoint this process just wrote outside a transaction is committed: the next one's parent."""
+    """A checkpoint this process just wrote is the next one's parent, once it is committed: at once outside a
+    transaction, at the commit inside one (a rollback forgets it)."""
+    facts = (checkpoint.content_hash, checkpoint.depth, checkpoint.run_id, checkpoint.task_id)
+    key = (checkpoint.project_id, checkpoint.pk)
     if not connection.in_atomic_block:
-        _checkpoints.put((checkpoint.project_id, checkpoint.pk),
-                         (checkpoint.content_hash, checkpoint.depth, checkpoint.run_id, checkpoint.task_id))
+        _checkpoints.put(key, facts)
+    else:
+        transaction.on_commit(lambda: _checkpoints.put(key, facts))
 
 
 def forget(project_id: int, run_id: int | None, parent_id: int | None) -> None:

@@ -11,6 +11,8 @@ from harness.models import Project
 from runs_app.models import ApprovalRequest, Checkpoint, Run, Task
 from runs_app.services.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
 
+LANGGRAPH_THREAD_MODE = "langgraph"  # runs_app.services.threads.THREAD_TASK_MODE (which imports this module)
+
 
 def checkpoint_create(
     *,
@@ -55,6 +57,43 @@ def checkpoint_create(
     # the reads before it see only facts that never change (a run's project and task, an append-only
     # parent checkpoint): no BEGIN/COMMIT round trips around them on the hot path.
     return _checkpoint_create(project_id, run_id, task_id, parent_id, fields)
+
+
+def checkpoint_waiting(
+    *, project: Project | int, run: Run, waits_for: str, pending_gate: Any, approval_id: int | None = None,
+) -> Checkpoint | None:
+    """Checkpoint a run as it starts waiting (seed 002, section 06: "waiting for a user or an external result",
+    and, for an approval the worker then executes, "before a consequential write"): call in the transaction
+    that moves it.
+
+    The new checkpoint is a child of the run's latest (or its task's): the run's cursor, the same state and artifact
+    fingerprints, so the resume re-validates against exactly what the run had, plus what it waits for
+    (`pending_gate`, over the gate the parent named, if any) and the approval it waits on. A run with no
+    checkpoint yet gets its first, at its cursor. A LangGraph thread's run gets none: its checkpoints are the
+    graph's own (LangGraph saves one at its interrupt), and its reads take the newest of the run as the graph's.
+    """
+    if run.task_mode == LANGGRAPH_THREAD_MODE:
+        return None
+    project_id = project if isinstance(project, int) else project.pk
+    parent_id = run.last_checkpoint_id
+    if parent_id is None and run.task_id is not None:
+        parent_id = Task.objects.filter(pk=run.task_id).values_list("latest_checkpoint_id", flat=True).first()
+    parent = (Checkpoint.objects.filter(project_id=project_id, pk=parent_id)
+              .values("cursor", "state", "artifact_fingerprints", "pending_gate", "run_id", "task_id").first()
+              ) if parent_id else None
+    if parent is not None and parent["run_id"] != run.pk and parent["task_id"] != run.task_id:
+        parent = None  # not in this run's lineage (a fork's): start the run's own
+    if parent is not None and isinstance(parent["pending_gate"], dict) and isinstance(pending_gate, dict):
+        pending_gate = {**parent["pending_gate"], **pending_gate}  # what the agent said it waits on, kept
+    return checkpoint_create(
+        project=project_id, run_id=run.pk, parent_id=parent_id if parent is not None else None,
+        label=f"waiting for {waits_for}"[:120],
+        # The run's cursor is its latest checkpoint's (a checkpoint write sets it), or what the run moved it to.
+        cursor=run.cursor or (parent["cursor"] if parent is not None else {}),
+        state=parent["state"] if parent is not None else {},
+        artifact_fingerprints=parent["artifact_fingerprints"] if parent is not None else {},
+        pending_gate=pending_gate, approval_id=approval_id,
+    )
 
 
 def _checkpoint_create(

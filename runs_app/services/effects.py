@@ -1,7 +1,9 @@
-"""External effects: intent, dispatch, delivery and consume-once, keyed by the idempotency key."""
+"""External effects: intent, dispatch, delivery and consume-once, keyed by the idempotency key; a refusal;
+and a person's decision on an effect whose outcome cannot be proven (seed 002, section 12)."""
 
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,14 +11,27 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from harness.actors import Actor
+from harness.audit import audit_record
 from harness.canonical import action_fingerprint, digest
 from harness.db import fetch_instance, returning
-from harness.errors import ConflictError, DomainError, NotFoundError, ValidationFailed
+from harness.errors import ConflictError, DomainError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
+from harness.tenancy import Role, user_can_see_project, user_has_role
 from harness.transitions import cas_transition, cas_transition_row
 from runs_app.machines import EFFECT_MACHINE, RUN_MACHINE
-from runs_app.models import ApprovalRequest, ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
+from runs_app.models import (
+    ApprovalRequest,
+    ApprovalStatus,
+    EffectDecision,
+    EffectStatus,
+    ExternalEffect,
+    FailureCategory,
+    Run,
+    RunStatus,
+)
 from runs_app.services.runs import run_event_append, run_transition
+from runs_app.signals import resume_requested
 
 
 def effect_intend(
@@ -142,21 +157,151 @@ ON CONFLICT (project_id, idempotency_key) DO NOTHING
 """  # noqa: S608 - the RETURNING list is the model's columns (harness.db.returning); every value is bound
 
 
-def effect_dispatch(*, project: Project | int, effect_id: int) -> ExternalEffect:
+class Resend:
+    """Who allows an unknown effect to be dispatched again under its key (`effect_dispatch`'s `resend`)."""
+
+    NONE = ""  # only a first dispatch (from `intended`)
+    ADAPTER = "adapter"  # the tool's adapter declares that it honours idempotency keys
+    PERSON = "person"  # a person decided to retry it (`effect_resolve`): spent by this dispatch
+
+
+def effect_dispatch(*, project: Project | int, effect_id: int, resend: str = Resend.NONE) -> ExternalEffect:
     """Mark the call as about to leave (attempts + 1) before it leaves: a crash after this is `unknown`.
 
+    An unknown effect leaves again only with a reason to believe that is safe (`resend`); otherwise the
+    write's condition holds only for an intended one, and a refused write is a 409. A person's retry is
+    spent by the dispatch (`retry_authorized` back to false in the same statement).
     One statement on PostgreSQL: the transition's UPDATE returns the dispatched row.
     """
+    allowed = {Resend.NONE: Q(status=EffectStatus.INTENDED),
+               Resend.PERSON: Q(status=EffectStatus.INTENDED) | Q(retry_authorized=True),
+               Resend.ADAPTER: None}[resend]
     return cas_transition_row(
         ExternalEffect.objects.filter(project=project), pk=effect_id, machine=EFFECT_MACHINE,
-        to=EffectStatus.DISPATCHED, expected_version=None,
-        updates={"attempts": F("attempts") + 1, "dispatched_at": timezone.now()},
+        to=EffectStatus.DISPATCHED, expected_version=None, extra_filter=allowed,
+        updates={"attempts": F("attempts") + 1, "dispatched_at": timezone.now(), "retry_authorized": False},
     )
 
 
 def effect_mark_unknown(*, project: Project | int, effect_id: int) -> ExternalEffect:
     return cas_transition_row(ExternalEffect.objects.filter(project=project), pk=effect_id, machine=EFFECT_MACHINE,
                               to=EffectStatus.UNKNOWN, expected_version=None)
+
+
+def effect_refuse(*, project: Project | int, effect_id: int, answer: Any, category: str) -> ExternalEffect:
+    """The tool definitely said no (an HTTP 4xx): the dispatched effect ends `refused` with its answer,
+    logged on its run. Nothing happened, so nothing is ever re-sent under this key."""
+    if category not in FailureCategory.values:
+        raise ValidationFailed(f"category is one of {', '.join(FailureCategory.values)}.", code="invalid")
+    effect = cas_transition_row(
+        ExternalEffect.objects.filter(project=project), pk=effect_id, machine=EFFECT_MACHINE,
+        to=EffectStatus.REFUSED, expected_version=None, updates={"answer": answer, "failure_category": category},
+    )
+    if effect.run_id:
+        run_event_append(project=effect.project_id, run_id=effect.run_id, kind="effect.refused",
+                         data={"key": effect.idempotency_key, "answer": answer, "category": category})
+    return effect
+
+
+def effect_resolve(
+    *,
+    project: Project | int | None = None,
+    project_ids: Sequence[int] | None = None,
+    effect_id: int,
+    actor: Actor,
+    decision: str,
+    reason: str = "",
+    evidence: str = "",
+    result: Any = None,
+    expected_version: int | None = None,
+) -> ExternalEffect:
+    """A person's decision on an effect whose outcome is unknown: bound, audited, and its run resumed.
+
+    1. Only a reviewer who can see the project decides (as for an approval); the effect must be `unknown`.
+    2. `mark_delivered` needs the evidence (what shows it happened) and the result: unknown -> delivered,
+       hashed as any delivery. `retry` allows one more dispatch under the same key (the worker makes it,
+       committed before the call, `effect_dispatch(resend=PERSON)`). `abandon` needs a reason: unknown ->
+       abandoned, and the run is told as it is told of a rejection.
+    3. One conditional write from `unknown` (at `expected_version` when given) records the decision on the
+       effect (`resolution`: who, when, why, the evidence, the attempts it saw); the audit entry and the run's
+       event go in the same transaction, and the run's resume is queued after commit.
+    """
+    user = actor.user
+    if user is None or not user_has_role(user, Role.REVIEWER):
+        raise Forbidden("Only reviewers decide an effect whose outcome is unknown.", code="not_a_reviewer")
+    if project_ids is None:
+        if project is None:
+            raise ValueError("effect_resolve needs the project or the caller's project_ids")
+        project_id = project if isinstance(project, int) else project.pk
+        if not user_can_see_project(user, project_id):
+            raise NotFoundError(f"Effect {effect_id} does not exist.")
+        effects = ExternalEffect.objects.filter(project_id=project_id)
+    else:
+        effects = ExternalEffect.objects.for_projects(project_ids)
+    reason, evidence = reason.strip(), evidence.strip()
+    if decision not in EffectDecision.values:
+        raise ValidationFailed(f"decision is one of {', '.join(EffectDecision.values)}.", code="invalid")
+    if decision == EffectDecision.MARK_DELIVERED and (not evidence or result is None):
+        raise ValidationFailed("Marking an effect delivered needs the evidence and the result.",
+                               code="evidence_required")
+    if decision == EffectDecision.ABANDON and not reason:
+        raise ValidationFailed("Abandoning an effect needs a reason.", code="reason_required")
+    now = timezone.now()
+    resolution: dict[str, Any] = {"decision": decision, "by": user.get_username(), "at": now.isoformat(),
+                                  "reason": reason, "evidence": evidence}
+    unknown = Q(status=EffectStatus.UNKNOWN)
+    with transaction.atomic():
+        if decision == EffectDecision.RETRY:
+            effect = _effect_retry_authorize(effects, effect_id, resolution, expected_version)
+        else:
+            updates: dict[str, Any] = {"resolution": resolution}
+            to = EffectStatus.ABANDONED
+            if decision == EffectDecision.MARK_DELIVERED:
+                to = EffectStatus.DELIVERED
+                resolution["result_hash"] = digest(result)
+                updates.update(result=result, result_hash=resolution["result_hash"], delivered_at=now)
+            try:
+                effect = cas_transition_row(effects, pk=effect_id, machine=EFFECT_MACHINE, to=to,
+                                            expected_version=expected_version, extra_filter=unknown, updates=updates)
+            except ConflictError as exc:
+                if exc.code not in ("guard_failed", "illegal_transition"):
+                    raise
+                raise ConflictError(
+                    f"The effect is {exc.current_status}: only an unknown outcome is decided.",
+                    code="effect_not_unknown", current_status=exc.current_status,
+                    current_version=exc.current_version) from None
+        audit_record(project=effect.project_id, actor=actor, action=f"effect.{decision}", target=effect, data={
+            "key": effect.idempotency_key, "tool": effect.tool, "arguments_digest": effect.arguments_digest,
+            "attempts": effect.attempts, "reason": reason, "evidence": evidence,
+            "result_hash": resolution.get("result_hash", ""),
+        })
+        if effect.run_id:
+            run_event_append(project=effect.project_id, run_id=effect.run_id, kind="effect.resolved",
+                             data={"effect": effect.pk, "key": effect.idempotency_key, "decision": decision,
+                                   "by": user.get_username()})
+            run_id = effect.run_id
+            transaction.on_commit(lambda: resume_requested.send(sender=Run, run_id=run_id))
+        return effect
+
+
+def _effect_retry_authorize(
+    effects: Any, effect_id: int, resolution: dict[str, Any], expected_version: int | None
+) -> ExternalEffect:
+    """Allow one more dispatch of an unknown effect (no status change: the dispatch is the transition)."""
+    matching = effects.filter(pk=effect_id, status=EffectStatus.UNKNOWN)
+    if expected_version is not None:
+        matching = matching.filter(version=expected_version)
+    updated = matching.update(retry_authorized=True, resolution=resolution, version=F("version") + 1,
+                              updated_at=timezone.now())
+    current = effects.filter(pk=effect_id).first()
+    if current is None:
+        raise NotFoundError(f"Effect {effect_id} does not exist.")
+    if not updated:
+        raise ConflictError(
+            f"The effect is {current.status} at version {current.version}: only an unknown outcome is decided.",
+            code="effect_not_unknown", current_status=current.status, current_version=current.version)
+    effect: ExternalEffect = current
+    return effect
 
 
 @dataclass(frozen=True)

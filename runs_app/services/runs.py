@@ -21,8 +21,10 @@ from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from harness.transitions import cas_transition_row
+from runs_app.limits import limit_exceeded
 from runs_app.machines import RUN_MACHINE
-from runs_app.models import Checkpoint, NodeExecution, Run, RunEvent, RunStatus, Task
+from runs_app.models import Checkpoint, FailureCategory, NodeExecution, Run, RunEvent, RunStatus, Task
+from runs_app.services.checkpoints import checkpoint_waiting
 from sessions_app.models import Session
 
 
@@ -70,6 +72,7 @@ def run_create(
 
 
 _WAITING = frozenset({RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTERNAL})
+_GOING_ON = frozenset({RunStatus.RUNNING, RunStatus.SUCCEEDED, *_WAITING})
 
 
 def run_transition(
@@ -84,6 +87,7 @@ def run_transition(
     actor: Actor | None = None,
     updates: dict[str, Any] | None = None,
     events: list[tuple[str, dict[str, Any]]] | None = None,
+    failure_category: str | None = None,
 ) -> Run:
     """Move a run through RUN_MACHINE with a compare-and-set on its version.
 
@@ -97,10 +101,17 @@ def run_transition(
     fields: dict[str, Any] = dict(updates or {})
     if error is not None:
         fields["error"] = error
+    if failure_category is not None:
+        if failure_category and failure_category not in FailureCategory.values:
+            raise ValidationFailed(f"failure_category is one of {', '.join(FailureCategory.values)}.",
+                                   code="invalid")
+        fields["failure_category"] = failure_category
     if to == RunStatus.BLOCKED:
         fields["blocked_step"] = blocked_step or "unspecified"
     elif "blocked_step" not in fields:
         fields["blocked_step"] = ""
+    if to in _GOING_ON and "failure_category" not in fields:
+        fields["failure_category"] = ""  # a run that goes on is not failing any more; a failed one keeps why
     if to in RUN_MACHINE.terminal or to in _WAITING:
         # A finished run holds no lease, and neither does a waiting one (DESIGN.md: "a waiting state
         # releases the lease in the same write"): whoever continues it claims it afresh.
@@ -119,13 +130,44 @@ def run_transition(
     if any(not kind or len(kind) > 64 for kind, _ in appended):
         raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
     fields["last_event_seq"] = F("last_event_seq") + len(appended)
-    # One statement, atomic by itself: a refused compare-and-set wrote nothing (no event either), so a
-    # caller's transaction goes on, and outside one no BEGIN/COMMIT round trips are needed.
-    return cas_transition_row(
-        _runs(project), pk=run_id, machine=RUN_MACHINE, to=to, expected_version=expected_version,
-        extra_filter=lease_guard, updates=fields, actor=actor.kind if actor is not None else None,
-        wrap=_with_events(appended),
-    )
+    def move() -> Run:
+        return cas_transition_row(
+            _runs(project), pk=run_id, machine=RUN_MACHINE, to=to, expected_version=expected_version,
+            extra_filter=lease_guard, updates=fields, actor=actor.kind if actor is not None else None,
+            wrap=_with_events(appended),
+        )
+
+    if to != RunStatus.WAITING_EXTERNAL:
+        # One statement, atomic by itself: a refused compare-and-set wrote nothing (no event either), so a
+        # caller's transaction goes on, and outside one no BEGIN/COMMIT round trips are needed.
+        return move()
+    # A run that starts waiting for an external result is checkpointed with the move (seed 002, section 06).
+    with transaction.atomic():
+        run = move()
+        checkpoint = checkpoint_waiting(project=run.project_id, run=run, waits_for="an external result",
+                                        pending_gate={"external": True, "cursor": run.cursor})
+        if checkpoint is not None:
+            run.last_checkpoint_id = checkpoint.pk
+        return run
+
+
+def run_reblock(
+    *, project: Project | int, run_id: int, owner: str, blocked_step: str, error: dict[str, Any],
+    failure_category: str = "", events: list[tuple[str, dict[str, Any]]] | None = None,
+) -> None:
+    """A run the worker resumed from `blocked` (a person decided what blocked it: worker.steps.load) that fails
+    a check again stays blocked, at the new step: not a transition (the table has no blocked -> blocked), so
+    the status is the write's condition and is not written. Its lease is released and the events (then a
+    `status.blocked` one, as a block writes) appended; a lost lease refuses it (409 lease_lost)."""
+    with transaction.atomic():
+        updated = _runs(project).filter(
+            pk=run_id, status=RunStatus.BLOCKED, lease_owner=owner, lease_expires_at__gt=Now(),
+        ).update(blocked_step=blocked_step, error=error, failure_category=failure_category, lease_owner="",
+                 lease_expires_at=None, version=F("version") + 1, updated_at=timezone.now())
+        if not updated:
+            raise ConflictError("The lease is lost.", code="lease_lost")
+        run_events_append(project=project, run_id=run_id, events=[
+            *(events or []), (f"status.{RunStatus.BLOCKED}", {"error": error, "step": blocked_step})])
 
 
 def _with_events(events: list[tuple[str, dict[str, Any]]]) -> Callable[[str, list[Any]], tuple[str, list[Any]]]:
@@ -305,11 +347,14 @@ RETURNING id, project_id, status, version, lease_owner, lease_expires_at, metric
 """
 
 
-def run_set_current_node(*, project: Project | int, run_id: int, owner: str, node: str) -> None:
-    """Record the node the lease holder is working on; a lost lease refuses the write."""
-    updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=Now()).update(
-        current_node=node, updated_at=timezone.now()
-    )
+def run_set_current_node(
+    *, project: Project | int, run_id: int, owner: str, node: str, cursor: dict[str, Any] | None = None
+) -> None:
+    """Record the node the lease holder is working on (and its cursor, when given); a lost lease refuses it."""
+    fields: dict[str, Any] = {"current_node": node, "updated_at": timezone.now()}
+    if cursor is not None:
+        fields["cursor"] = cursor
+    updated = _runs(project).filter(pk=run_id, lease_owner=owner, lease_expires_at__gt=Now()).update(**fields)
     if not updated:
         raise ConflictError("The lease is lost.", code="lease_lost")
 
@@ -318,6 +363,78 @@ def run_record_usage(*, project: Project | int, run_id: int, tokens: int = 0, co
     _runs(project).filter(pk=run_id).update(
         tokens_used=F("tokens_used") + tokens, cost_used=F("cost_used") + cost, updated_at=timezone.now()
     )
+
+
+MAX_TOKENS_PER_CALL = 10**12
+MAX_COST_PER_CALL = Decimal("99999999.9999")  # cost_used's 12 digits, 4 after the point
+_MAX_TOKENS_USED, _MAX_COST_USED = 2**63 - 1, MAX_COST_PER_CALL  # what the columns hold: a sum past them is refused
+
+
+def run_usage_report(
+    *, project: Project | int, run_id: int, tokens: int, cost: Decimal, model: str = "", call_id: str = "",
+    lease_owner: str | None = None,
+) -> Run:
+    """Add one model call's tokens and cost to the run; a run that reaches a limit is stopped right there.
+
+    1. One statement: `tokens_used` and `cost_used` advance by the call's (an addition in the UPDATE, so
+       concurrent reports never lose one) and a `usage.reported` event is appended with the next seq; the
+       run's row comes back. A finished run takes no report (409 run_finished); with `lease_owner`, only
+       while that owner holds the lease (409 lease_lost).
+    2. If the run has now reached its token or cost budget, or is past its deadline (runs_app.limits), and
+       can be blocked, it is blocked at `budget` or `deadline` (a transition of its own), so its next model
+       or tool call is refused: the answer shows the blocked run.
+    """
+    if not 0 <= tokens <= MAX_TOKENS_PER_CALL:
+        raise ValidationFailed(f"tokens is 0 to {MAX_TOKENS_PER_CALL}.", code="invalid")
+    cost = Decimal(cost)
+    if not Decimal(0) <= cost <= MAX_COST_PER_CALL:
+        raise ValidationFailed(f"cost is 0 to {MAX_COST_PER_CALL}.", code="invalid")
+    project_id = project if isinstance(project, int) else project.pk
+    now = timezone.now()
+    data = {"tokens": tokens, "cost": str(cost), **({"model": model} if model else {}),
+            **({"call_id": call_id} if call_id else {})}
+    run = fetch_instance(Run, _USAGE_SQL, {
+        "tokens": tokens, "cost": cost, "now": now, "rid": run_id, "pid": project_id, "owner": lease_owner,
+        "terminal": list(RUN_MACHINE.terminal), "data": json.dumps(data), "max_tokens": _MAX_TOKENS_USED,
+        "max_cost": _MAX_COST_USED,
+    })
+    if run is None:
+        current = _runs(project_id).filter(pk=run_id).values("status", "version", "tokens_used", "cost_used").first()
+        if current is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        if current["status"] in RUN_MACHINE.terminal:
+            raise ConflictError("A finished run takes no usage report.", code="run_finished",
+                                current_status=current["status"], current_version=current["version"])
+        if current["tokens_used"] > _MAX_TOKENS_USED - tokens or current["cost_used"] > _MAX_COST_USED - cost:
+            raise ValidationFailed("The run's totals cannot hold this report.", code="usage_overflow")
+        raise ConflictError("The lease is lost.", code="lease_lost", current_status=current["status"],
+                            current_version=current["version"])
+    exceeded = limit_exceeded(run, now=now)
+    if exceeded is not None and RUN_MACHINE.can(run.status, RunStatus.BLOCKED):
+        run = run_transition(
+            project=project_id, run_id=run_id, to=RunStatus.BLOCKED, expected_version=run.version,
+            blocked_step=exceeded.step, failure_category=exceeded.category,
+            error={"step": exceeded.step, "reason": exceeded.reason, "category": exceeded.category},
+            updates={"lease_owner": "", "lease_expires_at": None},
+        )
+    return run
+
+
+_USAGE_SQL = """
+WITH r AS (
+    UPDATE runs_app_run
+       SET tokens_used = tokens_used + %(tokens)s, cost_used = cost_used + %(cost)s,
+           last_event_seq = last_event_seq + 1, updated_at = %(now)s
+     WHERE id = %(rid)s AND project_id = %(pid)s AND status <> ALL(%(terminal)s)
+       AND (%(owner)s::text IS NULL OR (lease_owner = %(owner)s AND lease_expires_at > statement_timestamp()))
+       AND tokens_used <= %(max_tokens)s - %(tokens)s AND cost_used <= %(max_cost)s - %(cost)s
+    """ + returning(Run) + """
+), e AS (
+    INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
+    SELECT r.id, r.last_event_seq, 'usage.reported', %(data)s::jsonb, now() FROM r
+)
+SELECT * FROM r
+"""  # noqa: S608 - the RETURNING list is the model's columns (harness.db.returning); every value is bound
 
 
 # --- run events ----------------------------------------------------------------------------
@@ -425,9 +542,11 @@ def node_execution_start(*, run: Run, node: str) -> NodeExecution:
 
 
 def node_execution_finish(
-    *, execution: NodeExecution, ok: bool, output: Any = None, error: str = "", checkpoint: Checkpoint | None = None
+    *, execution: NodeExecution, ok: bool, output: Any = None, error: str = "", checkpoint: Checkpoint | None = None,
+    failure_category: str = "",
 ) -> None:
     NodeExecution.objects.filter(pk=execution.pk).update(
         status=NodeExecution.Status.SUCCEEDED if ok else NodeExecution.Status.FAILED,
         output=output, error=error, checkpoint=checkpoint, finished_at=timezone.now(),
+        failure_category="" if ok else failure_category,
     )

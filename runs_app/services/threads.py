@@ -44,12 +44,12 @@ from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from runs_app.models import Checkpoint, Run, RunStatus
-from runs_app.services.checkpoints import ExternalWrite, checkpoint_write_external
+from runs_app.services.checkpoints import LANGGRAPH_THREAD_MODE, ExternalWrite, checkpoint_write_external
 from runs_app.services.runs import run_create, run_event_append, run_transition
 from sessions_app.models import MemoryPolicy, SessionRole
 from sessions_app.services import session_create
 
-THREAD_TASK_MODE = "langgraph"
+THREAD_TASK_MODE = LANGGRAPH_THREAD_MODE  # "langgraph"
 MAX_THREAD_ID = 64  # Run.ref
 MAX_NAME = 1000  # a namespace, a checkpoint id, a task id or path, a channel
 

@@ -74,6 +74,8 @@ ENDPOINTS = [
       lambda w: {"owner": w.run.lease_owner, "lease_seconds": 30}, 200, WRITE),
     E("runs_transition", "POST", "/api/v1/runs/{id}/transition/", lambda w: f"/api/v1/runs/{w.run.pk}/transition/",
       lambda w: {"to": "running", "expected_version": w.run.version, "lease_owner": w.run.lease_owner}, 200, WRITE),
+    E("runs_usage_report", "POST", "/api/v1/runs/{id}/usage/", lambda w: f"/api/v1/runs/{w.running_run.pk}/usage/",
+      lambda w: {"tokens": 120, "cost": "0.0030", "model": "m-1"}, 200, WRITE),
     E("run_events_list", "GET", "/api/v1/runs/{id}/events/", lambda w: f"/api/v1/runs/{w.run.pk}/events/"),
     E("run_events_append", "POST", "/api/v1/runs/{id}/events/", lambda w: f"/api/v1/runs/{w.run.pk}/events/",
       lambda w: {"kind": "tool.called", "data": {"tool": "search"}}, 201, WRITE),

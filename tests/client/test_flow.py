@@ -103,7 +103,7 @@ def test_an_agent_works_a_run_end_to_end(live: Live, hc: HarnessClient) -> None:
 
     # What the database holds is what the client was told.
     assert SessionItem.objects.filter(session_id=session.id).count() == 2
-    assert Checkpoint.objects.filter(run_id=run.id).count() == 4
+    assert Checkpoint.objects.filter(run_id=run.id).count() == 5  # 4, and the one the approval request wrote
     assert ApprovalRequest.objects.get(pk=approval.id).status == "approved"
     assert Run.objects.get(pk=run.id).pending_approval_id == approval.id
 

@@ -49,7 +49,8 @@ def test_approval_detail_shows_what_a_reviewer_needs(scene: Scene, reviewer_clie
     assert "&quot;branch&quot;: &quot;fix/login&quot;" in body  # pretty-printed, escaped
     assert "agent:coder" in body
     assert "I need to push the patch" in body  # the session's recent items
-    assert "patched" in body  # the latest checkpoint
+    # The latest checkpoint: the one the request wrote as the run started waiting (issue 16, section 5).
+    assert "waiting for approval of git.push" in body
     assert "Verify the approved fingerprint" in body  # what the resume will check
     assert 'id="approve"' in body and 'id="reject"' in body and 'id="edit-approve"' in body
 
@@ -82,7 +83,8 @@ def test_lineage_draws_forks_side_by_side(scene: Scene, reviewer_client) -> None
     assert nodes[located.pk].x != nodes[fork.pk].x  # side by side
     assert nodes[patched.pk].y > nodes[located.pk].y and nodes[patched.pk].parent_x == nodes[located.pk].x
     body = reviewer_client.get(reverse("runs:run_lineage", args=[scene.run.pk])).content.decode()
-    assert body.count('class="edge"') == 3 and body.count("<circle") == 4 and 'class="node fork"' in body
+    # Four of the scene's and the one the approval request wrote under `patched` as the run started waiting.
+    assert body.count('class="edge"') == 4 and body.count("<circle") == 5 and 'class="node fork"' in body
 
 
 def test_diff_names_each_changed_path(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]

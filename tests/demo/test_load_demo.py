@@ -21,9 +21,11 @@ def test_load_demo_builds_the_seed_scenario_once():
     assert runs["R-101"].task_id == task.pk and runs["R-101"].current_node == "publish"
 
     days = list(Checkpoint.objects.filter(task=task).order_by("depth").values_list("label", "depth"))
-    assert [label.split(":")[0] for label, _ in days] == ["day 1", "day 2", "day 3"]
-    assert task.latest_checkpoint.label.startswith("day 3")
-    assert task.latest_checkpoint.parent.parent.parent_id is None
+    # Day 3 ends with R-101 waiting: its approval request checkpoints it (issue 16, section 5).
+    assert [label.split(":")[0] for label, _ in days] == ["day 1", "day 2", "day 3",
+                                                          "waiting for approval of publish_chapter"]
+    assert task.latest_checkpoint.parent.label.startswith("day 3")
+    assert task.latest_checkpoint.parent.parent.parent.parent_id is None
 
     pending = ApprovalRequest.objects.get(project=project, status="pending")
     assert pending.run_id == runs["R-101"].pk and pending.risk == "high" and pending.tool == "publish_chapter"

@@ -54,7 +54,7 @@ def test_harness_demo_installs_the_demo_and_its_tool_and_node_handlers() -> None
     assert "demo" in shown["apps"] and shown["load_demo"] is True
     assert shown["adapters"] == {
         "publish_chapter": {"kind": "python", "callable": "demo.tools.publish_chapter",
-                            "required_arguments": ["chapter", "title"]},
+                            "required_arguments": ["chapter", "title"], "honours_idempotency_key": True},
     }
     assert shown["resolved"] == {
         "publish_chapter": "demo.tools.publish_chapter",

@@ -157,19 +157,13 @@ EFFECT_DESIGN: Table = {
     "refused": set(),  # "the tool definitely said no": nothing follows a definite answer
     "abandoned": set(),  # a person's final decision on an unprovable effect
 }
-# Not built yet, and documented as such: issue 16 (open), section 4, "Effects whose outcome cannot be
-# proven": "A definite refusal from the tool (4xx) is a terminal `refused` effect [...], not `unknown`" and
-# "a person decides in the console: mark delivered [...], retry under the same key, or abandon"; the stop-9
-# note on issues 2-7: "A tool that refuses a call (4xx) leaves its effect `unknown`". When issue 16 lands,
-# this set empties and the assertion below becomes `_table(EFFECT_MACHINE) == EFFECT_DESIGN`.
-EFFECT_PENDING_ISSUE_16 = {("dispatched", "refused"), ("unknown", "abandoned")}
 
 
-def test_effect_machine_is_design_less_only_what_issue_16_still_has_to_build():
-    code = _table(EFFECT_MACHINE)
-    assert _edges(code) == _edges(EFFECT_DESIGN) - EFFECT_PENDING_ISSUE_16
-    assert _states(code) == _states(EFFECT_DESIGN) - {"refused", "abandoned"}
+def test_effect_machine_is_exactly_design():
+    # Issue 16, section 4 built the refusal (dispatched -> refused) and a person's abandon (unknown -> abandoned).
+    assert _table(EFFECT_MACHINE) == EFFECT_DESIGN
     assert str(EFFECT_MACHINE.initial) == "intended"
+    assert {str(s) for s in EFFECT_MACHINE.terminal} == {"conflict", "refused", "abandoned"}
 
 
 # --- handoff -----------------------------------------------------------------------------------------

@@ -46,9 +46,10 @@ def _approval(project, status):
 
 def _effect(project, status):
     n = ExternalEffect.objects.count()
-    result_hash = "" if status in ("intended", "dispatched", "unknown") else "b" * 64
+    result_hash = "" if status in ("intended", "dispatched", "unknown", "refused", "abandoned") else "b" * 64
+    answer = {"status": 422} if status == "refused" else None  # a refusal records the tool's answer
     return ExternalEffect.objects.create(
-        project=project, idempotency_key=f"e{n}", tool="t", status=status, result_hash=result_hash
+        project=project, idempotency_key=f"e{n}", tool="t", status=status, result_hash=result_hash, answer=answer
     )
 
 
@@ -71,6 +72,8 @@ def _decision_fields(dst):
 
 
 def _effect_fields(dst):
+    if dst == "refused":
+        return {"answer": {"status": 422}}
     return {"result_hash": "c" * 64} if dst in ("delivered", "consumed", "conflict") else {}
 
 

@@ -41,9 +41,11 @@ def _test_database_url() -> str:
 def workers(transactional_db, broker, fake_service: FakeService, tmp_path: Path) -> Iterator[Workers]:  # type: ignore[no-untyped-def]
     """Starts real `celery -A harness worker --beat` processes; every one is killed at teardown.
 
-    The demo's publish_chapter tool is routed to the fake HTTP service so the test counts its calls.
+    The demo's publish_chapter tool is routed to the fake HTTP service so the test counts its calls; the
+    service deduplicates by key, and its adapter says so (a test of a tool that does not sets it false).
     """
-    adapters = {"publish_chapter": {"kind": "http", "url": fake_service.url, "timeout": 10, "connect_timeout": 2}}
+    adapters = {"publish_chapter": {"kind": "http", "url": fake_service.url, "timeout": 10, "connect_timeout": 2,
+                                    "honours_idempotency_key": True}}
     started = Workers(database_url=_test_database_url(), tmp_path=tmp_path, adapters=adapters)
     yield started
     started.stop_all()

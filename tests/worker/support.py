@@ -45,7 +45,8 @@ class FakeService:
     """An external API on loopback that deduplicates by the Idempotency-Key header, as real ones do.
 
     `requests[key]` counts every POST that arrived; `executions[key]` counts the side effects that
-    actually happened (the first request per key). `delay` slows every response down.
+    actually happened (the first request per key). `delay` slows every response down; `raw`, when set,
+    is the body of every 2xx answer instead of the JSON result (sent as text/plain).
     """
 
     def __init__(self) -> None:
@@ -54,6 +55,7 @@ class FakeService:
         self.results: dict[str, dict] = {}
         self.delay = 0.0
         self.status = 200
+        self.raw: bytes | None = None
         self._lock = threading.Lock()
         service = self
 
@@ -74,8 +76,11 @@ class FakeService:
                 if service.delay:
                     time.sleep(service.delay)
                 payload = json.dumps(result if service.status == 200 else {"error": "no"}).encode()
+                raw = service.raw is not None and service.status == 200
+                if raw:
+                    payload = service.raw or b""
                 self.send_response(service.status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/plain" if raw else "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)

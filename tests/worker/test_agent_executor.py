@@ -62,7 +62,8 @@ def _agent_asks(hc: HarnessClient, *, executor: str = "agent", lease_seconds: in
     # The request released the agent's lease in the same write that moved the run to waiting_approval.
     asked = hc.get_run(run.id)
     assert (asked.status, asked.lease_owner, asked.lease_expires_at) == ("waiting_approval", "", None)
-    assert asked.version == run.version + 1
+    # Two writes of the run: the move with the release, then the waiting checkpoint's pointer (issue 16, section 5).
+    assert asked.version == run.version + 2
     return run.id, approval.id, key
 
 

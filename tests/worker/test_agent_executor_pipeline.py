@@ -50,7 +50,8 @@ def test_asking_releases_the_lease_in_the_same_write(project) -> None:  # type: 
     asked = Run.objects.get(pk=run.pk)
     assert (asked.status, asked.lease_owner, asked.lease_expires_at, asked.pending_approval_id) == (
         RunStatus.WAITING_APPROVAL, "", None, approval.pk)
-    assert asked.version == before.version + 1  # one write: the move and the release together
+    # The move and the release in one write; then the waiting checkpoint's pointer (issue 16, section 5).
+    assert asked.version == before.version + 2
 
 
 def test_a_waiting_external_state_releases_the_lease_too(project) -> None:  # type: ignore[no-untyped-def]

@@ -227,8 +227,10 @@ def test_capability_step_refuses_a_tool_without_adapter(r101) -> None:
 
 
 @override_settings(HARNESS_TOOL_ADAPTERS={"publish_chapter": {"kind": "http", "url": "http://127.0.0.1:9/x",
-                                                               "timeout": 1, "connect_timeout": 1}})
-def test_an_unreachable_tool_leaves_the_effect_unknown_and_the_run_waiting_for_a_retry(r101) -> None:
+                                                               "timeout": 1, "connect_timeout": 1,
+                                                               "honours_idempotency_key": True}})
+def test_an_unreachable_tool_that_honours_keys_leaves_the_effect_unknown_and_the_run_waiting_for_a_retry(r101
+                                                                                                      ) -> None:
     run, rita = r101
     approve(run, rita)
 
@@ -279,7 +281,8 @@ def test_the_load_demo_scenario_runs_to_the_end_once_r101_is_approved(db) -> Non
 
 @override_settings(HARNESS_EFFECT_MAX_ATTEMPTS=1,
                    HARNESS_TOOL_ADAPTERS={"publish_chapter": {"kind": "http", "url": "http://127.0.0.1:9/x",
-                                                              "timeout": 1, "connect_timeout": 1}})
+                                                              "timeout": 1, "connect_timeout": 1,
+                                                              "honours_idempotency_key": True}})
 def test_a_tool_that_stays_unreachable_blocks_the_run_at_bind_result_after_the_attempt_limit(r101) -> None:
     run, rita = r101
     approve(run, rita)
@@ -292,7 +295,7 @@ def test_a_tool_that_stays_unreachable_blocks_the_run_at_bind_result_after_the_a
     assert ExternalEffect.objects.get(run=run).attempts == 1
 
 
-def test_a_tool_that_refuses_the_call_blocks_the_run_at_bind_result(r101) -> None:
+def test_a_tool_that_refuses_the_call_ends_its_effect_refused_with_the_answer_and_blocks_the_run(r101) -> None:
     from tests.worker.support import FakeService
 
     service = FakeService().start()
@@ -306,9 +309,15 @@ def test_a_tool_that_refuses_the_call_blocks_the_run_at_bind_result(r101) -> Non
         service.stop()
 
     run.refresh_from_db()
-    assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "bind_result")
+    assert (run.status, run.blocked_step, run.failure_category) == (RunStatus.BLOCKED, "bind_result", "invalid_input")
     assert "HTTP 422" in run.error["reason"]
-    assert ExternalEffect.objects.get(run=run).status == EffectStatus.UNKNOWN
+    effect = ExternalEffect.objects.get(run=run)
+    # A definite no (issue 16, section 4): terminal, with the tool's answer, never re-sent.
+    assert (effect.status, effect.failure_category, effect.answer["status"]) == (
+        EffectStatus.REFUSED, "invalid_input", 422)
+    assert effect.answer["body"] == '{"error": "no"}'
+    assert [e.data["category"] for e in events(run.pk, "effect.refused")] == ["invalid_input"]
+    assert service.requests[effect.idempotency_key] == 1
 
 
 def test_a_run_left_running_under_a_workers_lease_without_a_task_is_blocked_not_crashed(project) -> None:  # type: ignore[no-untyped-def]

@@ -10,10 +10,11 @@ import time
 import pytest
 from django.utils import timezone
 
+from harness.actors import Actor
 from harness.errors import ConflictError
 from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, NodeExecution, Run, RunStatus
-from runs_app.services import checkpoint_create, run_claim
-from tests.worker.support import approve, demo_run, events, reviewer, wait_for, wait_status
+from runs_app.services import checkpoint_create, effect_resolve, run_claim
+from tests.worker.support import approve, demo_run, events, reviewer, run_status, wait_for, wait_status
 from worker.tasks import enqueue_resume
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -83,6 +84,38 @@ def test_kill_9_at_each_point_of_a_resume_then_a_new_worker_the_effect_happens_o
     assert effect.attempts == (2 if crash_at in ("before_call", "after_call") else 1)
     run.refresh_from_db()
     assert run.metrics["attempts"] == 2
+
+
+def test_kill_9_after_a_non_idempotent_call_blocks_at_unknown_effect_and_nothing_is_re_sent_until_a_person_decides(
+    workers, fake_service
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16, section 4: a tool that does not say it honours idempotency keys is never called twice on a guess."""
+    workers.adapters["publish_chapter"]["honours_idempotency_key"] = False
+    run = demo_run()
+    rita = reviewer(run.project)
+    first = workers.start("a", crash_at="after_call")
+    approve(run, rita)
+    assert first.exited() == -9
+    key = _key(run)
+    assert fake_service.requests[key] == 1
+
+    workers.start("b")
+    blocked = wait_status(run.pk, RunStatus.BLOCKED)
+    assert (blocked.blocked_step, blocked.failure_category) == ("unknown_effect", "irreversible")
+    # Another resume message and more recovery passes: the run stays blocked, the tool is not called.
+    starts = blocked.metrics["starts"]
+    enqueue_resume(run.pk)
+    wait_for(lambda: Run.objects.get(pk=run.pk).metrics["starts"] > starts, what="another start of the resume")
+    assert (fake_service.requests[key], run_status(run.pk)) == (1, RunStatus.BLOCKED)
+
+    effect = ExternalEffect.objects.get(run=run)
+    effect_resolve(project=run.project_id, effect_id=effect.pk, actor=Actor.for_user(rita), decision="retry",
+                   reason="the publisher deduplicates by key")
+    wait_status(run.pk, RunStatus.SUCCEEDED)
+
+    assert (fake_service.requests[key], fake_service.executions[key]) == (2, 1)
+    effect = _assert_published_once_and_finished(run, fake_service)
+    assert (effect.attempts, effect.resolution["decision"]) == (2, "retry")
 
 
 def test_two_workers_resume_the_same_run_at_once_one_does_it_the_other_finds_it_owned(

@@ -1,4 +1,5 @@
-"""Step `authority_lease`: the records agree on who they belong to; take the lease (one owner)."""
+"""Step `authority_lease`: the records agree on who they belong to, the authority behind the decision still
+holds; take the lease (one owner)."""
 
 import logging
 import time
@@ -7,6 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from harness.errors import ConflictError
+from runs_app.models import FailureCategory
 from runs_app.services import (
     run_claim_attempt,
 )
@@ -26,6 +28,7 @@ def run(r: Resume) -> dict[str, Any]:
         raise StepFailed("the checkpoint belongs to another project")
     if run.session.status == SessionStatus.TERMINATED:
         raise StepFailed("the run's session is terminated")
+    _check_grant(r)
     max_attempts = settings.HARNESS_RESUME_MAX_ATTEMPTS
     if unsettled(run.metrics, "attempts") >= max_attempts:
         if leased_by_another(run, r.owner):
@@ -42,3 +45,20 @@ def run(r: Resume) -> dict[str, Any]:
     r.leased = r.claimed = True
     r.claimed_at = time.monotonic()
     return {"lease_expires_at": r.run.lease_expires_at.isoformat() if r.run.lease_expires_at else None}
+
+
+def _check_grant(r: Resume) -> None:
+    """The authority the approval was decided under still holds now (seed 002, section 07): its reviewer
+    still has the reviewer role in this project (an active account, a member), and the token that asked for
+    it is not revoked. Read with the load (worker.loading.Grant): no statement of its own."""
+    approval, grant = r.approval, r.grant
+    if approval is None or grant is None or r.mode != "approval":
+        return
+    if grant.token_revoked_at is not None:
+        raise StepFailed(f"the token that asked for approval {approval.pk} was revoked at "
+                         f"{grant.token_revoked_at.isoformat()}", approval=approval.pk,
+                         category=FailureCategory.PERMISSION)
+    if approval.decided_by_id is not None and not grant.reviewer_holds_role:
+        who = approval.decided_by.get_username() if approval.decided_by else approval.decided_by_id
+        raise StepFailed(f"{who}, who decided approval {approval.pk}, no longer holds the reviewer role in this "
+                         "project", approval=approval.pk, category=FailureCategory.PERMISSION)

@@ -15,18 +15,25 @@ from harness.errors import ConflictError
 from runs_app.models import (
     ApprovalStatus,
     EffectStatus,
+    ExternalEffect,
+    FailureCategory,
 )
 from runs_app.services import (
+    Resend,
     effect_deliver,
     effect_dispatch,
     effect_intend,
     effect_mark_unknown,
+    effect_refuse,
     run_heartbeat,
 )
 from worker import faults, handoff
-from worker.adapters import AdapterError
+from worker.adapters import AdapterError, ToolAdapter, ToolRefused
 from worker.keepalive import lease_kept
+from worker.limits import check_limits
 from worker.state import Resume, Retry, StepFailed, Stop, trace
+
+UNKNOWN_EFFECT = "unknown_effect"  # the block a person decides (runs_app.services.effects.effect_resolve)
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +45,15 @@ def run(r: Resume) -> dict[str, Any]:
        fingerprint, or the rejection or expiry and its reason); nothing is executed here.
        Rejected: bind the rejection and its reason; nothing is executed.
     2. Intend the effect under the approval's idempotency key (the same key returns the same record).
-    3. Delivered or consumed already: reuse its result, no call.
-    4. Left `dispatched` by a crash: mark it `unknown`, then reconcile by calling again under the same key.
-    5. Dispatch (committed before the call), call, deliver the result (committed, not yet consumed).
+    3. Delivered or consumed already (by the tool, its lookup, or a person with the evidence): reuse its
+       result, no call. Refused by the tool: blocked, never re-sent. Abandoned by a person: bound like a
+       rejection, nothing is called.
+    4. Left `dispatched` by a crash: mark it `unknown`. An unknown effect is sent again under the same key
+       only when a person allowed it or its adapter honours idempotency keys; an adapter that can look the
+       outcome up by key is asked first (in `call`); with neither, the run blocks at `unknown_effect` and
+       a person decides (seed 002, section 12). Nothing is guessed.
+    5. The run's budget and deadline hold (worker.limits), else it blocks at `budget` or `deadline`.
+    6. Dispatch (committed before the call), call, deliver the result (committed, not yet consumed).
 
     The orchestrator runs 1-4 and the dispatch in its pre-call transaction, then `call` and
     `deliver` itself; called on its own, this does all of it.
@@ -81,28 +94,66 @@ def dispatch(r: Resume) -> dict[str, Any] | None:
     if effect.run_id not in (None, r.run_id):
         raise StepFailed("the idempotency key belongs to another run's effect", effect=effect.pk)
     if effect.status == EffectStatus.CONFLICT:
-        raise StepFailed("the effect is in conflict (two results for one key)", effect=effect.pk)
-    reconciled = False
+        raise StepFailed("the effect is in conflict (two results for one key)", effect=effect.pk,
+                         category=FailureCategory.IRREVERSIBLE)
+    if effect.status == EffectStatus.REFUSED:
+        raise StepFailed("the tool refused this action", effect=effect.pk, answer=effect.answer,
+                         category=effect.failure_category or FailureCategory.INVALID_INPUT)
+    if effect.status == EffectStatus.ABANDONED:
+        resolution = effect.resolution or {}
+        r.abandoned, r.effect = True, None
+        r.bound = {"decision": "abandoned", "approval": approval.pk, "tool": approval.tool, "effect": effect.pk,
+                   "reason": resolution.get("reason", ""), "by": resolution.get("by", "")}
+        return {"decision": "abandoned", "effect": effect.pk, "executed": False}
     if effect.status in (EffectStatus.DELIVERED, EffectStatus.CONSUMED):
         r.effect, r.result = effect, effect.result
         return {"effect": effect.pk, "executed": False, "reason": f"already {effect.status}"}
     if effect.status == EffectStatus.DISPATCHED:
         # We hold the lease, so whoever dispatched it is gone: its outcome is unknown.
         effect = effect_mark_unknown(project=r.project_id, effect_id=effect.pk)
-    if effect.status == EffectStatus.UNKNOWN:
-        reconciled = True
-        if effect.attempts >= settings.HARNESS_EFFECT_MAX_ATTEMPTS:
-            raise StepFailed(f"the tool call's outcome is still unknown after {effect.attempts} attempts",
-                             effect=effect.pk)
+    resend = _resend(r, effect) if effect.status == EffectStatus.UNKNOWN else Resend.NONE
+    check_limits(r.run)
     if time.monotonic() - r.claimed_at > r.lease_seconds / 3:
         # The claim (this transaction's, holding the row) is not fresh any more: renew it before the call.
         try:
             run_heartbeat(project=r.project_id, run_id=r.run_id, owner=r.owner, lease_seconds=r.lease_seconds)
         except ConflictError:
             raise Stop("the lease was lost before the call") from None
-    r.dispatched = effect_dispatch(project=r.project_id, effect_id=effect.pk)
-    r.bind_data = {"effect": effect.pk, "executed": True, "reconciled": reconciled}
+    reconciled = effect.status == EffectStatus.UNKNOWN
+    if r.look_up_first:  # `call` asks the adapter what became of the key before anything is sent
+        r.dispatched = effect
+        r.bind_data = {"effect": effect.pk, "executed": False, "reconciled": True}
+        return None
+    r.dispatched = effect_dispatch(project=r.project_id, effect_id=effect.pk, resend=resend)
+    r.bind_data = {"effect": effect.pk, "executed": True, "reconciled": reconciled,
+                   **({"resend": resend} if reconciled else {})}
     return None
+
+
+def _resend(r: Resume, effect: ExternalEffect) -> str:
+    """Who allows an unknown effect to leave again; sets `look_up_first` when the adapter must be asked, and
+    blocks the run at `unknown_effect` when nobody can say (seed 002, section 12)."""
+    adapter = _adapter(r)
+    if effect.retry_authorized:
+        return Resend.PERSON
+    if adapter.honours_idempotency_key:
+        if effect.attempts >= settings.HARNESS_EFFECT_MAX_ATTEMPTS:
+            raise StepFailed(f"the tool call's outcome is still unknown after {effect.attempts} attempts",
+                             effect=effect.pk, category=FailureCategory.TRANSIENT)
+        return Resend.ADAPTER
+    if adapter.can_look_up:
+        r.look_up_first = True
+        return Resend.NONE
+    raise StepFailed(
+        f"the outcome of the {effect.tool!r} call is unknown and its adapter neither honours idempotency keys "
+        "nor looks outcomes up: a person decides (mark it delivered with the evidence, retry, or abandon)",
+        block_as=UNKNOWN_EFFECT, category=FailureCategory.IRREVERSIBLE, effect=effect.pk, attempts=effect.attempts)
+
+
+def _adapter(r: Resume) -> ToolAdapter:
+    if r.adapter is None:  # capability resolved it for an approved worker-executed action
+        raise StepFailed("the approved action has no adapter to call")
+    return r.adapter
 
 
 def agent_decision(r: Resume) -> dict[str, Any]:
@@ -127,20 +178,44 @@ def agent_decision(r: Resume) -> dict[str, Any]:
 
 
 def call(r: Resume) -> Any:
-    """Call the tool for the dispatched effect (its dispatch committed, no transaction open)."""
+    """Call the tool for the dispatched effect (its dispatch committed, no transaction open).
+
+    An unknown effect whose adapter can look outcomes up is looked up first: found, its result is delivered
+    with no call; definitely never happened, it is dispatched (one committed statement) and called.
+    """
     effect, approval, adapter = r.dispatched, r.approval, r.adapter
     if effect is None or approval is None or adapter is None:  # dispatch and capability set them
         raise StepFailed("the approved action has no dispatched effect or no adapter to call")
     faults.point("before_call")
+    if r.look_up_first:
+        r.look_up_first = False
+        try:
+            found = adapter.lookup(idempotency_key=approval.idempotency_key)
+        except AdapterError as exc:
+            trace(r, "bind_result", False, f"the outcome could not be looked up, will retry: {exc}",
+                  effect=effect.pk)
+            raise Retry(str(exc)) from exc
+        if found.found:
+            r.bind_data["looked_up"] = "found"
+            return found.result
+        r.bind_data.update(looked_up="not_found", executed=True)
+        r.dispatched = effect = effect_dispatch(project=r.project_id, effect_id=effect.pk, resend=Resend.ADAPTER)
     try:
         # The call may outlast the lease: renewed while it runs, no second worker takes the run mid-call.
         with lease_kept(project_id=r.project_id, run_id=r.run_id, owner=r.owner,
                         lease_seconds=r.lease_seconds) as keeper:
             result = adapter.call(approval.approved_arguments, idempotency_key=approval.idempotency_key)
+    except ToolRefused as exc:
+        effect_refuse(project=r.project_id, effect_id=effect.pk, answer=exc.answer, category=exc.category)
+        raise StepFailed(f"the tool refused the call: {exc}", effect=effect.pk, category=exc.category) from exc
     except AdapterError as exc:
         effect_mark_unknown(project=r.project_id, effect_id=effect.pk)
-        if exc.permanent:
-            raise StepFailed(f"the tool refused the call: {exc}", effect=effect.pk) from exc
+        if not (adapter.honours_idempotency_key or adapter.can_look_up):
+            # Nobody can say whether it happened, and sending it again might do it twice: stop here.
+            raise StepFailed(f"the outcome of the {approval.tool!r} call is unknown ({exc}) and its adapter "
+                             "neither honours idempotency keys nor looks outcomes up: a person decides",
+                             block_as=UNKNOWN_EFFECT, category=FailureCategory.IRREVERSIBLE,
+                             effect=effect.pk) from exc
         trace(r, "bind_result", False, f"the tool is unreachable, will retry: {exc}", effect=effect.pk)
         raise Retry(str(exc)) from exc
     faults.point("after_call")

@@ -31,7 +31,10 @@ def run(r: Resume) -> dict[str, Any]:
     if r.mode == "continue":
         if r.task is None:  # a run a worker left `running` without a task: no plan to continue
             raise StepFailed("the run has no task whose nodes the worker could drive")
-        missing = [n for n in remaining_nodes(r.task.plan, r.task.completed_nodes) if node_handler(n) is None]
+        # A gate being repaired (worker.repair) is asked for again once its repair node is done: not a node to run.
+        repaired_gate = ((r.run.cursor or {}).get("repair") or {}).get("gate")
+        missing = [n for n in remaining_nodes(r.task.plan, r.task.completed_nodes)
+                   if node_handler(n) is None and n != repaired_gate]
         if missing:
             raise StepFailed(f"no handler is registered for the nodes: {', '.join(missing)}", nodes=missing)
         data["nodes"] = remaining_nodes(r.task.plan, r.task.completed_nodes)

@@ -4,6 +4,7 @@ import logging
 from typing import Any
 
 from runs_app.models import (
+    FailureCategory,
     RunStatus,
 )
 from runs_app.services import (
@@ -22,6 +23,7 @@ def run(r: Resume) -> dict[str, Any]:
     """Consume the result and move the run on from its cursor (call inside the binding transaction).
 
     1. Approved: consume the delivered result once (a receipt); bind it, with the receipt, to the run.
+       A person abandoned its effect (bind_result bound that, as a rejection is bound): nothing to consume.
     2. A worker-driven run: the gate node is completed with the result (or failed by a rejection), the
        run stays `running` under our lease for `drive_nodes`.
     3. An agent-driven run (or an approval whose tool the agent runs itself): back to `running` with
@@ -35,7 +37,7 @@ def run(r: Resume) -> dict[str, Any]:
     approval = r.approval
     if approval is None:  # approval_preconditions refused this already
         raise StepFailed("the run waits for approval but has no pending approval")
-    if r.approved and not r.agent_executes:  # the agent's decision was bound by bind_result
+    if r.approved and not r.agent_executes and not r.abandoned:  # bind_result bound the others
         if r.effect is None:  # bind_result delivered it, not_yet_consumed locked it
             raise StepFailed("the approved action has no delivered effect to consume")
         delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=r.result)
@@ -50,12 +52,16 @@ def run(r: Resume) -> dict[str, Any]:
     updates: dict[str, Any] = {"bound_result": r.bound, "pending_approval": None}
     if r.worker_driven:  # a task's plan (worker.handlers.is_worker_plan): task_complete_node has its task
         execution = node_execution_start(run=r.run, node=gate or approval.tool)
-        if r.approved:
+        if r.approved and not r.abandoned:
             task_complete_node(r, gate, {"kind": "effect", "tool": approval.tool, "result": r.result,
                                           "receipt": r.bound["receipt"], "sha256": r.bound["result_hash"]})
             node_execution_finish(execution=execution, ok=True, output=r.bound)
         else:
-            node_execution_finish(execution=execution, ok=False, error=f"rejected: {approval.decision_reason}")
+            why = (f"abandoned: {r.bound.get('reason', '')}" if r.abandoned
+                   else f"rejected: {approval.decision_reason}")
+            node_execution_finish(execution=execution, ok=False, error=why,
+                                  failure_category=FailureCategory.IRREVERSIBLE if r.abandoned
+                                  else FailureCategory.SEMANTIC)
     else:
         updates.update(lease_owner="", lease_expires_at=None)
     # The move itself is the binding transaction's last statement (worker.pipeline._move_on), with the

@@ -4,10 +4,13 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from runs_app.models import (
     ApprovalStatus,
+    EffectStatus,
+    ExternalEffect,
     Handoff,
     HandoffStatus,
     RunStatus,
@@ -23,6 +26,11 @@ from worker.state import Resume, StepFailed, Stop, unsettled
 
 log = logging.getLogger(__name__)
 
+# A blocked run is resumed only from a block a person decides and has decided: an effect whose outcome was
+# unknown (runs_app.services.effects.effect_resolve), its approval's action then bound as usual.
+RESUMABLE_STATUSES = (RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTERNAL, RunStatus.RUNNING, RunStatus.BLOCKED)
+UNKNOWN_EFFECT = "unknown_effect"
+
 
 def count_start(r: Resume) -> None:
     """Count this start before the load (a poisoned run may kill the worker right there) and stop
@@ -33,8 +41,7 @@ def count_start(r: Resume) -> None:
     start it again forever; once more starts than the attempt limit never became an attempt
     (a claim), the run is blocked instead.
     """
-    run = run_count_start(run_id=r.run_id, owner=r.owner,
-                          statuses=(RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTERNAL, RunStatus.RUNNING))
+    run = run_count_start(run_id=r.run_id, owner=r.owner, statuses=RESUMABLE_STATUSES)
     r.start_counted = True
     if run is None:
         return
@@ -54,7 +61,7 @@ def run(r: Resume) -> dict[str, Any]:
     loaded = load_run(r.run_id)  # one statement, with the approval's decision in the audit log
     if loaded is None:
         raise Stop(f"run {r.run_id} does not exist")
-    run, r.decision_audit = loaded
+    run, r.decision_audit, r.grant = loaded
     r.run, r.task, r.approval = run, run.task, run.pending_approval
     if run.status == RunStatus.WAITING_APPROVAL:
         approval = run.pending_approval
@@ -74,6 +81,10 @@ def run(r: Resume) -> dict[str, Any]:
         run.lease_owner.startswith(WORKER_OWNER_PREFIX) or is_worker_plan(run.task)
     ):
         r.mode = "continue"
+    elif run.status == RunStatus.BLOCKED and run.blocked_step == UNKNOWN_EFFECT and run.pending_approval is not None:
+        if not effect_decided(run.pk, run.pending_approval.pk):
+            raise Stop("a person has not decided the effect whose outcome is unknown yet")
+        r.mode = "approval"
     else:
         raise Stop(f"nothing to resume in a {run.status} run")
     checkpoint = run.last_checkpoint
@@ -82,6 +93,17 @@ def run(r: Resume) -> dict[str, Any]:
     if checkpoint is not None and checkpoint.run_id not in (None, run.pk) and checkpoint.task_id != run.task_id:
         raise StepFailed(f"checkpoint {checkpoint.pk} is not in this run's lineage")
     r.checkpoint = checkpoint
+    r.gate = checkpoint.pending_gate if checkpoint is not None else None
     return {"mode": r.mode, "status": run.status, "version": run.version,
             "checkpoint": checkpoint.pk if checkpoint else None, "approval": r.approval.pk if r.approval else None,
             **({"handoff": r.handoff.pk} if r.handoff is not None else {})}
+
+
+def decided_effects() -> Q:
+    """The effects a person has decided (their run, blocked at `unknown_effect`, can be resumed)."""
+    return Q(status__in=(EffectStatus.DELIVERED, EffectStatus.ABANDONED)) | Q(
+        status=EffectStatus.UNKNOWN, retry_authorized=True)
+
+
+def effect_decided(run_id: int, approval_id: int) -> bool:
+    return ExternalEffect.objects.filter(decided_effects(), run_id=run_id, approval_id=approval_id).exists()
