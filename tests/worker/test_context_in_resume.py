@@ -6,7 +6,7 @@ import pytest
 from harness.actors import Actor
 from memory_app.models import ContextSnapshot
 from memory_app.services import memory_write
-from runs_app.models import Run, RunEvent, RunStatus
+from runs_app.models import Checkpoint, Run, RunEvent, RunStatus
 from runs_app.services import approval_request_create, checkpoint_create, run_transition
 from sessions_app.services import session_items_append
 from tests import factories
@@ -55,7 +55,10 @@ def test_a_none_session_resumes_with_only_its_own_runs_items_and_no_memory(proje
 def test_a_checkpoint_only_session_resumes_with_the_checkpoints_state_and_no_transcript(project) -> None:  # type: ignore[no-untyped-def]
     snapshot, traced, checkpoint = _resumed(project, "checkpoint_only", checkpoint_state={"scene": 4})
     assert snapshot.content["items"] == [] and snapshot.content["checkpoint"]["state"] == {"scene": 4}
-    assert [(e["kind"], e["id"]) for e in snapshot.manifest["entries"]] == [("checkpoint", checkpoint.pk)]
+    # The run's latest checkpoint: the one its approval request wrote as it started waiting (issue 16, section 5),
+    # a child of the agent's with its state.
+    waiting = Checkpoint.objects.get(parent=checkpoint)
+    assert [(e["kind"], e["id"]) for e in snapshot.manifest["entries"]] == [("checkpoint", waiting.pk)]
     assert traced["policy"] == "checkpoint_only"
 
 
