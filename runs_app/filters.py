@@ -16,6 +16,7 @@ from runs_app.models import (
     Checkpoint,
     EffectStatus,
     ExternalEffect,
+    FailureCategory,
     Risk,
     Run,
     RunEvent,
@@ -121,8 +122,10 @@ class RunListFilter(django_filters.FilterSet):
     session = django_filters.CharFilter(max_length=64, method="filter_session")
     task = django_filters.CharFilter(max_length=64, method="filter_task")
     blocked_step = django_filters.CharFilter(max_length=64)
-    # The resume's last failure as the worker records it in `metrics.failure_type` (a step, a code or
-    # `tool_unreachable`); the seeds' categories (transient, permission, ...) are not on runs yet.
+    # The seeds' failure category (transient, permission, ...), and the resume's last failure as the
+    # worker records it in `metrics.failure_type` (a step, a code or `tool_unreachable`).
+    category = django_filters.ChoiceFilter(field_name="failure_category", choices=FailureCategory.choices,
+                                           empty_label="any category")
     failure = django_filters.CharFilter(field_name="metrics__failure_type", max_length=64)
     created = django_filters.IsoDateTimeFromToRangeFilter(field_name="created_at")
     updated = django_filters.IsoDateTimeFromToRangeFilter(field_name="updated_at")

@@ -47,7 +47,8 @@ def runs(project):  # type: ignore[no-untyped-def]
         "failing": factories.make_run(project, session, ref="R-failing"),
     }
     _blocked(project, made["blocked"], "approval_preconditions", "the fingerprint changed under the reviewer")
-    Run.objects.filter(pk=made["failing"].pk).update(metrics={"failure_type": "tool_unreachable"})
+    Run.objects.filter(pk=made["failing"].pk).update(metrics={"failure_type": "tool_unreachable"},
+                                                     failure_category="transient")
     return {"session": session, "task": task, **made}
 
 
@@ -62,6 +63,8 @@ def test_each_filter_is_a_query_parameter(runs, reviewer_client) -> None:  # typ
     assert listed(reviewer_client, task="T-1") == [ids["tasked"]] == listed(reviewer_client, task=runs["task"].pk)
     assert listed(reviewer_client, blocked_step="approval_preconditions") == [ids["blocked"]]
     assert listed(reviewer_client, failure="tool_unreachable") == [ids["failing"]]
+    assert listed(reviewer_client, category="transient") == [ids["failing"]]
+    assert listed(reviewer_client, category="permission") == []
     assert listed(reviewer_client, q="fingerprint CHANGED") == [ids["blocked"]]  # the error's text
     assert listed(reviewer_client, q="r-tASKed") == [ids["tasked"]]  # the ref
     assert listed(reviewer_client, project="acme", q="r-plain") == [ids["plain"]]
