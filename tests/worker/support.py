@@ -42,20 +42,22 @@ def wait_for(predicate: Callable[[], T], *, timeout: float = 30.0, interval: flo
 
 
 class FakeService:
-    """An external API on loopback that deduplicates by the Idempotency-Key header, as real ones do.
+    """An external API on loopback that deduplicates by the Idempotency-Key header, as idempotent ones do,
+    or (`dedupe=False`) one that ignores the key, so every request is a side effect and a second call shows.
 
     `requests[key]` counts every POST that arrived; `executions[key]` counts the side effects that
-    actually happened (the first request per key). `delay` slows every response down; `raw`, when set,
-    is the body of every 2xx answer instead of the JSON result (sent as text/plain).
+    actually happened (the first request per key when deduplicating). `delay` slows every response down;
+    `raw`, when set, is the body of every 2xx answer instead of the JSON result (sent as text/plain).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, dedupe: bool = True) -> None:
         self.requests: dict[str, int] = defaultdict(int)
         self.executions: dict[str, int] = defaultdict(int)
         self.results: dict[str, dict] = {}
         self.delay = 0.0
         self.status = 200
         self.raw: bytes | None = None
+        self.dedupe = dedupe
         self._lock = threading.Lock()
         service = self
 
@@ -66,7 +68,7 @@ class FakeService:
                 key = self.headers.get("Idempotency-Key", "")
                 with service._lock:
                     service.requests[key] += 1
-                    if key not in service.results:
+                    if not service.dedupe or key not in service.results:
                         service.executions[key] += 1
                         service.results[key] = {
                             "published": True, "execution": sum(service.executions.values()),
