@@ -933,11 +933,12 @@ EVENT_FAMILIES = ("run", "approval", "resume", "node", "effect", "handoff", "thr
 
 
 def run_timeline_events(run: Run, *, family: str = "", limit: int = TIMELINE_EVENTS) -> list[RunEvent]:
-    """The run's latest `limit` events of one family (`resume`, `approval`, ...; "" for all), in seq
+    """The run's latest `limit` events of one family (`resume`, `approval`, an agent's own `note`, ...;
+    "" for all), in seq
     order: the newest stretch of its history, read backwards along the (run, seq) index."""
     events = RunEvent.objects.filter(run=run)
     if family:
-        events = events.filter(kind__startswith=f"{family}.")
+        events = events.filter(Q(kind=family) | Q(kind__startswith=f"{family}."))
     window = list(events.order_by("-seq")[:limit])
     window.reverse()
     return window

@@ -1,6 +1,7 @@
 """Console pages for approvals, runs and checkpoint lineage. Every write calls runs_app.services."""
 
 import json
+import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -44,6 +45,7 @@ from runs_app.services import (
     approval_decide_bulk,
     effect_resolve,
 )
+from runs_app.timeline import family as event_family
 from runs_app.timeline import run_timeline
 
 
@@ -317,12 +319,14 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
         context["events"] = events
     if part != "events":
         family = request.GET.get("kind", "")
-        family = family if family in sel.EVENT_FAMILIES else ""
+        family = family if re.fullmatch(r"[\w-]{1,64}", family) else ""
         node_executions = sel.run_node_executions(run)
         window = sel.run_timeline_events(run, family=family)
+        # The service's own families, and whatever an agent named its events (`note`, `tool.call`, ...).
+        families = sorted({*sel.EVENT_FAMILIES, *(event_family(e.kind) for e in window), *([family] if family else [])})
         context.update(
             timeline=run_timeline(window, sorted(node_executions, key=lambda n: (n.started_at, n.pk)),
-                                  families=list(sel.EVENT_FAMILIES), show_nodes=family in ("", "node")),
+                                  families=families, show_nodes=family in ("", "node")),
             timeline_family=family, timeline_limit=sel.TIMELINE_EVENTS, node_executions=node_executions,
         )
     if not part:

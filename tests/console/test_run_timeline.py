@@ -19,11 +19,12 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 def _events(run: Run, start: dt.datetime, events: list[tuple[float, str, dict]]) -> None:
     """Events at chosen moments (seconds after `start`): the service stamps them with the transaction's
     time, and a test is one transaction. Appending rows is what the service does too."""
+    base = max(run.events.values_list("seq", flat=True), default=0) + 1000  # after the service's own
     with connection.cursor() as cursor:
-        for seq, (seconds, kind, data) in enumerate(events, start=1):
+        for seq, (seconds, kind, data) in enumerate(events, start=base + 1):
             cursor.execute("INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at) "
                            "VALUES (%s, %s, %s, %s::jsonb, %s)",
-                           [run.pk, 1000 + seq, kind, json.dumps(data), start + dt.timedelta(seconds=seconds)])
+                           [run.pk, seq, kind, json.dumps(data), start + dt.timedelta(seconds=seconds)])
 
 
 def _spans(body: str) -> list[tuple[str, str, str, str]]:
@@ -69,8 +70,13 @@ def test_the_timeline_filters_by_kind_as_a_fragment(run, reviewer_client) -> Non
     assert '<option value="resume" selected>' in body
     body = reviewer_client.get(f"{url}?kind=node").content.decode()
     assert [lane for lane, *_ in _spans(body)] == ["node"]
-    body = reviewer_client.get(f"{url}?kind=nonsense").content.decode()  # not a family: every kind
-    assert len(_spans(body)) == 3
+    body = reviewer_client.get(f"{url}?kind=%3Cscript%3E").content.decode()  # not a family name: every kind
+    assert len(_spans(body)) == 3 and "<script>" not in body
+    _events(run, timezone.now(), [(0, "note", {"text": "an agent's own kind"}), (1, "tool.call", {})])
+    body = reviewer_client.get(url).content.decode()
+    assert '<option value="note">' in body and '<option value="tool">' in body  # the agent's own families
+    body = reviewer_client.get(f"{url}?kind=note").content.decode()
+    assert body.count('<circle class="point') == 1 and '<option value="note" selected>' in body
 
 
 def test_agent_text_in_events_is_shown_as_text(project, reviewer_client) -> None:  # type: ignore[no-untyped-def]
