@@ -12,4 +12,5 @@ urlpatterns = [
     path("", include("runs_app.urls")),
     path("", include("sessions_app.urls")),
     path("memory/", include("memory_app.urls")),
+    path("webhooks/", include("notify_app.urls")),
 ]

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "sessions_app",
     "runs_app",
     "memory_app",
+    "notify_app",
     "worker",
     "console",
 ]
@@ -284,6 +285,7 @@ HARNESS_WORKER_HEARTBEAT_SECONDS = env_int("HARNESS_WORKER_HEARTBEAT_SECONDS", 1
 # /readyz is not ready when no worker has beaten for this long (three missed beats by default).
 HARNESS_WORKER_HEARTBEAT_MAX_AGE = env_int("HARNESS_WORKER_HEARTBEAT_MAX_AGE", 3 * HARNESS_WORKER_HEARTBEAT_SECONDS,
                                            minimum=1)
+HARNESS_WEBHOOK_SWEEP_SECONDS = env_int("HARNESS_WEBHOOK_SWEEP_SECONDS", 2, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "recovery-pass": {
         "task": "worker.recovery_pass",
@@ -298,7 +300,21 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(HARNESS_WORKER_HEARTBEAT_SECONDS),
         "options": {"expires": float(HARNESS_WORKER_HEARTBEAT_SECONDS)},
     },
+    # Webhook deliveries recorded by notify_app's triggers, and those whose retry message was lost: sent.
+    "send-webhooks": {"task": "notify.send_due", "schedule": float(HARNESS_WEBHOOK_SWEEP_SECONDS),
+                      "options": {"expires": float(HARNESS_WEBHOOK_SWEEP_SECONDS)}},
 }
+
+# Outbound webhooks (notify_app): attempts per delivery, the first retry's delay (doubling each time, capped
+# at an hour), each POST's timeout; the console's address for links in reviewer emails and Slack messages.
+HARNESS_WEBHOOK_MAX_ATTEMPTS = env_int("HARNESS_WEBHOOK_MAX_ATTEMPTS", 8, minimum=1)
+HARNESS_WEBHOOK_BACKOFF_SECONDS = env_int("HARNESS_WEBHOOK_BACKOFF_SECONDS", 10, minimum=0)
+HARNESS_WEBHOOK_TIMEOUT_SECONDS = env_int("HARNESS_WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1)
+HARNESS_CONSOLE_URL = env_str("HARNESS_CONSOLE_URL", "").rstrip("/")
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "harness@localhost")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
 
 
 # The throttles' counters. Redis in production (CACHE_URL, or the broker's Redis when the broker is Redis), so

@@ -9,3 +9,7 @@ message is lost: the database, not the broker, is the source of truth.
 from django.dispatch import Signal
 
 resume_requested = Signal()  # sent with run_id=<int>
+
+# Sent after an approval request commits, for notifications (notify_app listens: reviewer emails, the project's
+# Slack-compatible URL, agents' webhooks), with plain values, so a listener needs no read to describe it.
+approval_requested = Signal()  # project_id, approval_id, run_id, tool, risk, fingerprint, requested_by

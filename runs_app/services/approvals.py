@@ -20,7 +20,7 @@ from runs_app.machines import APPROVAL_MACHINE
 from runs_app.models import ApprovalExecutor, ApprovalRequest, ApprovalStatus, ExternalEffect, Run, RunStatus
 from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
-from runs_app.signals import resume_requested
+from runs_app.signals import approval_requested, resume_requested
 
 
 def approval_request_create(
@@ -89,6 +89,11 @@ def approval_request_create(
             data={"approval": approval.pk, "tool": tool, "fingerprint": approval.action_fingerprint,
                   "executor": executor},
         )
+        # Reviewers are told after commit (notify_app); decisions and run state changes owe their webhook
+        # deliveries from triggers instead (notify_app 0002), at no statement on the decision's path.
+        facts = {"project_id": project.pk, "approval_id": approval.pk, "run_id": run_id, "tool": tool,
+                 "risk": risk, "fingerprint": fingerprint, "requested_by": actor.label}
+        transaction.on_commit(lambda: approval_requested.send(sender=ApprovalRequest, **facts))
         return approval
 
 

@@ -32,6 +32,7 @@ def page_urls(scene: Scene) -> list[str]:
         reverse("memory:record_detail", args=[scene.memory.pk]),
         reverse("memory:record_delete", args=[scene.memory.pk]),
         reverse("memory:held_list"),
+        reverse("notify:delivery_log"),
         reverse("pending_count"),
     ]
 

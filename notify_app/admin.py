@@ -1,0 +1,57 @@
+"""Admin of notify_app: the project's reviewer notifications are set here; webhooks are registered by agents
+(API) and only deactivated here (through the service, audited); the delivery log is read-only."""
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from harness.actors import Actor
+from notify_app.models import ProjectNotification, Webhook, WebhookAttempt, WebhookDelivery
+from notify_app.services import webhook_deactivate
+
+
+@admin.register(ProjectNotification)
+class ProjectNotificationAdmin(admin.ModelAdmin[ProjectNotification]):
+    list_display = ["project", "email_reviewers", "slack_webhook_url"]
+
+
+@admin.register(Webhook)
+class WebhookAdmin(admin.ModelAdmin[Webhook]):
+    list_display = ["__str__", "project", "events", "active", "created_by", "created_at"]
+    list_filter = ["active", "project"]
+    fields = ("project", "url", "events", "active", "created_by", "created_at")
+    readonly_fields = fields
+    actions = ["deactivate"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # the secret is handed to the agent that registers it, through the API
+
+    @admin.action(description="Deactivate (no more deliveries)")
+    def deactivate(self, request: HttpRequest, queryset: QuerySet[Webhook]) -> None:
+        for webhook in queryset.select_related("project"):
+            webhook_deactivate(project=webhook.project, webhook_id=webhook.pk, actor=Actor.of(request.user))
+        self.message_user(request, "Deactivated.", messages.SUCCESS)
+
+
+class AttemptInline(admin.TabularInline[WebhookAttempt, WebhookDelivery]):
+    model = WebhookAttempt
+    fields = ("number", "status_code", "error", "response_excerpt", "duration_ms", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: WebhookDelivery | None = None) -> bool:
+        return False
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin[WebhookDelivery]):
+    list_display = ["__str__", "project", "kind", "event", "status", "attempts", "created_at"]
+    list_filter = ["status", "kind", "event", "project"]
+    inlines = [AttemptInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: WebhookDelivery | None = None) -> bool:
+        return False

@@ -1,0 +1,29 @@
+"""notify_app listens to runs_app's `approval_requested` (after commit) and records what it owes: the reviewers'
+email, the project's Slack message, the agents' webhook deliveries. Sending is the tasks' work (notify_app.tasks).
+
+Decisions and run state changes need no listener: triggers record their deliveries (migration 0002)."""
+
+from collections.abc import Callable
+from typing import Any
+
+from notify_app import tasks
+from notify_app.models import WebhookEvent
+from notify_app.reviewers import approval_summary
+from notify_app.services import deliveries_create
+from runs_app.signals import approval_requested
+
+
+def _owe(project_id: int, event: str, data: dict[str, Any],
+         slack_text: Callable[[str], str] | None = None) -> None:
+    for delivery_id in deliveries_create(project_id=project_id, event=event, data=data, slack_text=slack_text):
+        tasks.enqueue(tasks.deliver_webhook, delivery_id)
+
+
+def on_approval_requested(sender: Any, **facts: Any) -> None:
+    facts.pop("signal", None)
+    tasks.enqueue(tasks.email_reviewers_task, facts)
+    _owe(facts["project_id"], WebhookEvent.APPROVAL_REQUESTED, facts,
+         slack_text=lambda slug: approval_summary(facts, slug))
+
+
+approval_requested.connect(on_approval_requested, dispatch_uid="notify_app.approval_requested")
