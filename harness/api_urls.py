@@ -8,5 +8,6 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("v1/", include("sessions_app.api_urls")),
     path("v1/", include("runs_app.api_urls")),
+    path("v1/", include("notify_app.api_urls")),
     path("v1/memory/", include("memory_app.api_urls")),
 ]

@@ -238,7 +238,29 @@ def _receiver_run(w: World) -> int:
     return factories.make_run(w.project, _handoff(w).receiver_session).pk
 
 
-ENDPOINTS += THREAD_ENDPOINTS + HANDOFF_ENDPOINTS
+# --- webhooks (notify_app.api) ---------------------------------------------------------------------------
+
+def _webhook(w: World) -> Any:
+    from harness.actors import Actor
+    from notify_app.services import webhook_register
+
+    if "webhook" not in w.__dict__:
+        w.__dict__["webhook"] = webhook_register(project=w.project, url="https://hooks.example.com/h",
+                                                 events=["run.status_changed"], actor=Actor.for_agent("seed"))
+    return w.__dict__["webhook"]
+
+
+WEBHOOK_ENDPOINTS = [
+    E("webhooks_list", "GET", "/api/v1/webhooks/", lambda w: _webhook(w) and "/api/v1/webhooks/",
+      listed_ids=lambda w: {_webhook(w).pk}),
+    E("webhooks_register", "POST", "/api/v1/webhooks/", lambda w: "/api/v1/webhooks/",
+      lambda w: {"url": "https://hooks.example.com/new", "events": ["approval.decided"]}, 201, WRITE,
+      own_project_create=True),
+    E("webhooks_deactivate", "POST", "/api/v1/webhooks/{id}/deactivate/",
+      lambda w: f"/api/v1/webhooks/{_webhook(w).pk}/deactivate/", lambda w: {}, 200, WRITE),
+]
+
+ENDPOINTS += THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS
 IDS = [e.operation for e in ENDPOINTS]
 
 
