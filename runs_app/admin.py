@@ -9,6 +9,7 @@ from harness.audit import audit_record
 from harness.errors import DomainError
 from runs_app.machines import RUN_MACHINE, TASK_MACHINE
 from runs_app.models import (
+    ApprovalExpiryDefault,
     ApprovalRequest,
     ApprovalStatus,
     Checkpoint,
@@ -182,3 +183,9 @@ class HandoffAdmin(admin.ModelAdmin[Handoff]):
                 self.message_user(request, f"{handoff}: {exc.detail}", messages.ERROR)
             else:
                 self.message_user(request, f"{handoff}: cancelled.", messages.SUCCESS)
+
+
+@admin.register(ApprovalExpiryDefault)
+class ApprovalExpiryDefaultAdmin(admin.ModelAdmin[ApprovalExpiryDefault]):
+    list_display = ["project", "tool", "risk", "expires_after"]
+    list_filter = ["project", "risk"]

@@ -358,6 +358,22 @@ class NodeExecution(models.Model):
         return f"{self.node} attempt {self.attempt} ({self.status})"
 
 
+class ApprovalExpiryDefault(models.Model):
+    """How long an approval request of a project waits when the agent names no deadline: per tool, per risk
+    level, or both. The most specific row applies (tool and risk, then tool, then risk); set in the admin."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="approval_expiry_defaults")
+    tool = models.CharField(max_length=120, blank=True, default="", help_text="Empty: any tool.")
+    risk = models.CharField(max_length=16, choices=Risk.choices, blank=True, default="", help_text="Empty: any risk.")
+    expires_after = models.DurationField(help_text="e.g. 4:00:00 for four hours.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "tool", "risk"], name="approval_expiry_default_once")]
+
+    def __str__(self) -> str:
+        return f"{self.tool or 'any tool'} / {self.risk or 'any risk'}: {self.expires_after}"
+
+
 class ApprovalRequest(models.Model):
     """A pending high-risk action waiting for a human, bound to the action's fingerprint."""
 

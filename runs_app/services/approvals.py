@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, Q, QuerySet
+from django.db.models import Case, DurationField, Exists, F, Q, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -17,7 +17,15 @@ from harness.models import Project
 from harness.tenancy import Role, user_can_see_project, user_has_role
 from harness.transitions import cas_transition_row
 from runs_app.machines import APPROVAL_MACHINE
-from runs_app.models import ApprovalExecutor, ApprovalRequest, ApprovalStatus, ExternalEffect, Run, RunStatus
+from runs_app.models import (
+    ApprovalExecutor,
+    ApprovalExpiryDefault,
+    ApprovalRequest,
+    ApprovalStatus,
+    ExternalEffect,
+    Run,
+    RunStatus,
+)
 from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.signals import approval_requested, resume_requested
@@ -40,6 +48,9 @@ def approval_request_create(
 ) -> ApprovalRequest:
     """Post a pending action and move its run to waiting_approval in the same transaction.
 
+    Without `expires_at`, the project's default for the tool and risk level applies (ApprovalExpiryDefault),
+    if it has one.
+
     The move releases the run's lease in the same write (run_transition: a waiting state holds no
     lease), so the resume after the decision never waits for the asking agent's lease to run out. A
     checkpoint of the waiting run is written with it (`checkpoint_waiting`: what it waits on, bound to the
@@ -56,9 +67,14 @@ def approval_request_create(
     with transaction.atomic():
         effects, approvals = _key_taken(project, idempotency_key, tool, arguments, fingerprint)
         run = Run.objects.filter(project=project, pk=run_id).annotate(
-            key_effect=Exists(effects), key_approval=Exists(approvals)).first()
+            key_effect=Exists(effects), key_approval=Exists(approvals),
+            default_expiry=Subquery(_expiry_default(project, tool, risk), output_field=DurationField())
+            if expires_at is None else Value(None, output_field=DurationField()),
+        ).first()
         if run is None:
             raise NotFoundError(f"Run {run_id} does not exist.")
+        if expires_at is None and run.default_expiry is not None:
+            expires_at = timezone.now() + run.default_expiry
         if run.key_effect or run.key_approval:
             raise ConflictError(
                 "This idempotency key already names a different action: approving this one could only end blocked.",
@@ -95,6 +111,15 @@ def approval_request_create(
                  "risk": risk, "fingerprint": fingerprint, "requested_by": actor.label}
         transaction.on_commit(lambda: approval_requested.send(sender=ApprovalRequest, **facts))
         return approval
+
+
+def _expiry_default(project: Project, tool: str, risk: str) -> QuerySet[ApprovalExpiryDefault, Any]:
+    """The project's default wait for this tool and risk, the most specific row first (read inside the run's
+    statement: no round trip of its own)."""
+    return (ApprovalExpiryDefault.objects.filter(project=project, tool__in=[tool, ""], risk__in=[risk, ""])
+            .order_by(Case(When(tool="", then=Value(1)), default=Value(0)),
+                      Case(When(risk="", then=Value(1)), default=Value(0)))
+            .values("expires_after")[:1])
 
 
 def _key_taken(
