@@ -8,7 +8,10 @@ from django.db import connection
 
 from harness.models import WorkerHeartbeat
 
+# A worker's name carries its pid (bin/serve: worker-<pid>@host), so each restart adds a row: rows silent for a
+# day go in the same statement.
 _UPSERT = f"""
+WITH gone AS (DELETE FROM {WorkerHeartbeat._meta.db_table} WHERE last_seen < now() - interval '1 day')
 INSERT INTO {WorkerHeartbeat._meta.db_table} (hostname, last_seen, queue_lag_seconds) VALUES (%s, now(), %s)
 ON CONFLICT (hostname) DO UPDATE SET last_seen = excluded.last_seen, queue_lag_seconds = excluded.queue_lag_seconds
 """  # noqa: S608 - the table name is the model's

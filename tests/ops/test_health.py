@@ -65,3 +65,10 @@ def test_a_heartbeat_records_its_queue_lag_and_keeps_one_row_per_worker() -> Non
     lag = WorkerHeartbeat.objects.get(hostname="w@a").queue_lag_seconds
     assert 1 <= lag < 500  # the newer beat's lag (1 s) replaced the older one's (1,000 s)
 
+    # A worker silent for a day (a restarted one: its name carries its pid) is forgotten at the next beat.
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE harness_workerheartbeat SET last_seen = now() - interval '25 hours' "
+                       "WHERE hostname = 'w@b'")
+    worker_heartbeat_record(hostname="w@a", sent_at=None)
+    assert list(WorkerHeartbeat.objects.values_list("hostname", flat=True)) == ["w@a"]
+
