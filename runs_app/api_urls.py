@@ -3,7 +3,7 @@
 from django.urls import path
 
 from harness import api_base  # noqa: F401 - registers the <id:...> converter
-from runs_app import api, api_handoffs, api_threads
+from runs_app import api, api_forks, api_handoffs, api_threads
 
 urlpatterns = [
     path("runs/", api.RunListCreateApi.as_view(), name="api-runs"),
@@ -17,6 +17,7 @@ urlpatterns = [
     path("checkpoints/", api.CheckpointListCreateApi.as_view(), name="api-checkpoints"),
     path("checkpoints/<id:pk>/", api.CheckpointDetailApi.as_view(), name="api-checkpoint"),
     path("checkpoints/<id:pk>/lineage/", api.CheckpointLineageApi.as_view(), name="api-checkpoint-lineage"),
+    path("checkpoints/<id:pk>/fork/", api_forks.CheckpointForkApi.as_view(), name="api-checkpoint-fork"),
     path("threads/", api_threads.ThreadEnsureApi.as_view(), name="api-threads"),
     path("threads/checkpoints/", api_threads.ThreadCheckpointsApi.as_view(), name="api-thread-checkpoints"),
     path("threads/checkpoint/", api_threads.ThreadCheckpointApi.as_view(), name="api-thread-checkpoint"),

@@ -121,3 +121,29 @@ class AbandonEffectForm(forms.Form):
         if not reason:
             raise forms.ValidationError("Abandoning it needs a reason.")
         return reason
+
+
+class ForkForm(forms.Form):
+    """Fork a run from a checkpoint (runs_app.services.forks). Posted once without `confirm` to see the diff,
+    then again with it to fork."""
+
+    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+    state = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), max_length=1_000_000,
+                            help_text="The fork's state (JSON object): edit it, or leave it as it is.")
+    new_session = forms.BooleanField(required=False, label="In a new session (like this run's)")
+    confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def clean_reason(self) -> str:
+        reason: str = self.cleaned_data["reason"].strip()
+        if not reason:
+            raise forms.ValidationError("A fork says why.")
+        return reason
+
+    def clean_state(self) -> dict[str, Any]:
+        try:
+            value = json.loads(self.cleaned_data["state"])
+        except ValueError as exc:
+            raise forms.ValidationError(f"Not JSON: {exc}") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("The state is a JSON object.")
+        return value

@@ -99,6 +99,12 @@ def checkpoint_detail(*, project_ids: Sequence[int], checkpoint_id: int) -> Chec
     return checkpoint
 
 
+def checkpoint_children(*, project_ids: Sequence[int], checkpoint: Checkpoint) -> QuerySet[Checkpoint]:
+    """The checkpoints whose parent is `checkpoint`, in any run of the project: its successor and its forks."""
+    return (Checkpoint.objects.for_projects(project_ids).filter(parent=checkpoint)
+            .only("id", "label", "run_id", "task_id", "depth", "created_at").order_by("id")[:100])
+
+
 def checkpoint_latest(*, project: Project | int, run_id: int) -> Checkpoint | None:
     """The run's newest checkpoint through its `last_checkpoint` pointer: two primary-key lookups, in one
     statement, however long the run's history (None for a run with no checkpoint yet)."""

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from runs_app import views, views_handoffs
+from runs_app import views, views_forks, views_handoffs
 
 app_name = "runs"
 
@@ -24,6 +24,7 @@ urlpatterns = [
     path("tasks/<int:task_id>/", views.task_detail, name="task_detail"),
     path("tasks/<int:task_id>/lineage/", views.task_lineage, name="task_lineage"),
     path("checkpoints/<int:checkpoint_id>/", views.checkpoint_detail, name="checkpoint_detail"),
+    path("checkpoints/<int:checkpoint_id>/fork/", views_forks.checkpoint_fork_view, name="checkpoint_fork"),
     path("checkpoints/diff/", views.checkpoint_diff, name="checkpoint_diff"),
     path("handoffs/<int:handoff_id>/", views_handoffs.handoff_detail, name="handoff_detail"),
     path("handoffs/<int:handoff_id>/answer/", views_handoffs.handoff_answer, name="handoff_answer"),

@@ -47,6 +47,7 @@ from runs_app.services import (
 )
 from runs_app.timeline import family as event_family
 from runs_app.timeline import run_timeline
+from runs_app.views_forks import checkpoint_page
 
 
 def pretty(value: Any) -> str:
@@ -501,18 +502,7 @@ def task_lineage(request: ConsoleRequest, task_id: int) -> HttpResponse:
 @console_page
 def checkpoint_detail(request: ConsoleRequest, checkpoint_id: int) -> HttpResponse:
     checkpoint = sel.checkpoint_detail(project_ids=project_ids(request), checkpoint_id=checkpoint_id)
-    return render_page(
-        request,
-        "runs/checkpoint_detail.html",
-        {
-            "checkpoint": checkpoint,
-            "cursor_pretty": pretty(checkpoint.cursor),
-            "state_pretty": pretty(checkpoint.state),
-            "fingerprints_pretty": pretty(checkpoint.artifact_fingerprints),
-            "gate_pretty": pretty(checkpoint.pending_gate) if checkpoint.pending_gate is not None else "",
-            "metadata_pretty": pretty(checkpoint.metadata) if checkpoint.external_id else "",  # a LangGraph one
-        },
-    )
+    return checkpoint_page(request, checkpoint)
 
 
 @require_GET

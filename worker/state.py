@@ -80,6 +80,9 @@ class Resume:
     claimed_at: float = 0.0  # time.monotonic() of the claim
     adapter: ToolAdapter | None = None
     effect: ExternalEffect | None = None
+    # The effect is one a run this run was forked from consumed (runs_app.services.forks): its stored
+    # result and receipt are bound, nothing is called or consumed again.
+    inherited: bool = False
     result: Any = None
     bound: dict[str, Any] | None = None  # the effect's bound result (JSON): receipt, hash
     context: dict[str, Any] = field(default_factory=dict)  # the sparse context snapshot (JSON)

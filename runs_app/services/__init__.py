@@ -24,6 +24,7 @@ from runs_app.services.effects import (
     effect_refuse,
     effect_resolve,
 )
+from runs_app.services.forks import Fork, checkpoint_fork, run_forked_from, state_diff
 from runs_app.services.handoffs import (
     handoff_accept,
     handoff_answer_by_person,
@@ -72,12 +73,14 @@ __all__ = [
     "Decision",
     "Delivery",
     "Resend",
+    "Fork",
     "approval_decide",
     "approval_decide_bulk",
     "approval_expire",
     "approval_expire_due",
     "approval_request_create",
     "checkpoint_create",
+    "checkpoint_fork",
     "effect_deliver",
     "effect_dispatch",
     "effect_intend",
@@ -98,6 +101,7 @@ __all__ = [
     "run_count_start",
     "run_create",
     "run_event_append",
+    "run_forked_from",
     "run_events_append",
     "run_heartbeat",
     "run_metrics_merge",
@@ -107,6 +111,7 @@ __all__ = [
     "run_set_current_node",
     "run_transition",
     "run_usage_report",
+    "state_diff",
     "task_create",
     "task_save",
     "task_transition",

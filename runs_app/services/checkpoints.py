@@ -31,11 +31,13 @@ def checkpoint_create(
     schema_version: int = 1,
     lease_owner: str | None = None,
     claim: Claim | None = None,
+    forked: bool = False,
 ) -> Checkpoint:
     """Write an immutable checkpoint and make it the latest of its run and task.
 
     1. Resolve the owner(s): a run (its task comes along) and/or a task, all in this project.
-    2. The parent must belong to the same run or the same task lineage.
+    2. The parent must belong to the same run or the same task lineage, unless `forked`: a fork's first
+       checkpoint (runs_app.services.forks) has the checkpoint of another run as its parent.
     3. Hash the canonical content, including the parent's hash, so a chain is tamper-evident.
     4. Insert it and point the run's `last_checkpoint` and the task's `latest_checkpoint` at it, in
        one statement. When a lease owner is named, that statement writes only while
@@ -51,7 +53,7 @@ def checkpoint_create(
         "label": label, "cursor": cursor, "state": state, "artifact_fingerprints": artifact_fingerprints,
         "authority_ref": authority_ref, "pending_gate": pending_gate, "approval_id": approval_id,
         "resume_policy": resume_policy, "schema_version": schema_version, "lease_owner": lease_owner,
-        "claim": claim,
+        "claim": claim, "forked": forked,
     }
     # The write is one statement (atomic by itself, fenced on the lease inside it), and
     # the reads before it see only facts that never change (a run's project and task, an append-only
@@ -122,7 +124,7 @@ def _checkpoint_write(
     facts: Facts, project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
     cursor: dict[str, Any] | None, state: dict[str, Any] | None, artifact_fingerprints: dict[str, Any] | None,
     authority_ref: str, pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int,
-    lease_owner: str | None, claim: Claim | None,
+    lease_owner: str | None, claim: Claim | None, forked: bool,
 ) -> Checkpoint:
     run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = facts
     if run_id is not None:
@@ -141,7 +143,7 @@ def _checkpoint_write(
             raise NotFoundError(f"Checkpoint {parent_id} does not exist.")
         same_run = run_id is not None and parent_run == run_id
         same_task = task_id is not None and parent_task == task_id
-        if not (same_run or same_task):
+        if not (same_run or same_task or forked):
             raise ValidationFailed(
                 "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
             )

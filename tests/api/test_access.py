@@ -89,6 +89,8 @@ ENDPOINTS = [
     E("checkpoints_read", "GET", "/api/v1/checkpoints/{id}/", lambda w: f"/api/v1/checkpoints/{w.checkpoint.pk}/"),
     E("checkpoints_lineage", "GET", "/api/v1/checkpoints/{id}/lineage/",
       lambda w: f"/api/v1/checkpoints/{w.checkpoint.pk}/lineage/"),
+    E("checkpoints_fork", "POST", "/api/v1/checkpoints/{id}/fork/",
+      lambda w: f"/api/v1/checkpoints/{w.checkpoint.pk}/fork/", lambda w: {"reason": "try again"}, 201, WRITE),
     E("approvals_list", "GET", "/api/v1/approvals/", lambda w: "/api/v1/approvals/",
       listed_ids=lambda w: {w.approval.pk}),
     E("approvals_read", "GET", "/api/v1/approvals/{id}/", lambda w: f"/api/v1/approvals/{w.approval.pk}/"),

@@ -25,6 +25,7 @@ from runs_app.services import (
     effect_intend,
     effect_mark_unknown,
     effect_refuse,
+    run_forked_from,
     run_heartbeat,
 )
 from worker import faults, handoff
@@ -92,7 +93,15 @@ def dispatch(r: Resume) -> dict[str, Any] | None:
     except ConflictError as exc:
         raise StepFailed(f"the idempotency key names another action: {exc.detail}") from exc
     if effect.run_id not in (None, r.run_id):
-        raise StepFailed("the idempotency key belongs to another run's effect", effect=effect.pk)
+        # Time travel (issue 20): a fork that reaches an action its origin run already consumed under this key
+        # gets the stored result bound, never a second call. Anything else of another run's stays refused: a
+        # result delivered and not consumed is the other run's to consume.
+        if not (effect.status == EffectStatus.CONSUMED
+                and run_forked_from(project_id=r.project_id, run_id=r.run_id, ancestor_run_id=effect.run_id)):
+            raise StepFailed("the idempotency key belongs to another run's effect", effect=effect.pk)
+        r.effect, r.result, r.inherited = effect, effect.result, True
+        return {"effect": effect.pk, "executed": False, "reason": "consumed by the run this one was forked from",
+                "forked_from_run": effect.run_id}
     if effect.status == EffectStatus.CONFLICT:
         raise StepFailed("the effect is in conflict (two results for one key)", effect=effect.pk,
                          category=FailureCategory.IRREVERSIBLE)

@@ -24,6 +24,7 @@ def run(r: Resume) -> dict[str, Any]:
 
     1. Approved: consume the delivered result once (a receipt); bind it, with the receipt, to the run.
        A person abandoned its effect (bind_result bound that, as a rejection is bound): nothing to consume.
+       An effect the run it was forked from consumed (`r.inherited`) is bound with its receipt, not consumed again.
     2. A worker-driven run: the gate node is completed with the result (or failed by a rejection), the
        run stays `running` under our lease for `drive_nodes`.
     3. An agent-driven run (or an approval whose tool the agent runs itself): back to `running` with
@@ -40,12 +41,19 @@ def run(r: Resume) -> dict[str, Any]:
     if r.approved and not r.agent_executes and not r.abandoned:  # bind_result bound the others
         if r.effect is None:  # bind_result delivered it, not_yet_consumed locked it
             raise StepFailed("the approved action has no delivered effect to consume")
-        delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=r.result)
-        if delivery.outcome != "consumed":
-            raise StepFailed(f"the effect could not be consumed ({delivery.outcome})", effect=r.effect.pk)
-        r.effect = delivery.effect
-        r.bound = {"decision": "approved", "approval": approval.pk, "tool": approval.tool, "result": r.result,
-                   "effect": r.effect.pk, "receipt": delivery.receipt, "result_hash": r.effect.result_hash}
+        if r.inherited:
+            # A fork's repeat of an action its origin consumed: the stored result and the original receipt.
+            r.bound = {"decision": "approved", "approval": approval.pk, "tool": approval.tool,
+                       "result": r.effect.result, "effect": r.effect.pk, "receipt": r.effect.receipt,
+                       "result_hash": r.effect.result_hash, "forked_from_run": r.effect.run_id}
+        else:
+            delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key,
+                                      result=r.result)
+            if delivery.outcome != "consumed":
+                raise StepFailed(f"the effect could not be consumed ({delivery.outcome})", effect=r.effect.pk)
+            r.effect = delivery.effect
+            r.bound = {"decision": "approved", "approval": approval.pk, "tool": approval.tool, "result": r.result,
+                       "effect": r.effect.pk, "receipt": delivery.receipt, "result_hash": r.effect.result_hash}
     if r.bound is None:  # bound above, or by bind_result for a rejection
         raise StepFailed("the decision was not bound to the run")
     gate = r.run.current_node

@@ -29,6 +29,11 @@ def run(r: Resume) -> dict[str, Any]:
     effect = fetch_instance(ExternalEffect, _LOCK_SQL, {"id": r.effect.pk, "pid": r.project_id})
     if effect is None:
         raise StepFailed("the effect record is gone", effect=r.effect.pk)
+    if r.inherited:  # consumed by the run this one was forked from (bind_result): bound again, not consumed
+        if effect.status != EffectStatus.CONSUMED or effect.receipt != r.effect.receipt:
+            raise StepFailed("the forked-from run's effect changed under us", effect=effect.pk)
+        r.effect = effect
+        return {"effect": effect.pk, "status": effect.status, "forked_from_run": effect.run_id}
     if effect.status == EffectStatus.CONSUMED:
         raise StepFailed(f"the effect's result was consumed already (receipt {effect.receipt})", effect=effect.pk)
     r.effect = effect
