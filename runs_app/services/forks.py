@@ -142,14 +142,17 @@ def checkpoint_fork(
         return Fork(run=Run.objects.get(pk=run.pk), checkpoint=checkpoint, source=source, diff=diff)
 
 
-# The runs a run was forked from, directly or through other forks: the runs of the ancestors of its
-# checkpoints (a fork's first checkpoint has the source checkpoint as parent). Parents are older than their
-# children, so the walk ends; UNION drops the ancestry that the run's checkpoints share.
+# The runs a run was forked from, directly or through other forks, as the audit log records each fork
+# (`checkpoint.forked`: from_run -> to_run). The audit log, not the checkpoints' parents: a run of the same task
+# continues the task's checkpoint chain without being a fork, and not the run's events: an agent may append
+# those. Read only when another run's effect turns up under a key (worker.steps.bind_result): rare.
 _FORKED_FROM_SQL = """
-WITH RECURSIVE up(id, parent_id, run_id) AS (
-    SELECT c.id, c.parent_id, c.run_id FROM runs_app_checkpoint c WHERE c.run_id = %(run)s AND c.project_id = %(pid)s
+WITH RECURSIVE up(run_id) AS (
+    SELECT (a.data->>'from_run')::bigint FROM harness_auditentry a
+     WHERE a.project_id = %(pid)s AND a.action = 'checkpoint.forked' AND a.data->>'to_run' = %(run)s::text
     UNION
-    SELECT p.id, p.parent_id, p.run_id FROM runs_app_checkpoint p JOIN up ON p.id = up.parent_id
+    SELECT (a.data->>'from_run')::bigint FROM harness_auditentry a JOIN up ON a.data->>'to_run' = up.run_id::text
+     WHERE a.project_id = %(pid)s AND a.action = 'checkpoint.forked'
 )
 SELECT EXISTS (SELECT 1 FROM up WHERE run_id = %(ancestor)s)
 """

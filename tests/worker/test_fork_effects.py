@@ -3,6 +3,7 @@ reaches an action whose idempotency key was consumed gets the stored result boun
 same action with changed arguments is refused under that key and needs a new key and a new approval."""
 
 import pytest
+from django.db import transaction
 
 from demo.scenario import DEMO_ACTION
 from harness.actors import Actor
@@ -16,11 +17,13 @@ AGENT = Actor.for_agent("writer-1")
 
 
 def _ask(run: Run, key: str, arguments: dict) -> ApprovalRequest:
-    """What the agent driving the fork does when it reaches the publish step again."""
-    run_transition(project=run.project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None,
-                   updates={"current_node": "publish"})
-    return approval_request_create(project=run.project, run_id=run.pk, tool="publish_chapter", arguments=arguments,
-                                   idempotency_key=key, actor=AGENT)
+    """What the agent driving the fork does when it reaches the publish step again. One transaction: a run left
+    running without a lease would be the workers' recovery pass's to drive."""
+    with transaction.atomic():
+        run_transition(project=run.project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None,
+                       updates={"current_node": "publish"})
+        return approval_request_create(project=run.project, run_id=run.pk, tool="publish_chapter",
+                                       arguments=arguments, idempotency_key=key, actor=AGENT)
 
 
 def test_a_fork_that_repeats_a_consumed_action_gets_the_stored_result_and_a_changed_one_a_new_approval(
@@ -48,7 +51,8 @@ def test_a_fork_that_repeats_a_consumed_action_gets_the_stored_result_and_a_chan
     assert (bound.data["executed"], bound.data["forked_from_run"]) == (False, original.pk)
     assert ExternalEffect.objects.filter(idempotency_key=key).count() == 1
 
-    # A run that was not forked from the original gets no such pass: the key is another run's, it blocks.
+    # A run that was not forked from the original gets no such pass, even on the same task (whose checkpoint
+    # chain it continues): the key is another run's, it blocks.
     stranger = run_create(project=original.project, session_id=original.session_id, task_id=original.task_id)
     approve(Run.objects.get(pk=_ask(stranger, key, dict(DEMO_ACTION)).run_id), rita)
     blocked = wait_status(stranger.pk, RunStatus.BLOCKED)
@@ -61,12 +65,11 @@ def test_a_fork_that_repeats_a_consumed_action_gets_the_stored_result_and_a_chan
     with pytest.raises(ConflictError) as reused:
         _ask(edited, key, changed)
     assert reused.value.code == "idempotency_key_reused"
-    assert Run.objects.get(pk=edited.pk).status == RunStatus.RUNNING  # nothing was asked, nothing runs
+    assert Run.objects.get(pk=edited.pk).status == RunStatus.CREATED  # nothing was asked, nothing runs
 
     # ... under a new key it is a new action: it waits for its own approval before any call.
     new_key = f"{key}:fork-{edited.pk}"
-    approval = approval_request_create(project=original.project, run_id=edited.pk, tool="publish_chapter",
-                                       arguments=changed, idempotency_key=new_key, actor=AGENT)
+    approval = _ask(edited, new_key, changed)
     assert approval.status == ApprovalStatus.PENDING
     assert Run.objects.get(pk=edited.pk).status == RunStatus.WAITING_APPROVAL
     assert fake_service.requests[new_key] == 0
