@@ -43,7 +43,7 @@ _AUDIT_COLUMNS = ("action", "data", "actor", "target_type", "target_id", "create
                   "prev_hash", "hash", "mac", "pred")
 _EXTRA = (("u", "username"), ("s", "status"), *(("au", column) for column in _AUDIT_COLUMNS))
 # The approval's authority as it is now (Grant), computed by the statement: after _EXTRA, in this order.
-_GRANT = (("u", "grant"), ("tk", "revoked_at"))
+_GRANT = (("u", "grant"), ("tk", "revoked_at"), ("tk", "expired"))
 
 
 @functools.cache
@@ -67,7 +67,8 @@ SELECT {selected}, {extra},
                      WHERE ug.user_id = u.id AND g.name = ANY(%(roles)s))
             AND EXISTS (SELECT 1 FROM harness_membership m WHERE m.user_id = u.id AND m.project_id = a.project_id)))
        ) AS "u__grant",
-       tk.revoked_at AS "tk__revoked_at"
+       tk.revoked_at AS "tk__revoked_at",
+       (tk.expires_at IS NOT NULL AND tk.expires_at <= statement_timestamp()) AS "tk__expired"
   FROM runs_app_run r
   JOIN sessions_app_session s ON s.id = r.session_id
   LEFT JOIN runs_app_task t ON t.id = r.task_id
@@ -114,10 +115,12 @@ class DecisionAudit:
 class Grant:
     """The authority behind the pending approval as it is now, read with the load (seed 002, section 07:
     "re-validate the current authority"): whether its reviewer still holds the reviewer role in the run's
-    project (None: nobody decided), and when the token that asked was revoked (None: it was not)."""
+    project (None: nobody decided), when the token that asked was revoked (None: it was not), and whether it
+    has expired since (by the database's clock)."""
 
     reviewer_holds_role: bool | None
     token_revoked_at: dt.datetime | None
+    token_expired: bool = False
 
 
 def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant] | None:
@@ -149,7 +152,9 @@ def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant] | None:
                                             [approval.decided_by_id, row["u__username"]])
                                if approval.decided_by_id is not None else None)
     run.pending_approval = approval
-    return run, _decision_audit(row), Grant(reviewer_holds_role=row["u__grant"], token_revoked_at=row["tk__revoked_at"])
+    grant = Grant(reviewer_holds_role=row["u__grant"], token_revoked_at=row["tk__revoked_at"],
+                  token_expired=bool(row["tk__expired"]))
+    return run, _decision_audit(row), grant
 
 
 def _decision_audit(row: dict[str, Any]) -> DecisionAudit | None:

@@ -326,21 +326,25 @@ RETURNING metrics
 """
 
 
-def run_count_start(*, run_id: int, owner: str, statuses: tuple[str, ...]) -> Run | None:
-    """Count one resume start (`metrics.starts` + 1) unless the run is not in `statuses` or another
+def run_count_start(
+    *, run_id: int, owner: str, statuses: tuple[str, ...], blocked_steps: tuple[str, ...] = ()
+) -> Run | None:
+    """Count one resume start (`metrics.starts` + 1) unless the run is not in `statuses` (a blocked run:
+    blocked at one of `blocked_steps`, a block a person decides and the resume then binds) or another
     owner's lease on it is live; return the run (project, status, version, lease, metrics) or None.
 
     The resume worker knows only the run's id here: this runs before the run is loaded, so that a
     start that dies while loading is still counted. It is one conditional UPDATE.
     """
-    return fetch_instance(Run, _COUNT_START_SQL, {"rid": run_id, "owner": owner, "statuses": list(statuses)})
+    return fetch_instance(Run, _COUNT_START_SQL, {"rid": run_id, "owner": owner, "statuses": list(statuses),
+                                                  "blocked": RunStatus.BLOCKED, "steps": list(blocked_steps)})
 
 
 _COUNT_START_SQL = """
 UPDATE runs_app_run
    SET metrics = jsonb_set(metrics, '{starts}', to_jsonb(COALESCE((metrics->>'starts')::numeric::bigint, 0) + 1)),
        updated_at = statement_timestamp()
- WHERE id = %(rid)s AND status = ANY(%(statuses)s)
+ WHERE id = %(rid)s AND status = ANY(%(statuses)s) AND (status <> %(blocked)s OR blocked_step = ANY(%(steps)s))
    AND NOT (lease_owner <> '' AND lease_owner <> %(owner)s AND lease_expires_at IS NOT NULL
             AND lease_expires_at > statement_timestamp())
 RETURNING id, project_id, status, version, lease_owner, lease_expires_at, metrics

@@ -111,7 +111,8 @@ def test_the_api_runs_as_the_runtime_role_and_cannot_rewrite_history_over_sql() 
             raw.execute("SET LOCAL harness.history_delete = 'on'")
             assert _refused(raw, "DELETE FROM runs_app_runevent")
     assert RunEvent.objects.filter(run_id=run.pk, kind="rt.probe").count() == 1
-    assert Checkpoint.objects.filter(run_id=run.pk, external_id="").count() == 1
+    # The agent's checkpoint and the one its approval request wrote as the run started waiting (issue 16).
+    assert Checkpoint.objects.filter(run_id=run.pk, external_id="").count() == 2
 
 
 def test_the_owner_deletes_history_only_through_the_retention_door() -> None:

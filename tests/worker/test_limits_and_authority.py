@@ -171,6 +171,22 @@ def test_a_checkpoint_taken_under_another_framework_major_version_is_not_resumed
     assert service.requests[approval.idempotency_key] == 0
 
 
+def test_an_expired_token_that_asked_does_not_authorize_the_call(service, project) -> None:  # type: ignore[no-untyped-def]
+    token, _ = factories.make_agent_token(project, name="writer-1")
+    run = demo_run(project)
+    approval = run.pending_approval
+    ApprovalRequest.objects.filter(pk=approval.pk).update(requested_by_token=token)
+    approve(run, reviewer(project))
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+
+    with override_settings(HARNESS_TOOL_ADAPTERS=_adapters(service)):
+        assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
+
+    run.refresh_from_db()
+    assert run.blocked_step == "authority_lease" and "expired" in run.error["reason"]
+    assert service.requests[approval.idempotency_key] == 0
+
+
 # --- checkpoints when a run starts waiting -------------------------------------------------------------
 
 

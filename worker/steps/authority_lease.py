@@ -58,6 +58,9 @@ def _check_grant(r: Resume) -> None:
         raise StepFailed(f"the token that asked for approval {approval.pk} was revoked at "
                          f"{grant.token_revoked_at.isoformat()}", approval=approval.pk,
                          category=FailureCategory.PERMISSION)
+    if grant.token_expired:
+        raise StepFailed(f"the token that asked for approval {approval.pk} has expired", approval=approval.pk,
+                         category=FailureCategory.PERMISSION)
     if approval.decided_by_id is not None and not grant.reviewer_holds_role:
         who = approval.decided_by.get_username() if approval.decided_by else approval.decided_by_id
         raise StepFailed(f"{who}, who decided approval {approval.pk}, no longer holds the reviewer role in this "

@@ -41,7 +41,7 @@ def count_start(r: Resume) -> None:
     start it again forever; once more starts than the attempt limit never became an attempt
     (a claim), the run is blocked instead.
     """
-    run = run_count_start(run_id=r.run_id, owner=r.owner, statuses=RESUMABLE_STATUSES)
+    run = run_count_start(run_id=r.run_id, owner=r.owner, statuses=RESUMABLE_STATUSES, blocked_steps=(UNKNOWN_EFFECT,))
     r.start_counted = True
     if run is None:
         return
