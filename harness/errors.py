@@ -7,11 +7,12 @@ renders each as {"code", "detail", ...extra} with a stable machine-readable code
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.db import IntegrityError
+from django.db import IntegrityError, InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
 
 
 class DomainError(Exception):
@@ -89,13 +90,20 @@ _DRF_CODES = {
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}."""
+    """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}; a database out of reach is a 503 in it."""
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=exc.http_status)
     if _is_unique_violation(exc):
         # A client-chosen unique value (a ref) taken by a racing or earlier request: theirs to change.
         return Response({"code": "already_exists", "detail": "A record with this reference already exists."},
                         status=409)
+    if _database_unreachable(exc):
+        # The database went away (a restart, a failover; experiment 25): the client may retry, a write with the same
+        # Idempotency-Key. Django closes the broken connection after this response and the next request connects
+        # afresh. Without this the caller got Django's HTML 500 page.
+        set_rollback()
+        return Response({"code": "database_unavailable", "detail": "The database is unavailable; retry shortly."},
+                        status=503, headers={"Retry-After": "1"})
     if isinstance(exc, Http404):
         exc = drf_exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
@@ -111,6 +119,18 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         response.data = {"code": code, "detail": str(detail)}
     # 401 for a missing/bad token, never a silent 403 the client cannot tell apart.
     return response
+
+
+# SQLSTATE class 08 (connection exception) and the server shutting down or starting up (57P01-57P03).
+_UNREACHABLE_STATES = ("08", "57P01", "57P02", "57P03")
+
+
+def _database_unreachable(exc: Exception) -> bool:
+    """A lost or refused connection, not an error of the statement (a deadlock or a timeout is the request's)."""
+    if not isinstance(exc, (OperationalError, InterfaceError)):
+        return False
+    state = getattr(exc.__cause__, "sqlstate", None)
+    return state is None or state.startswith(_UNREACHABLE_STATES)
 
 
 def _is_unique_violation(exc: Exception) -> bool:
