@@ -71,6 +71,11 @@ FINDINGS: list[str] = [
     "pass's expiry was told 409 illegal_transition (expired -> approved), the same reviewer deciding a moment later "
     "approval_expired. Fixed in runs_app/services/approvals.py (`_refusal`): both are approval_expired. Regression: "
     "tests/runs_app/test_effects_and_approvals.py::test_a_decision_that_lands_after_the_expiry_pass_is_told_it_expired.",
+    "Experiment 25 (PostgreSQL restarted under load): while the server was down or recovering every API call got "
+    "Django's HTML 500 page (the token lookup's connection refused), which a client cannot tell from a bug. Fixed in "
+    "harness/errors.py: a lost or refused connection (SQLSTATE class 08, 57P01-57P03, or none) is 503 "
+    "database_unavailable with Retry-After: 1 in the {code, detail} shape; a statement's own error stays a 500. "
+    "Regression: tests/harness/test_database_unavailable.py; experiment 25's statuses_during_outage.",
     "Experiment 24 (supersede racing supersede): the losers were told 409 illegal_transition (superseded -> "
     "superseded), as if they had asked for an illegal move. Fixed in memory_app/services.py (`_supersede_row`): "
     "409 already_superseded. Regression: tests/memory_app/test_supersede_and_races.py::"
