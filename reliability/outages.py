@@ -203,13 +203,15 @@ def postgres_restart(quick: bool) -> Result:
     started = time.monotonic()
     fake = _fake_service()
     try:
-        with own_postgres("pgrestart") as cluster, processes("pgrestart") as procs, \
+        # Its own broker too: run ids of its own cluster must never reach another database's workers.
+        with own_postgres("pgrestart") as cluster, own_redis("pgrestart") as broker, processes("pgrestart") as procs, \
                 tempfile.TemporaryDirectory(prefix="reliability-pgrestart-") as tmp:
-            env = child_env(DATABASE_URL=cluster.url())
+            env = child_env(DATABASE_URL=cluster.url(), CELERY_BROKER_URL=broker.url())
             made = _child("setup", {"runs": runs}, env)
             pool = Workers(database_url=cluster.url(), tmp_path=Path(tmp), adapters=_adapters(fake))
             try:
-                worker = pool.start("pgrestart", lease_seconds=3, wait=False)
+                worker = pool.start("pgrestart", lease_seconds=3, wait=False,
+                                    extra_env={"CELERY_BROKER_URL": broker.url()})
                 web = Web(procs, env=env)
                 worker.wait_ready(timeout=90)
                 web_pids = web.worker_pids()

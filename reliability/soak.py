@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.procs import children, rss_mb
-from reliability.clusters import OwnPostgres, own_postgres
+from reliability.clusters import OwnPostgres, own_postgres, own_redis
 from reliability.core import Result, command_for, experiment
 from reliability.faults import _fake_service, child_env, processes
 from reliability.outages import TERMINAL, Web, _adapters, _child, _sql
@@ -167,13 +167,15 @@ def soak(quick: bool) -> Result:
     fake = _fake_service()
     fake.delay = 0.05
     samples: list[dict[str, Any]] = []
-    with own_postgres("soak", settings=QUICK_SETTINGS if quick else {}) as cluster, processes("soak") as procs, \
-            tempfile.TemporaryDirectory(prefix="reliability-soak-") as tmp:
-        env = child_env(DATABASE_URL=cluster.url())
+    # Its own broker too: run ids of its own cluster must never reach another database's workers.
+    with own_postgres("soak", settings=QUICK_SETTINGS if quick else {}) as cluster, own_redis("soak") as broker, \
+            processes("soak") as procs, tempfile.TemporaryDirectory(prefix="reliability-soak-") as tmp:
+        env = child_env(DATABASE_URL=cluster.url(), CELERY_BROKER_URL=broker.url())
         made = _child("soak_setup", {"runs": runs, "sessions": 4, "event_runs": 4}, env)
         pool = Workers(database_url=cluster.url(), tmp_path=Path(tmp), adapters=_adapters(fake))
         try:
-            pool.start("soak", lease_seconds=10, wait=False, extra_env={"HARNESS_RECOVERY_INTERVAL_SECONDS": "5"})
+            pool.start("soak", lease_seconds=10, wait=False, extra_env={"HARNESS_RECOVERY_INTERVAL_SECONDS": "5",
+                                                                    "CELERY_BROKER_URL": broker.url()})
             web = Web(procs, env=env, workers=web_workers)
             pool.started[0].wait_ready(timeout=90)
             traffic = Traffic(web, made, clients=clients)
