@@ -30,8 +30,8 @@ from typing import Any
 from bench.procs import children, rss_mb
 from reliability.clusters import OwnPostgres, own_postgres, own_redis
 from reliability.core import Result, command_for, experiment
-from reliability.faults import _fake_service, child_env, processes
-from reliability.outages import TERMINAL, Web, _adapters, _child, _sql
+from reliability.faults import child_env, processes
+from reliability.outages import TERMINAL, Web, _adapters, _child, _sql, counting_tool
 from tests.worker.support import Workers, wait_for
 
 TITLE_27 = "Soak: mixed traffic for 20 minutes, autovacuum on; bloat, idempotency rows, connections and RSS bounded"
@@ -164,8 +164,7 @@ def soak(quick: bool) -> Result:
     seconds, every, clients, runs = (30, 5, 4, 6) if quick else (1200, 30, 8, 200)
     web_workers = 3
     started = time.monotonic()
-    fake = _fake_service()
-    fake.delay = 0.05
+    fake = counting_tool(delay=0.05)
     samples: list[dict[str, Any]] = []
     # Its own broker too: run ids of its own cluster must never reach another database's workers.
     with own_postgres("soak", settings=QUICK_SETTINGS if quick else {}) as cluster, own_redis("soak") as broker, \
