@@ -147,3 +147,12 @@ class ForkForm(forms.Form):
         if not isinstance(value, dict):
             raise forms.ValidationError("The state is a JSON object.")
         return value
+
+
+class AssignForm(forms.Form):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "assign_%s")
+        super().__init__(*args, **kwargs)
+
+    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    assignee = forms.CharField(required=False, max_length=150, help_text="Empty: nobody.")

@@ -398,6 +398,9 @@ class ApprovalRequest(models.Model):
     approved_arguments = models.JSONField(null=True, blank=True)
     approved_fingerprint = models.CharField(max_length=64, blank=True, default="")
     expires_at = models.DateTimeField(null=True, blank=True)
+    # The reviewer asked to decide it (any reviewer of the project still may): set by approval_assign.
+    assigned_to = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="+")
     # "agent": the resume re-validates and binds the decision to the run, and the agent that asked runs the tool.
     executor = models.CharField(max_length=16, choices=ApprovalExecutor.choices, default=ApprovalExecutor.WORKER)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -212,7 +212,8 @@ def approval_for_decision(*, project_ids: Sequence[int], approval_id: int) -> Ap
     """An approval with what a reviewer decides on: its run, session, latest checkpoint and task."""
     approval = (
         ApprovalRequest.objects.for_projects(project_ids).filter(pk=approval_id)
-        .select_related("project", "run", "run__session", "run__last_checkpoint", "run__task", "decided_by")
+        .select_related("project", "run", "run__session", "run__last_checkpoint", "run__task", "decided_by",
+                        "assigned_to")
         .first()
     )
     if approval is None:
@@ -348,7 +349,7 @@ def approval_inbox(
     """Pending approvals, oldest first (the one waiting longest is the most urgent), narrowed by
     `refine` (the page's ApprovalInboxFilter)."""
     pending = ApprovalRequest.objects.for_projects(project_ids).filter(status=ApprovalStatus.PENDING)
-    return refine(pending).select_related("project", "run", "run__session").order_by("created_at", "id")
+    return refine(pending).select_related("project", "run", "run__session", "assigned_to").order_by("created_at", "id")
 
 
 INBOX_PAGE_SIZE = 50

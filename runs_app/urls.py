@@ -10,6 +10,7 @@ urlpatterns = [
     path("approvals/", views.approval_inbox, name="approval_inbox"),
     path("approvals/bulk/", views.approval_bulk, name="approval_bulk"),
     path("approvals/<int:approval_id>/", views.approval_detail, name="approval_detail"),
+    path("approvals/<int:approval_id>/assign/", views.approval_assign_view, name="approval_assign"),
     path("approvals/<int:approval_id>/approve/", views.approval_approve, name="approval_approve"),
     path("approvals/<int:approval_id>/reject/", views.approval_reject, name="approval_reject"),
     path("approvals/<int:approval_id>/edit-approve/", views.approval_edit_approve, name="approval_edit_approve"),

@@ -4,6 +4,7 @@ import json
 import re
 from typing import Any
 
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponse, QueryDict
@@ -29,6 +30,7 @@ from runs_app.filters import ApprovalInboxFilter, RunListFilter, TaskListFilter
 from runs_app.forms import (
     AbandonEffectForm,
     ApproveForm,
+    AssignForm,
     BulkDecisionForm,
     CheckpointDiffForm,
     EditApproveForm,
@@ -41,9 +43,11 @@ from runs_app.services import (
     BulkItem,
     BulkResult,
     Decision,
+    approval_assign,
     approval_decide,
     approval_decide_bulk,
     effect_resolve,
+    project_reviewers,
 )
 from runs_app.timeline import family as event_family
 from runs_app.timeline import run_timeline
@@ -164,6 +168,9 @@ def approval_detail(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     context = _decision_context(request, approval)
     if not asked_part(request, DETAIL_PARTIALS):
         context.update(_page_context(approval))
+        if approval.status == ApprovalStatus.PENDING:
+            context.update(reviewers=project_reviewers(approval.project_id),
+                           assign_form=AssignForm(initial={"version": approval.version}))
     return render_page(request, "runs/approval_detail.html", context, partials=DETAIL_PARTIALS)
 
 
@@ -223,6 +230,25 @@ def _decision_response(
         return render_page(request, "runs/approval_detail.html", context, part="decision")
     context.update(_page_context(approval))
     return render_page(request, "runs/approval_detail.html", context, status=status)
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_assign_view(request: ConsoleRequest, approval_id: int) -> HttpResponse:
+    """Assign the approval to a reviewer of its project (or nobody), then show its page again."""
+    ids = project_ids(request)
+    approval = sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+    form = AssignForm(request.POST)
+    if form.is_valid():
+        try:
+            approval_assign(project_ids=ids, approval_id=approval.pk, actor=Actor.of(request.user),
+                            assignee=form.cleaned_data["assignee"], expected_version=form.cleaned_data["version"])
+        except DomainError as exc:
+            messages.error(request, exc.detail)
+        else:
+            messages.success(request, f"Assigned to {form.cleaned_data['assignee'] or 'nobody'}.")
+    return redirect(reverse("runs:approval_detail", args=[approval_id]))
 
 
 @require_POST

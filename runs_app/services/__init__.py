@@ -5,6 +5,7 @@ Every status change goes through `harness.transitions.cas_transition` with the m
 `runs_app.machines`.
 """
 
+from runs_app.services.approval_assign import approval_assign, project_reviewers
 from runs_app.services.approval_bulk import BulkItem, BulkResult, approval_decide_bulk
 from runs_app.services.approvals import (
     Decision,
@@ -74,6 +75,7 @@ __all__ = [
     "Delivery",
     "Resend",
     "Fork",
+    "approval_assign",
     "approval_decide",
     "approval_decide_bulk",
     "approval_expire",
@@ -81,6 +83,7 @@ __all__ = [
     "approval_request_create",
     "checkpoint_create",
     "checkpoint_fork",
+    "project_reviewers",
     "effect_deliver",
     "effect_dispatch",
     "effect_intend",
