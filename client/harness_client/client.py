@@ -243,6 +243,8 @@ class _Operations:
     recent_items = _StepsOp(ops.recent_items)
     latest_items = _CallOp(ops.latest_items)
     pop_item = _CallOp(ops.pop_item)
+    trim_items = _CallOp(ops.trim_items)
+    compact_items = _CallOp(ops.compact_items)
     clear_items = _CallOp(ops.clear_items)
     session_by_ref = _CallOp(ops.session_by_ref)
     # runs and events
@@ -278,6 +280,11 @@ class _Operations:
     deliver_effect = _CallOp(ops.deliver_effect)
     get_effect = _CallOp(ops.get_effect)
     list_effects = _PagedOp(ops.list_effects)
+    # forks and webhooks
+    fork_checkpoint = _CallOp(ops.fork_checkpoint)
+    register_webhook = _CallOp(ops.register_webhook)
+    list_webhooks = _PagedOp(ops.list_webhooks)
+    deactivate_webhook = _CallOp(ops.deactivate_webhook)
     # handoffs
     issue_handoff = _CallOp(ops.issue_handoff)
     list_handoffs = _PagedOp(ops.list_handoffs)

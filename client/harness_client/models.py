@@ -72,7 +72,8 @@ ApprovalExecutor = Literal["worker", "agent"]
 Decision = Literal["approve", "reject"]
 Risk = Literal["low", "medium", "high", "critical"]
 ResumePolicy = Literal["revalidate", "manual", "restart_node"]
-EffectStatus = Literal["intended", "dispatched", "delivered", "consumed", "conflict", "unknown"]
+EffectStatus = Literal["intended", "dispatched", "delivered", "consumed", "conflict", "unknown", "refused",
+                       "abandoned"]
 HandoffStatus = Literal["issued", "accepted", "returned", "consumed", "expired", "cancelled"]
 MemoryScope = Literal["project", "user", "agent", "session"]
 MemoryStatus = Literal["active", "held", "superseded", "deleted", "rejected"]
@@ -215,6 +216,19 @@ class ItemsCleared(Model):
 
     removed: int
     last_seq: int
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ItemsTrimmed(Model):
+    """What a trim or a compaction removed: the seq range, how many, the SHA-256 of what went, the summary item
+    that stands in the range's place (compaction only) and the session's `last_seq`, which stays."""
+
+    removed: int
+    first_seq: int | None
+    last_seq: int | None
+    replaced_hash: str
+    summary: Item | None
+    session_last_seq: int
 
 
 # --- runs, events, tasks, checkpoints -----------------------------------------------------------------
@@ -402,6 +416,36 @@ class Handoff(Model):
     closed_reason: str
     created_at: dt.datetime
     updated_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Fork(Model):
+    """A run forked from a checkpoint: the new run, its first checkpoint (whose parent is the source) and the
+    state's diff from the source (`{"added", "removed", "changed"}`)."""
+
+    run: Run
+    checkpoint: Checkpoint
+    diff: dict[str, Any]
+
+
+# --- webhooks -------------------------------------------------------------------------------------------
+
+WebhookEvent = Literal["approval.requested", "approval.decided", "run.status_changed"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Webhook(Model):
+    """An agent's outbound webhook. `secret` is in the registration's answer only (None elsewhere): each delivery
+    carries `X-Harness-Timestamp` and `X-Harness-Signature: sha256=HMAC-SHA256(secret, "<timestamp>." + body)`."""
+
+    id: int
+    project: str
+    url: str
+    events: list[str]
+    active: bool
+    created_by: str
+    created_at: dt.datetime
+    secret: str | None
 
 
 # --- memory ---------------------------------------------------------------------------------------------

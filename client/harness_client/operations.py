@@ -29,13 +29,16 @@ from harness_client.models import (
     Effect,
     EffectDelivery,
     EffectStatus,
+    Fork,
     Handoff,
     HandoffStatus,
     Item,
     ItemPopped,
+    ItemRole,
     ItemsAppended,
     ItemsCleared,
     ItemsLatest,
+    ItemsTrimmed,
     MemoryChain,
     MemoryConflict,
     MemoryPolicy,
@@ -56,6 +59,8 @@ from harness_client.models import (
     SessionStatus,
     Task,
     TaskStatus,
+    Webhook,
+    WebhookEvent,
 )
 from harness_client.protocol import Call, Paged, Sleep, Steps, fields, list_of, route
 from harness_client.threads import (
@@ -180,6 +185,8 @@ MAX_LATEST_ITEMS = 500  # sessions_app.selectors.MAX_LATEST_ITEMS
 _ITEMS_LATEST = route("GET", "sessions/{id}/items/latest/", "session_items_latest")
 _ITEMS_POP = route("POST", "sessions/{id}/items/pop/", "session_items_pop")
 _ITEMS_CLEAR = route("POST", "sessions/{id}/items/clear/", "session_items_clear")
+_ITEMS_TRIM = route("POST", "sessions/{id}/items/trim/", "session_items_trim")
+_ITEMS_COMPACT = route("POST", "sessions/{id}/items/compact/", "session_items_compact")
 
 
 def latest_items(session_id: int, limit: int = 50) -> Call[ItemsLatest]:
@@ -208,6 +215,23 @@ def clear_items(session_id: int, *, expected_last_seq: int | None = None, reques
     and so does `last_seq` (seqs are never reused). A terminated session refuses (`session_terminated`)."""
     body = fields(expected_last_seq=expected_last_seq)
     return _ITEMS_CLEAR.call(parse=ItemsCleared.from_json, id=session_id, json=body, request_key=request_key)
+
+
+def trim_items(session_id: int, *, keep_last: int, expected_last_seq: int | None = None,
+               request_key: str | None = None) -> Call[ItemsTrimmed]:
+    """Keep the newest `keep_last` items and remove the rest, as one audited event (the removed range and the hash
+    of what went). 409 `item_shown_by_pending_approval` when a pending approval shows an item that would go."""
+    body = fields(keep_last=keep_last, expected_last_seq=expected_last_seq)
+    return _ITEMS_TRIM.call(parse=ItemsTrimmed.from_json, id=session_id, json=body, request_key=request_key)
+
+
+def compact_items(session_id: int, *, first_seq: int, last_seq: int, summary: Any, role: ItemRole | None = None,
+                  expected_last_seq: int | None = None, request_key: str | None = None) -> Call[ItemsTrimmed]:
+    """Replace the items with seq in [first_seq, last_seq] by one summary item (`summary` is its content; the role
+    defaults to system), which takes the seq of the newest item it replaced; one audited event."""
+    body = fields(first_seq=first_seq, last_seq=last_seq, summary=fields(role=role, content=summary),
+                  expected_last_seq=expected_last_seq)
+    return _ITEMS_COMPACT.call(parse=ItemsTrimmed.from_json, id=session_id, json=body, request_key=request_key)
 
 
 def session_by_ref(ref: str) -> Call[Session | None]:
@@ -621,6 +645,42 @@ def cancel_handoff(handoff_id: int, *, reason: str, expected_version: int | None
     """Cancel an open handoff; the origin run goes back to running with the cancellation bound."""
     return _HANDOFFS_CANCEL.call(parse=Handoff.from_json, json=fields(reason=reason, expected_version=expected_version),
                                  request_key=request_key, id=handoff_id)
+
+
+# --- forks and webhooks -----------------------------------------------------------------------------------
+
+_CHECKPOINTS_FORK = route("POST", "checkpoints/{id}/fork/", "checkpoints_fork")
+_WEBHOOKS_LIST = route("GET", "webhooks/", "webhooks_list")
+_WEBHOOKS_REGISTER = route("POST", "webhooks/", "webhooks_register")
+_WEBHOOKS_DEACTIVATE = route("POST", "webhooks/{id}/deactivate/", "webhooks_deactivate")
+
+
+def fork_checkpoint(
+    checkpoint_id: int, *, reason: str, state: Mapping[str, Any] | None = None, session: int | None = None,
+    new_session: bool | None = None, ref: str | None = None, request_key: str | None = None,
+) -> Call[Fork]:
+    """Fork a new run from a checkpoint, optionally with edited `state`, in the source run's session, `session`,
+    or a new one (`new_session=True`); who, why and the diff are recorded. Across the fork, an action under a
+    key its origin consumed gets the stored result bound; changed arguments need a new key and approval."""
+    body = fields(reason=reason, state=None if state is None else dict(state), session=session,
+                  new_session=new_session, ref=ref)
+    return _CHECKPOINTS_FORK.call(parse=Fork.from_json, id=checkpoint_id, json=body, request_key=request_key)
+
+
+def register_webhook(url: str, events: Sequence[WebhookEvent], *, request_key: str | None = None) -> Call[Webhook]:
+    """Register a webhook; keep the answer's `secret` (shown this once) to verify each delivery's signature."""
+    return _WEBHOOKS_REGISTER.call(parse=Webhook.from_json, json={"url": url, "events": list(events)},
+                                   request_key=request_key)
+
+
+def list_webhooks(*, page_size: int | None = None) -> Paged[Webhook]:
+    """The project's webhooks (without their secrets), following the pages."""
+    return _WEBHOOKS_LIST.paged(Webhook.from_json, page_size=_page_size(page_size))
+
+
+def deactivate_webhook(webhook_id: int, *, request_key: str | None = None) -> Call[Webhook]:
+    """No more deliveries to it (audited)."""
+    return _WEBHOOKS_DEACTIVATE.call(parse=Webhook.from_json, id=webhook_id, request_key=request_key)
 
 
 # --- memory -----------------------------------------------------------------------------------------------

@@ -6,10 +6,10 @@ Each asserts the experiment's verdict and its key figures; the full counts run w
 import pytest
 from django.conf import LazySettings
 
+from harness import faults as fault_points
 from reliability import faults
 from runs_app.models import Run, RunStatus
 from runs_app.services import run_claim, run_metrics_merge
-from worker import faults as fault_points
 from worker import pipeline
 from worker.recovery import recovery_candidates
 
