@@ -124,12 +124,23 @@ class PgBouncer:
         return f"postgres://postgres@127.0.0.1:{self.port}/{dbname}"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)  # PgBouncer's "exit now"
+        """SIGTERM to the whole group (runuser and PgBouncer under it: runuser does not pass signals on);
+        for PgBouncer SIGTERM is the immediate shutdown (SIGINT would wait for every client to leave)."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
             try:
                 self.proc.wait(timeout=15)
+                break
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                continue
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
 
 
 def ensure_pgbouncer() -> str:
@@ -170,7 +181,7 @@ logfile = {folder}/pgbouncer.log
     for path in folder.iterdir():
         shutil.chown(path, RUN_AS)
     proc = subprocess.Popen([RUNUSER, "-u", RUN_AS, "--", binary, str(folder / "pgbouncer.ini")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     _wait_port(port)
     return PgBouncer(port, proc)
 
