@@ -414,14 +414,14 @@ def object_operations() -> list[tuple[str, str]]:
 
 
 def _owner_ids(world: Any, memory_id: int, snapshot_id: int) -> dict[str, int]:
-    from tests.api.test_access import _handoff
+    from tests.api.test_access import _handoff, _webhook
 
     return {
         "/api/v1/sessions/": world.session.pk, "/api/v1/runs/": world.run.pk,
         "/api/v1/checkpoints/": world.checkpoint.pk, "/api/v1/approvals/": world.approval.pk,
         "/api/v1/effects/": world.effect.pk, "/api/v1/tasks/": world.task.pk,
         "/api/v1/memory/records/": memory_id, "/api/v1/memory/context/": snapshot_id,
-        "/api/v1/handoffs/": _handoff(world).pk,
+        "/api/v1/handoffs/": _handoff(world).pk, "/api/v1/webhooks/": _webhook(world).pk,
     }
 
 
@@ -1299,7 +1299,7 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
     user.groups.add(Group.objects.get_or_create(name="operator")[0])
     ids = {"approval_id": scene.approval.pk, "run_id": scene.run.pk, "task_id": scene.task.pk,
            "checkpoint_id": scene.checkpoints[-1].pk, "session_id": scene.session.pk, "record_id": scene.memory.pk,
-           "handoff_id": _human_handoff(project)}
+           "handoff_id": _human_handoff(project), "effect_id": _effect_of(project, scene.run.pk)}
     forms = {"approve": {"version": scene.approval.version}, "reject": {"reason": "no"},
              "edit-approve": {"arguments": "{}", "reason": "x"}, "delete": {"confirm": "on"},
              "edit": {"content": "changed", "version": 1}, "resolve": {"keep": scene.memory.pk, "version": 1},
@@ -1351,6 +1351,15 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
     figures["control_with_token_decided"] = int(scene.approval.status == ApprovalStatus.APPROVED)
     for name in ("csrf_posts_that_wrote", "gets_that_wrote", "get_server_errors"):
         figures.setdefault(name, 0)
+
+
+def _effect_of(project: Project, run_id: int) -> int:
+    """An effect of the scene's run: its page (/effects/<id>/) carries the decision forms."""
+    from runs_app.services import effect_intend
+
+    effect, _ = effect_intend(project=project, idempotency_key=f"e12-{project.slug}", tool="publish_chapter",
+                              arguments={"chapter": 1}, run_id=run_id)
+    return effect.pk
 
 
 def _human_handoff(project: Project) -> int:
