@@ -60,4 +60,8 @@ def test_checkpoints_events_and_metrics_rewrite_the_run_without_touching_its_ind
     after = _updates_in_this_transaction("runs_app_run")
     updates, hot = after[0] - before[0], after[1] - before[1]
     assert updates == 41
-    assert hot == updates
+    # Inside one transaction no old version can be pruned, so the 41 versions fill the run's page (shared with
+    # whatever rows the database put there before); the version that no longer fits moves to a fresh page, a
+    # non-HOT update, once per page filled. An indexed column among the written ones would make every one of the
+    # 41 non-HOT: at most two overflows is the page, not an index.
+    assert updates - hot <= 2, (updates, hot)
