@@ -8,7 +8,7 @@ from playwright.sync_api import Page, expect
 from demo.scenario import demo_scenario_create
 from harness.canonical import action_fingerprint
 from memory_app.models import MemoryRecord, MemoryStatus
-from runs_app.models import ApprovalRequest, ApprovalStatus, EffectStatus, ExternalEffect, Run, RunStatus
+from runs_app.models import ApprovalRequest, ApprovalStatus, Checkpoint, EffectStatus, ExternalEffect, Run, RunStatus
 from sessions_app.services import session_items_append
 from tests import factories
 from tests.console.scenario import build_scene
@@ -144,8 +144,10 @@ def test_the_lineage_page_draws_the_tree_and_diffs_two_checkpoints(page: Page, l
     shot(page, "run-inspector")
 
     page.click("text=checkpoint lineage")
-    expect(page.locator("svg#lineage circle")).to_have_count(4)
-    expect(page.locator("svg#lineage path.edge")).to_have_count(3)
+    # The scene's four, and the one its approval request wrote as the run began to wait (issue 16).
+    assert Checkpoint.objects.filter(run=scene.run).count() == 5
+    expect(page.locator("svg#lineage circle")).to_have_count(5)
+    expect(page.locator("svg#lineage path.edge")).to_have_count(4)
     expect(page.locator(f"svg#lineage a.fork[data-checkpoint='{root.pk}']")).to_have_count(1)
     page.select_option("select[name=a]", str(located.pk))
     page.select_option("select[name=b]", str(fork.pk))
