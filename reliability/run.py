@@ -1,11 +1,14 @@
 """Runs the registered reliability experiments and writes reliability/REPORT.md.
 
-    bin/reliability              every experiment at the issue's full counts (REPORT.md is rewritten)
+    bin/reliability              every experiment at the issue's full counts (REPORT.md is rewritten
+                                 from this run alone)
     bin/reliability --quick      the CI counts (printed only; the report keeps full-count figures)
     bin/reliability --only 3,5   some experiments; their entries in the report are replaced
 
-Results are kept in reliability/results.json (one entry per experiment, the latest full run of it),
-from which REPORT.md is rendered, so a partial run updates its experiments and keeps the others.
+Results are kept in reliability/results.json (one entry per experiment), from which REPORT.md is
+rendered. Each entry records the run it came from (an id, the commit checked out, whether the tree had
+changes, the run's start), the experiment's own start and its wall time, so the report can say, from the
+data and not from a hand-typed sentence, whether it is one run on one commit or a patchwork of several.
 Exits non-zero if any experiment that ran failed.
 """
 
@@ -17,6 +20,7 @@ import fcntl
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 import traceback
@@ -117,8 +121,27 @@ def _figures_text(figures: dict) -> list[str]:
     return lines
 
 
-def render(entries: dict[str, dict]) -> str:
+def provenance(ordered: list[dict]) -> str:
+    """The sentence that says where the figures come from, computed from the entries' run records."""
+    minutes = round(sum(float(e.get("wall_seconds") or 0) for e in ordered) / 60, 1)
+    runs: dict[str, list[int]] = {}
+    for e in ordered:
+        runs.setdefault(e.get("run_id") or f"an unrecorded run ({e.get('ran_at', '?')})", []).append(e["number"])
+    if len(runs) == 1 and ordered and ordered[0].get("run_id"):
+        e = ordered[0]
+        tree = " with uncommitted changes" if e.get("tree_changed") else ", the tree clean"
+        return (f"All {len(ordered)} experiments come from one `bin/reliability` run, started {e['run_started_at']} "
+                f"on commit {e['commit']}{tree} (load average {e.get('load_average_at_start')} at its start, "
+                f"{os.cpu_count()} CPUs); their times add up to {minutes} minutes.")
+    parts = "; ".join(f"{run_id}: {', '.join(map(str, numbers))}" for run_id, numbers in runs.items())
+    return (f"NOT one run: the experiments come from {len(runs)} runs ({parts}); their times add up to "
+            f"{minutes} minutes.")
+
+
+def render(entries: dict[str, dict], registered: list[int] | None = None) -> str:
+    """`registered`: every experiment the code has; one it has that the entries lack is named as missing."""
     ordered = sorted(entries.values(), key=lambda e: e["number"])
+    missing = sorted(set(registered or []) - {e["number"] for e in ordered})
     out = [
         "# Reliability report: fault-injection and security experiments (issue 7)",
         "",
@@ -127,15 +150,16 @@ def render(entries: dict[str, dict]) -> str:
         "and Redis db 5 on loopback; the command under each reproduces it. `bin/reliability --quick` runs",
         "the CI counts; the pytest forms are tests/reliability/.",
         "",
-        "| # | Experiment | Result | Seconds | Run at (UTC) |",
-        "|---|---|---|---|---|",
+        "| # | Experiment | Result | Seconds | Started (UTC) | Commit |",
+        "|---|---|---|---|---|---|",
     ]
     for e in ordered:
+        commit = (e.get("commit") or "unknown")[:12] + ("+changes" if e.get("tree_changed") else "")
         out.append(f"| {e['number']} | {e['title']} | {'PASS' if e['passed'] else 'FAIL'} | "
-                   f"{e.get('wall_seconds', '')} | {e.get('ran_at', '')} |")
-    total = round(sum(float(e.get("wall_seconds") or 0) for e in ordered) / 60, 1)
-    out += ["", f"All passed: {'yes' if all(e['passed'] for e in ordered) else 'NO'}. "
-            f"The experiments' times add up to {total} minutes (one `bin/reliability` run, 2 CPUs shared).", ""]
+                   f"{e.get('wall_seconds', '')} | {e.get('started_at') or e.get('ran_at', '')} | {commit} |")
+    out += ["", f"All passed: {'yes' if all(e['passed'] for e in ordered) else 'NO'}. {provenance(ordered)}", ""]
+    if missing:
+        out += [f"Missing: experiments {', '.join(map(str, missing))} are registered but have no result here.", ""]
     for e in ordered:
         out += [f"## {e['number']}. {e['title']}", "",
                 f"**{'PASS' if e['passed'] else 'FAIL'}** — reproduce with `{e['command']}`", "", "Figures:", ""]
@@ -149,19 +173,43 @@ def render(entries: dict[str, dict]) -> str:
     return "\n".join(out)
 
 
-def _record(results: list[tuple[Any, float]]) -> None:
+# The report's own output: a run rewrites them as it goes, so they do not make the tree "changed".
+_OUTPUTS = ("reliability/REPORT.md", "reliability/results.json")
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=HERE.parent, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def run_identity(now: dt.datetime | None = None) -> dict[str, Any]:
+    """Who this run is: its start, the commit checked out, and whether the tree differed from it."""
+    started = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    commit = _git("rev-parse", "HEAD") or "unknown"
+    changed = [line[3:] for line in _git("status", "--porcelain", "--untracked-files=no").splitlines()
+               if line[3:] not in _OUTPUTS]
+    return {"run_id": f"{started}@{commit[:12]}", "commit": commit, "tree_changed": bool(changed),
+            "run_started_at": started, "load_average_at_start": round(os.getloadavg()[0], 2)}
+
+
+def _record(results: list[tuple[Any, float, str]], run: dict[str, Any], *, fresh: bool = False) -> None:
     """Merge these results into results.json and re-render REPORT.md, under a lock: the fault and
-    security halves may finish at the same moment."""
-    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M")
+    security halves may finish at the same moment. `fresh` drops every earlier entry (a full run's first
+    result), so a full run's report holds that run and nothing older."""
     lock_path = HERE.parent / "var" / "reliability-results.lock"  # var/ is not versioned
     lock_path.parent.mkdir(exist_ok=True)
     with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        entries = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-        for result, wall in results:
-            entries[str(result.number)] = {**asdict(result), "wall_seconds": wall, "ran_at": now}
+        entries = json.loads(RESULTS.read_text()) if RESULTS.exists() and not fresh else {}
+        for result, wall, started_at in results:
+            entries[str(result.number)] = {**asdict(result), "wall_seconds": wall, "started_at": started_at, **run}
         RESULTS.write_text(json.dumps(entries, indent=2, sort_keys=True, default=str) + "\n")
-        REPORT.write_text(render(entries))
+        from reliability.core import REGISTRY
+
+        REPORT.write_text(render(entries, sorted(REGISTRY)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,10 +236,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no experiment numbered {sorted(unknown)}; known: {sorted(REGISTRY)}")
         wanted = sorted(numbers)
 
-    results: list[tuple[Result, float]] = []
+    results: list[tuple[Result, float, str]] = []
+    run = run_identity()
+    fresh = not args.only  # a full run's report is that run alone
     for number in wanted:
         entry = REGISTRY[number]
         print(f"== {number}. {entry.title} ({'quick' if args.quick else 'full'})", flush=True)
+        started_at = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
         started = time.monotonic()
         try:
             result = entry(args.quick)
@@ -202,9 +253,11 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             connections.close_all()
         wall = round(time.monotonic() - started, 1)
-        results.append((result, wall))
+        results.append((result, wall, started_at))
         if not args.quick:
-            _record([(result, wall)])  # each as it finishes: an interrupted run keeps what it measured
+            # each as it finishes: an interrupted run keeps what it measured (and the report says it is partial)
+            _record([(result, wall, started_at)], run, fresh=fresh)
+            fresh = False
         print(f"   {'PASS' if result.passed else 'FAIL'} in {wall}s: {json.dumps(result.figures, sort_keys=True)}",
               flush=True)
         if result.notes and not result.passed:
