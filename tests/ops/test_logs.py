@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from harness import logs
+from harness.logs import scrub
 from harness.celery import CONTEXT_HEADER, SENT_AT_HEADER, _carry_context
 from tests import factories
 
@@ -109,3 +110,21 @@ def test_no_line_carries_a_token_a_password_or_memory_content(lines: io.StringIO
     assert len(_parsed(lines)) >= 6  # the requests were logged
     for secret in (password, agent_secret, personal_secret, "hc_not_a_real_token_at_all", memory_text, "Mirabel"):
         assert secret not in text
+
+
+@pytest.mark.parametrize(("line", "secret"), [
+    ("BEARER abc.def", "abc.def"),
+    ("sent hc_abcdefghijkl alone", "hc_abcdefghijkl"),
+    ("PASSWD: hunter2", "hunter2"),
+    ("Secret=swordfish", "swordfish"),
+    ('{"token": "t0psecretvalue"}', "t0psecretvalue"),
+    ("redis://user:pa55@cache:6379/0", "pa55"),
+])
+def test_each_secret_shape_alone_is_scrubbed_however_it_is_cased(line: str, secret: str) -> None:
+    # scrub skips the patterns for a line with none of their markers; each shape alone must still be caught.
+    assert secret not in scrub(line)
+
+
+def test_a_line_without_any_secret_marker_comes_back_unchanged() -> None:
+    line = '{"level": "INFO", "logger": "harness.access", "message": "POST api/v1/runs/<int:pk>/ 201"}'
+    assert scrub(line) is line
