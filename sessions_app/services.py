@@ -16,6 +16,7 @@ from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execut
 from harness.models import Project
 from harness.transitions import cas_transition_row
 from sessions_app.models import SESSION_MACHINE, ItemRole, Session, SessionItem, SessionStatus
+from sessions_app.signals import session_awaiting_user
 
 
 class NewItem(TypedDict, total=False):
@@ -45,14 +46,27 @@ def session_create(
 
 
 def session_transition(*, project: Project, session_id: int, to: str, expected_version: int | None) -> Session:
-    # One statement (atomic by itself): the transition's UPDATE returns the row.
-    return cas_transition_row(
-        Session.objects.filter(project=project),
-        pk=session_id,
-        machine=SESSION_MACHINE,
-        to=to,
-        expected_version=expected_version,
-    )
+    """Move a session (a compare-and-set when `expected_version` is given).
+
+    Most moves are one statement, atomic by itself: the transition's UPDATE returns the row. A session that
+    starts waiting for its user is announced (sessions_app.signals.session_awaiting_user) in the move's own
+    transaction, so what the runs app writes for it (a checkpoint of the running run) commits with the move.
+    """
+    def move() -> Session:
+        return cas_transition_row(
+            Session.objects.filter(project=project),
+            pk=session_id,
+            machine=SESSION_MACHINE,
+            to=to,
+            expected_version=expected_version,
+        )
+
+    if to != SessionStatus.AWAITING_USER:
+        return move()
+    with transaction.atomic():
+        session = move()
+        session_awaiting_user.send(sender=Session, project_id=project.pk, session=session)
+        return session
 
 
 def session_items_append(

@@ -8,7 +8,7 @@ from harness.db import api_time_sql, prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
-from runs_app.models import ApprovalRequest, Checkpoint, Run, Task
+from runs_app.models import ApprovalRequest, Checkpoint, Run, RunStatus, Task
 from runs_app.services.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
 
 LANGGRAPH_THREAD_MODE = "langgraph"  # runs_app.services.threads.THREAD_TASK_MODE (which imports this module)
@@ -96,6 +96,27 @@ def checkpoint_waiting(
         artifact_fingerprints=parent["artifact_fingerprints"] if parent is not None else {},
         pending_gate=pending_gate, approval_id=approval_id,
     )
+
+
+def checkpoint_session_awaiting_user(*, project: Project | int, session_id: int) -> list[Checkpoint]:
+    """Checkpoint the session's running run as the session starts waiting for its user (seed 002 section 06),
+    by `checkpoint_waiting`'s rules: a child of the run's latest, its cursor and state, and what it waits for.
+
+    Called in the transaction that moves the session (sessions_app.signals.session_awaiting_user, connected in
+    runs_app.apps). The run row is locked first, so a checkpoint the agent writes at the same moment is either
+    the parent or a child of this one, never its sibling. A session has one running run as a rule; each one
+    gets its checkpoint. A session with none gets nothing.
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    running = (Run.objects.select_for_update().filter(project_id=project_id, session_id=session_id,
+                                                      status=RunStatus.RUNNING).order_by("pk"))
+    written = []
+    for run in running:
+        checkpoint = checkpoint_waiting(project=project_id, run=run, waits_for="its user",
+                                        pending_gate={"user": True, "session": session_id, "cursor": run.cursor})
+        if checkpoint is not None:
+            written.append(checkpoint)
+    return written
 
 
 def _checkpoint_create(
