@@ -49,6 +49,7 @@ from harness_client.models import (
     Webhook,
 )
 from harness_client.retry import RetryPolicy
+from harness_client.usage import ModelPrice, RunStopped
 
 __version__ = VERSION
 
@@ -77,6 +78,7 @@ __all__ = [
     "MemoryConflict",
     "MemoryRecord",
     "MemoryWrite",
+    "ModelPrice",
     "NewItem",
     "NotFoundError",
     "Page",
@@ -85,6 +87,7 @@ __all__ = [
     "RetryPolicy",
     "Run",
     "RunEvent",
+    "RunStopped",
     "ServerError",
     "Session",
     "Task",

@@ -18,6 +18,9 @@ Tool approvals: a function tool with `needs_approval` stops the SDK's run with `
 `HarnessApprovals(session).decide(result)` posts each one to the console's approval inbox, waits for a
 reviewer's decision, and returns the run's state with the decisions applied, for `Runner.run(agent, state,
 session=session)` to go on (`run_with_approvals` does the loop).
+
+Usage: `Runner.run(agent, input, hooks=HarnessUsageHooks(client, run_id, prices=...))` reports each model call's
+tokens and cost to the harness run, and stops the agent (RunStopped) once the run reaches its budget or deadline.
 """
 
 from __future__ import annotations
@@ -28,16 +31,18 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
 
-from agents import Agent, Runner, RunResult, RunResultStreaming, RunState
-from agents.items import ToolApprovalItem, TResponseInputItem
+from agents import Agent, RunContextWrapper, RunHooks, Runner, RunResult, RunResultStreaming, RunState, Tool
+from agents.items import ModelResponse, ToolApprovalItem, TResponseInputItem
 from agents.memory.session_settings import SessionSettings, resolve_session_limit
 
 from harness_client.client import AsyncHarnessClient
 from harness_client.errors import ConflictError, HarnessError
 from harness_client.models import Approval, ItemRole, MemoryPolicy, NewItem, Risk, Run, SessionRole
 from harness_client.operations import MAX_LATEST_ITEMS
+from harness_client.usage import ModelPrice, RunStopped, call_cost, stop_if_blocked, usage_request_key
 
-__all__ = ["ApprovalNotApplied", "HarnessApprovals", "HarnessSession", "item_role", "run_with_approvals"]
+__all__ = ["ApprovalNotApplied", "HarnessApprovals", "HarnessSession", "HarnessUsageHooks", "ModelPrice", "RunStopped",
+           "item_role", "run_with_approvals"]
 
 # The harness's item roles (sessions_app.models.ItemRole) an SDK item may carry as its own `role`.
 _HARNESS_ROLES: frozenset[str] = frozenset({"user", "assistant", "system", "tool"})
@@ -321,3 +326,64 @@ def _rejection_message(approval: Approval) -> str:
     if approval.status == "rejected":
         return f"A reviewer ({by}) rejected this tool call: {approval.decision_reason or 'no reason given'}"
     return f"This tool call was not approved ({approval.status}); it was not run."
+
+
+# --- usage: each model call's tokens and cost, reported to the harness run ---------------------------------
+
+
+class HarnessUsageHooks(RunHooks[Any]):
+    """Run hooks that report each model call's usage to a harness run, and stop the agent at its limits.
+
+        hooks = HarnessUsageHooks(client, run.id, prices={"gpt-4.1": ModelPrice(Decimal("2"), Decimal("8"))})
+        result = await Runner.run(agent, "Summarise the thread", hooks=hooks)   # RunStopped at the budget
+
+    After every model call (`on_llm_end`) the response's input + output tokens are reported (`report_usage`),
+    with the cost by `prices` (per million tokens, keyed by model name; a model it does not name costs 0), the
+    model's name (`model=`, else the agent's model's) and the response id as the call's id. The report's
+    Idempotency-Key is derived from the run and the response id, so a report sent again for the same response
+    (the client's retry after a lost reply, a process that restarts) is counted once; a response with no id is
+    counted once per hook call. When the answer is a blocked run (its token or cost budget reached, its
+    deadline passed: `blocked_step` `budget` or `deadline`), the hook raises RunStopped: the SDK stops the run
+    before it calls any tool the response asked for, or the model again. Later model and tool calls through the
+    same hooks are refused too, without a request. `lease_owner` fences the reports to a lease you hold;
+    `reports` keeps every answer, in order.
+    """
+
+    def __init__(self, client: AsyncHarnessClient, run_id: int, *, prices: Mapping[str, ModelPrice] | None = None,
+                 model: str | None = None, lease_owner: str | None = None) -> None:
+        self.client, self.run_id = client, run_id
+        self.prices, self.model, self.lease_owner = prices, model, lease_owner
+        self.reports: list[Run] = []
+
+    async def on_llm_start(self, context: RunContextWrapper[Any], agent: Agent[Any], system_prompt: str | None,
+                           input_items: list[TResponseInputItem]) -> None:
+        self._refuse_when_stopped()
+
+    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
+        usage = response.usage
+        model = self.model or _model_name(agent)
+        call_id = response.response_id or response.request_id or ""
+        run = await self.client.report_usage(
+            self.run_id, tokens=usage.input_tokens + usage.output_tokens,
+            cost=call_cost(self.prices, model, usage.input_tokens, usage.output_tokens), model=model or None,
+            call_id=call_id or None, lease_owner=self.lease_owner,
+            request_key=usage_request_key(self.run_id, call_id) if call_id else None,
+        )
+        self.reports.append(run)
+        stop_if_blocked(run)
+
+    async def on_tool_start(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool) -> None:
+        self._refuse_when_stopped()
+
+    def _refuse_when_stopped(self) -> None:
+        if self.reports:
+            stop_if_blocked(self.reports[-1])
+
+
+def _model_name(agent: Agent[Any]) -> str:
+    """The agent's model as a price table names it: its name, or a Model object's `model` (the OpenAI ones')."""
+    model = agent.model
+    if isinstance(model, str):
+        return model
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) else ""

@@ -16,6 +16,9 @@ it as it is), and as the serializer's typed bytes otherwise (`{"__lg_type__": "m
 `request_approval` turns an `interrupt()` into an approval request the console's reviewers decide; the graph
 resumes with `Command(resume=<the decision>)` (see `approval_decision`).
 
+`HarnessUsageCallback` (a LangChain callback handler: `graph.invoke(input, {"callbacks": [it], ...})`) reports
+each model call's tokens and cost to the thread's run and stops the graph (RunStopped) at its budget or deadline.
+
 Needs the `langgraph` extra: `pip install "harness-console-client[langgraph]"`.
 """
 
@@ -28,7 +31,11 @@ import math
 import random
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, cast
+from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -46,9 +53,10 @@ from harness_client.client import AsyncHarnessClient, HarnessClient
 from harness_client.errors import HarnessError
 from harness_client.models import Approval, Risk, Run
 from harness_client.threads import ThreadCheckpoint
+from harness_client.usage import ModelPrice, RunStopped, call_cost, stop_if_blocked, usage_request_key
 
-__all__ = ["TYPED", "ApprovalNotResumed", "HarnessSaver", "approval_ids", "decode_value", "encode_value",
-           "request_approval"]
+__all__ = ["TYPED", "ApprovalNotResumed", "HarnessSaver", "HarnessUsageCallback", "ModelPrice", "RunStopped",
+           "approval_ids", "decode_value", "encode_value", "request_approval"]
 
 TYPED = "__lg_type__"  # the key that marks a value stored as the serializer's typed bytes
 _MAX_INT_BITS = 4096  # Python's json refuses integers of more than 4,300 digits
@@ -382,3 +390,119 @@ def approval_ids(interrupts: Sequence[Any]) -> list[int]:
         if isinstance(value, dict) and isinstance(value.get("approval_id"), int):
             ids.append(value["approval_id"])
     return ids
+
+
+# --- usage: each model call's tokens and cost, reported to the thread's run --------------------------------
+
+
+class HarnessUsageCallback(BaseCallbackHandler):
+    """A LangChain callback handler that reports each model call's usage to a harness run, and stops the graph
+    at the run's limits.
+
+        usage = HarnessUsageCallback.for_thread(saver, "thread-7", prices={"gpt-4.1": ModelPrice(...)})
+        graph.invoke(inputs, {"configurable": {"thread_id": "thread-7"}, "callbacks": [usage]})
+
+    After every model call (`on_llm_end`) it reports the call's input + output tokens (the generations'
+    `usage_metadata`, else `llm_output["token_usage"]`'s prompt and completion tokens), the cost by `prices`
+    (per million tokens, keyed by model name; a model it does not name costs 0), and the model's name. The
+    report's Idempotency-Key is derived from the run and the response's id (the provider's, else the message's),
+    so a report sent again for the same response is counted once. When the answer is a blocked run (its token
+    or cost budget reached, its deadline passed), the handler raises RunStopped (`raise_error`: LangChain would
+    otherwise log and swallow it), which ends the graph's step before any tool the model asked for runs; model
+    and tool calls made later through the same handler are refused too, without a request. `reports` keeps
+    every answer, in order.
+    """
+
+    raise_error = True  # a stop must stop the graph, not become a log line
+
+    def __init__(self, client: HarnessClient | HarnessSaver, run_id: int, *,
+                 prices: Mapping[str, ModelPrice] | None = None, model: str | None = None,
+                 lease_owner: str | None = None) -> None:
+        self.client = client.client if isinstance(client, HarnessSaver) else client
+        self.run_id, self.prices, self.model, self.lease_owner = run_id, prices, model, lease_owner
+        self.reports: list[Run] = []
+        self._models: dict[UUID, str] = {}  # the model each call in flight named when it started
+
+    @classmethod
+    def for_thread(cls, client: HarnessClient | HarnessSaver, thread_id: str, *,
+                   prices: Mapping[str, ModelPrice] | None = None, model: str | None = None,
+                   lease_owner: str | None = None) -> HarnessUsageCallback:
+        """The handler for a LangGraph thread's run (created now if the thread has none yet)."""
+        hc = client.client if isinstance(client, HarnessSaver) else client
+        return cls(hc, hc.ensure_thread(str(thread_id)).run, prices=prices, model=model, lease_owner=lease_owner)
+
+    def on_llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID,
+                     metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        self._started(run_id, metadata)
+
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *, run_id: UUID,
+                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        self._started(run_id, metadata)
+
+    def on_tool_start(self, serialized: dict[str, Any], input_str: str, **kwargs: Any) -> None:
+        self._refuse_when_stopped()
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        input_tokens, output_tokens = _tokens(response)
+        model = self.model or _model_of(response) or self._models.get(run_id, "")
+        self._models.pop(run_id, None)
+        call_id = _response_id(response) or str(run_id)
+        run = self.client.report_usage(
+            self.run_id, tokens=input_tokens + output_tokens,
+            cost=call_cost(self.prices, model, input_tokens, output_tokens), model=model or None, call_id=call_id,
+            lease_owner=self.lease_owner, request_key=usage_request_key(self.run_id, call_id),
+        )
+        self.reports.append(run)
+        stop_if_blocked(run)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._models.pop(run_id, None)
+
+    def _started(self, run_id: UUID, metadata: dict[str, Any] | None) -> None:
+        self._refuse_when_stopped()
+        name = (metadata or {}).get("ls_model_name")  # what LangChain's chat models name themselves for tracing
+        if isinstance(name, str):
+            self._models[run_id] = name
+
+    def _refuse_when_stopped(self) -> None:
+        if self.reports:
+            stop_if_blocked(self.reports[-1])
+
+
+def _generation_messages(response: LLMResult) -> list[Any]:
+    return [g.message for batch in response.generations for g in batch if isinstance(g, ChatGeneration)]
+
+
+def _tokens(response: LLMResult) -> tuple[int, int]:
+    """The call's (input, output) tokens: the messages' usage_metadata, else the provider's llm_output."""
+    metered = [m.usage_metadata for m in _generation_messages(response) if getattr(m, "usage_metadata", None)]
+    if metered:
+        return (sum(int(u.get("input_tokens", 0)) for u in metered),
+                sum(int(u.get("output_tokens", 0)) for u in metered))
+    usage = (response.llm_output or {}).get("token_usage") or {}
+    return int(usage.get("prompt_tokens", 0) or 0), int(usage.get("completion_tokens", 0) or 0)
+
+
+def _model_of(response: LLMResult) -> str:
+    named = (response.llm_output or {}).get("model_name")
+    if not named:
+        for message in _generation_messages(response):
+            meta = message.response_metadata or {}
+            named = meta.get("model_name") or meta.get("model")
+            if named:
+                break
+    return named if isinstance(named, str) else ""
+
+
+def _response_id(response: LLMResult) -> str:
+    """The provider's id of the response, else the first message's id (LangChain gives every message one)."""
+    given = (response.llm_output or {}).get("id")
+    if isinstance(given, str) and given:
+        return given
+    for message in _generation_messages(response):
+        meta_id = (message.response_metadata or {}).get("id")
+        if isinstance(meta_id, str) and meta_id:
+            return meta_id
+        if isinstance(message.id, str) and message.id:
+            return message.id
+    return ""
