@@ -48,3 +48,17 @@ class BulkForm(forms.Form):
 
 class ReviewForm(forms.Form):
     decision = forms.ChoiceField(choices=[("accept", "Accept"), ("reject", "Reject")])
+
+
+class ErasePersonForm(forms.Form):
+    """Which person to erase in which project; the preview needs these two, the erasure also a reason and the box."""
+
+    project = forms.TypedChoiceField(coerce=int, choices=())
+    subject = forms.CharField(max_length=200, help_text="Their user-scope memory key and the `user` their "
+                                                        "sessions' metadata names.")
+    reason = forms.CharField(max_length=500, required=False)
+    confirm = forms.BooleanField(required=False, label="Yes, erase this person's data now")
+
+    def __init__(self, *args: Any, projects: list[tuple[int, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["project"].choices = projects  # type: ignore[attr-defined]

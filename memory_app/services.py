@@ -486,11 +486,13 @@ def _scrub_idempotent_replies(ids: set[int]) -> int:
     replies = IdempotentRequest.objects.filter(
         path__startswith="/api/v1/memory/", response_body__isnull=False).filter(match)
     scrubbed = 0
-    for reply in replies.select_for_update().only("id", "response_body"):
+    for reply in replies.select_for_update().only("id", "path", "response_body"):
         body = reply.response_body
         if not isinstance(body, dict):
             continue
-        changed = _wipe_entry(body, ids) | _wipe_entry(body.get("record"), ids)
+        # A context reply's own `id` is its snapshot's, not a record's: only its memory entries are records.
+        is_record = not reply.path.startswith("/api/v1/memory/context/")
+        changed = (is_record and _wipe_entry(body, ids)) | _wipe_entry(body.get("record"), ids)
         context = body.get("content")
         if isinstance(context, dict):
             for entry in context.get("memory", []):

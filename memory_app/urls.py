@@ -2,13 +2,14 @@
 
 from django.urls import path
 
-from memory_app import views
+from memory_app import views, views_erasure
 
 app_name = "memory"
 
 urlpatterns = [
     path("", views.record_list, name="record_list"),
     path("bulk/", views.record_bulk, name="record_bulk"),
+    path("erase-person/", views_erasure.person_erase_page, name="person_erase"),
     path("held/", views.held_list, name="held_list"),
     path("held/<int:record_id>/review/", views.held_review, name="held_review"),
     path("<int:record_id>/", views.record_detail, name="record_detail"),
