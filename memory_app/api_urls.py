@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory_app import api
+from memory_app import api, api_erasure
 
 urlpatterns = [
     path("records/", api.RecordListView.as_view(), name="memory-records"),
@@ -15,6 +15,7 @@ urlpatterns = [
     path("records/<id:pk>/expire/", api.RecordExpireView.as_view(), name="memory-record-expire"),
     path("records/<id:pk>/delete/", api.RecordDeleteView.as_view(), name="memory-record-delete"),
     path("records/<id:pk>/erase/", api.RecordEraseView.as_view(), name="memory-record-erase"),
+    path("erasures/", api_erasure.PersonErasureView.as_view(), name="memory-person-erase"),
     path("retrieve/", api.RetrieveView.as_view(), name="memory-retrieve"),
     path("held/", api.HeldListView.as_view(), name="memory-held"),
     path("conflicts/", api.ConflictListView.as_view(), name="memory-conflicts"),

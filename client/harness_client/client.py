@@ -306,6 +306,7 @@ class _Operations:
     expire_memory = _CallOp(ops.expire_memory)
     delete_memory = _CallOp(ops.delete_memory)
     erase_memory = _CallOp(ops.erase_memory)
+    erase_person = _CallOp(ops.erase_person)
     bulk_delete_memory = _CallOp(ops.bulk_delete_memory)
     bulk_expire_memory = _CallOp(ops.bulk_expire_memory)
     list_held_memory = _PagedOp(ops.list_held_memory)

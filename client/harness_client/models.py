@@ -532,6 +532,16 @@ class BulkResult(Model):
     failed: dict[str, str]
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ErasureReport(Model):
+    """Per store (memory, session_items, context_snapshots, idempotent_replies, approvals, audit_entries, ...):
+    {"erased", "kept", "why_kept"}."""
+
+    subject_sha256: str
+    dry_run: bool
+    stores: dict[str, dict[str, Any]]
+
+
 T = TypeVar("T")
 
 

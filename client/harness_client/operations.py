@@ -29,6 +29,7 @@ from harness_client.models import (
     Effect,
     EffectDelivery,
     EffectStatus,
+    ErasureReport,
     Fork,
     Handoff,
     HandoffStatus,
@@ -694,6 +695,7 @@ _MEMORY_REVIEW = route("POST", "memory/records/{id}/review/", "memory_records_re
 _MEMORY_EXPIRE = route("POST", "memory/records/{id}/expire/", "memory_records_expire")
 _MEMORY_DELETE = route("POST", "memory/records/{id}/delete/", "memory_records_delete")
 _MEMORY_ERASE = route("POST", "memory/records/{id}/erase/", "memory_records_erase")
+_PERSON_ERASE = route("POST", "memory/erasures/", "memory_person_erase")
 _MEMORY_BULK_DELETE = route("POST", "memory/records/bulk-delete/", "memory_records_bulk_delete")
 _MEMORY_BULK_EXPIRE = route("POST", "memory/records/bulk-expire/", "memory_records_bulk_expire")
 _MEMORY_RETRIEVE = route("GET", "memory/retrieve/", "memory_retrieve")
@@ -817,6 +819,14 @@ def erase_memory(record_id: int, *, include_history: bool | None = None, request
     body = fields(include_history=include_history)
     return _MEMORY_ERASE.call(parse=lambda b: [int(i) for i in b["erased"]], id=record_id, json=body,
                               request_key=request_key)
+
+
+def erase_person(*, project: str, subject: str, reason: str | None = None, dry_run: bool | None = None,
+                 request_key: str | None = None) -> Call[ErasureReport]:
+    """Erase a person's user-scope memory, the session items they wrote and the replies that copied them; the
+    report says per store what was erased and what was kept and why (admins; `dry_run`: change nothing)."""
+    body = {"project": project, "subject": subject, **fields(reason=reason, dry_run=dry_run)}
+    return _PERSON_ERASE.call(parse=ErasureReport.from_json, json=body, request_key=request_key)
 
 
 def bulk_delete_memory(*, project: str, ids: Iterable[int], request_key: str | None = None) -> Call[BulkResult]:

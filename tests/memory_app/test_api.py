@@ -37,6 +37,7 @@ def world(project, other_project) -> World:  # type: ignore[no-untyped-def]
         "operator": factories.make_personal_token(factories.make_user("olga", role="operator", projects=[project]))[1],
         "other_operator": factories.make_personal_token(
             factories.make_user("otto", role="operator", projects=[other_project]))[1],
+        "admin": factories.make_personal_token(factories.make_user("ada", role="admin", projects=[project]))[1],
         "reviewer": factories.make_personal_token(factories.make_user("rita", role="reviewer", projects=[project]))[1],
     }
     agent = Actor.for_agent("agent-1")
@@ -66,6 +67,7 @@ class Endpoint:
     body: Callable[[World], dict] = lambda w: {}
     agents: bool = True  # agent tokens may call it (operators always may)
     ok: int = 200
+    admins_only: bool = False  # operators who are not admins are refused (403)
 
 
 BASE = "/api/v1/memory"
@@ -94,6 +96,8 @@ ENDPOINTS = [
              lambda w: {"project": "acme", "ids": [w.record.pk]}, agents=False),
     Endpoint("bulk-expire", "post", lambda w: f"{BASE}/records/bulk-expire/",
              lambda w: {"project": "acme", "ids": [w.record.pk]}, agents=False),
+    Endpoint("erase-person", "post", lambda w: f"{BASE}/erasures/",
+             lambda w: {"project": "acme", "subject": "alice", "reason": "request 1"}, agents=False, admins_only=True),
 ]
 
 
@@ -109,6 +113,8 @@ def _expected(endpoint: Endpoint, who: str) -> int:
         return 401
     if who == "reviewer":
         return 403  # a console user without the operator role
+    if who == "operator" and endpoint.admins_only:
+        return 403
     if who in ("agent", "reader_agent") and not endpoint.agents:
         return 403
     if who == "reader_agent":
@@ -120,7 +126,7 @@ def _expected(endpoint: Endpoint, who: str) -> int:
     return endpoint.ok
 
 
-WHO = ["agent", "operator", "other_agent", "other_operator", "anonymous", "reviewer", "reader_agent"]
+WHO = ["agent", "operator", "admin", "other_agent", "other_operator", "anonymous", "reviewer", "reader_agent"]
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=[e.name for e in ENDPOINTS])

@@ -224,3 +224,25 @@ def test_the_append_only_trigger_still_refuses_any_other_rewrite_of_an_item(worl
         with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql, [item.pk])
     assert MARK in json.dumps(SessionItem.objects.get(pk=item.pk).content)
+
+
+def test_an_admin_erases_through_the_api_with_a_personal_token_and_an_operator_cannot(world: World) -> None:
+    def client_of(user) -> APIClient:  # type: ignore[no-untyped-def]
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {factories.make_personal_token(user)[1]}")
+        return client
+
+    url, body = "/api/v1/memory/erasures/", {"project": world.project.slug, "subject": "alice"}
+    operator = client_of(factories.make_user("otto", role="operator", projects=[world.project]))
+    refused = operator.post(url, {**body, "reason": "r"}, format="json")
+    assert (refused.status_code, refused.json()["code"]) == (403, "not_an_admin")
+    admin = client_of(world.admin)
+    unexplained = admin.post(url, body, format="json")
+    assert (unexplained.status_code, unexplained.json()["code"]) == (400, "reason_required")
+    preview = admin.post(url, {**body, "dry_run": True}, format="json").json()
+    assert preview["dry_run"] is True and preview["stores"]["session_items"]["erased"] == 1 and _rows_holding(MARK)
+    done = admin.post(url, {**body, "reason": "request 19"}, format="json")
+    assert done.status_code == 200 and done.json()["dry_run"] is False
+    assert done.json()["stores"] == preview["stores"]  # the preview counted exactly what went
+    assert done.json()["stores"]["memory"] == {"erased": 1, "kept": 0, "why_kept": ""}
+    assert _rows_holding(MARK) == {}
