@@ -248,9 +248,11 @@ def _scrub_reply(body: Any, plan: _Plan, tombstones: dict[tuple[int, int], dict[
         return False
     changed = False
     for entry in body.get("items") or []:
-        key = (entry.get("session"), entry.get("seq")) if isinstance(entry, dict) else None
-        if key and key[1] in plan.item_seqs.get(key[0], set()):
-            entry["content"] = tombstones.get(key, {"erased": True})
+        if not isinstance(entry, dict) or not isinstance(entry.get("session"), int):
+            continue
+        key = (entry["session"], entry.get("seq"))
+        if key[1] in plan.item_seqs.get(key[0], set()):
+            entry["content"] = tombstones.get(key, {"erased": True})  # type: ignore[arg-type]
             changed = True
     content = body.get("content")
     if body.get("run") in plan.run_ids and isinstance(content, dict):

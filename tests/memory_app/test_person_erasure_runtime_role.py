@@ -33,11 +33,11 @@ def _as_runtime_role() -> tuple[str, dict[str, Any]]:
             {"host": host, "port": port, "dbname": s["NAME"], "user": ROLE})
 
 
-def _refused(raw: psycopg.Connection[Any], *statements: str) -> bool:
+def _refused(raw: psycopg.Connection[Any], *statements: tuple[str, int | None]) -> bool:
     try:
         with raw.transaction():
-            for sql in statements:
-                raw.execute(sql)
+            for sql, value in statements:
+                raw.execute(sql, [] if value is None else [value])
     except psycopg.Error:
         return True
     return False
@@ -56,11 +56,11 @@ def test_the_runtime_role_erases_through_the_door_and_cannot_open_it_itself() ->
     url, params = _as_runtime_role()
 
     with psycopg.connect(**params, autocommit=True) as raw:
-        assert _refused(raw, f"UPDATE sessions_app_sessionitem SET content = '{{}}' WHERE id = {mine.pk}")
-        assert _refused(raw, "SET LOCAL harness.item_erase = 'on'",
-                        "UPDATE sessions_app_sessionitem SET content = harness_item_tombstone(content, 'x', now()) "
-                        f"WHERE id = {mine.pk}")
-        assert _refused(raw, f"DELETE FROM harness_auditentry WHERE project_id = {project.pk}")
+        assert _refused(raw, ("UPDATE sessions_app_sessionitem SET content = '{}' WHERE id = %s", mine.pk))
+        assert _refused(raw, ("SET LOCAL harness.item_erase = 'on'", None),
+                        ("UPDATE sessions_app_sessionitem SET content = harness_item_tombstone(content, 'x', now()) "
+                         "WHERE id = %s", mine.pk))
+        assert _refused(raw, ("DELETE FROM harness_auditentry WHERE project_id = %s", project.pk))
 
     done = subprocess.run(
         [sys.executable, "manage.py", "erase_person", "--project", project.slug, "--subject", "carol",
