@@ -67,6 +67,8 @@ def runtime_role_grant(name: str) -> list[str]:
             privileges = ", ".join(RESTRICTED.get(table, DEFAULT))
             cursor.execute(f'GRANT {privileges} ON {connection.ops.quote_name(table)} TO "{role}"')
         cursor.execute(f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO "{role}"')
+        # The erasure door (sessions_app migration 0004) is not PUBLIC's: only the runtime role may tombstone.
+        cursor.execute(f'GRANT EXECUTE ON FUNCTION {schema}.harness_session_items_erase(bigint[], text) TO "{role}"')
     return tables
 
 

@@ -76,9 +76,8 @@ class _Plan:
     memory_ids: list[int]
     item_ids: list[int]
     item_seqs: dict[int, set[int]]  # session id -> seqs of the person's items
-    other_items: int
     session_ids: list[int]
-    run_ids: list[int]
+    run_sessions: dict[int, int]  # the runs of those sessions -> their session
     snapshots: QuerySet[ContextSnapshot]
     kept: dict[str, int]
 
@@ -110,7 +109,9 @@ def _plan(project_id: int, subject: str) -> _Plan:
     for pk, session_id, seq in authored.values_list("pk", "session_id", "seq"):
         item_ids.append(pk)
         item_seqs.setdefault(session_id, set()).add(seq)
-    runs = list(Run.objects.filter(project_id=project_id, session_id__in=sessions).values_list("pk", flat=True))
+    run_sessions = dict(Run.objects.filter(project_id=project_id, session_id__in=sessions)
+                        .values_list("pk", "session_id"))
+    runs = list(run_sessions)
     snapshots = ContextSnapshot.objects.filter(project_id=project_id, run_id__in=runs)
     kept = {
         "session_items": items.exclude(role=ItemRole.USER).count(),
@@ -121,7 +122,7 @@ def _plan(project_id: int, subject: str) -> _Plan:
         "handoffs": Handoff.objects.filter(project_id=project_id, origin_run_id__in=runs).count(),
     }
     return _Plan(memory_ids=list(memory.order_by("pk").values_list("pk", flat=True)), item_ids=item_ids,
-                 item_seqs=item_seqs, other_items=kept["session_items"], session_ids=sessions, run_ids=runs,
+                 item_seqs=item_seqs, session_ids=sessions, run_sessions=run_sessions,
                  snapshots=snapshots, kept=kept)
 
 
@@ -130,15 +131,15 @@ def _snapshots_naming(plan: _Plan) -> list[ContextSnapshot]:
     if not plan.item_ids:
         return []
     found = []
-    for snapshot in plan.snapshots.select_related("run").only("id", "item_seqs", "content", "run__session_id"):
-        if plan.item_seqs.get(snapshot.run.session_id, set()).intersection(snapshot.item_seqs):
+    for snapshot in plan.snapshots.only("id", "run_id", "item_seqs", "content"):
+        if plan.item_seqs.get(plan.run_sessions[snapshot.run_id], set()).intersection(snapshot.item_seqs):
             found.append(snapshot)
     return found
 
 
 def _item_replies(plan: _Plan) -> QuerySet[IdempotentRequest]:
     """Stored replies that may carry the person's items: appends to their sessions, and context projections."""
-    paths = Q(path="/api/v1/memory/context/")
+    paths = Q(path="/api/v1/memory/context/", response_body__run__in=list(plan.run_sessions))
     for session_id in plan.session_ids:
         paths |= Q(path=f"/api/v1/sessions/{session_id}/items/")
     return IdempotentRequest.objects.filter(response_body__isnull=False).filter(paths)
@@ -219,7 +220,7 @@ def _scrub_snapshots(plan: _Plan, tombstones: dict[tuple[int, int], dict[str, An
     scrubbed = 0
     for snapshot in _snapshots_naming(plan):
         content = dict(snapshot.content)
-        seqs = plan.item_seqs.get(snapshot.run.session_id, set())
+        seqs = plan.item_seqs.get(plan.run_sessions[snapshot.run_id], set())
         content["items"] = [
             {"seq": entry.get("seq"), "role": entry.get("role"), "text": "", "erased": True}
             if isinstance(entry, dict) and entry.get("seq") in seqs else entry
@@ -255,9 +256,8 @@ def _scrub_reply(body: Any, plan: _Plan, tombstones: dict[tuple[int, int], dict[
             entry["content"] = tombstones.get(key, {"erased": True})  # type: ignore[arg-type]
             changed = True
     content = body.get("content")
-    if body.get("run") in plan.run_ids and isinstance(content, dict):
-        session_id = Run.objects.filter(pk=body["run"]).values_list("session_id", flat=True).first()
-        seqs = plan.item_seqs.get(session_id or 0, set())
+    if body.get("run") in plan.run_sessions and isinstance(content, dict):
+        seqs = plan.item_seqs.get(plan.run_sessions[body["run"]], set())
         for entry in content.get("items") or []:
             if isinstance(entry, dict) and entry.get("seq") in seqs and entry.get("text"):
                 entry["text"], entry["erased"] = "", True

@@ -1,4 +1,4 @@
-"""The one door through which a session item's content may change: erasure of a person (console.erasure).
+"""The one door through which a session item's content may change: erasure of a person (memory_app.erasure).
 
 Session items are append-only (runs_app migration 0003 refuses every UPDATE). Erasing a person must still take
 their words out of the items they authored while the row keeps its seq, role and run (a cursor, a memory
@@ -10,7 +10,8 @@ record's provenance and an approval page name items by (session, seq)). So:
    (`{"erased": true, "sha256": <SHA-256 of the old jsonb text>, "erased_by", "erased_at"}`); anything else
    is refused as before, whatever the role.
 2. `harness_session_items_erase(ids, by)` is SECURITY DEFINER (it runs as the owner), sets the setting for
-   its own statement and tombstones the given items. The runtime role, which owns nothing, can call it but
+   its own statement and tombstones the given items. Nobody but the owner may execute it until
+   `manage.py runtime_role` grants it to the runtime role. The runtime role, which owns nothing, can call it but
    cannot open the door itself (it is no member of the owner): all it can do through it is replace an
    item's content by that content's hash, which is less than the DELETE it already holds (pop, trim).
 """
@@ -61,6 +62,7 @@ FORWARDS = """
 DROP TRIGGER IF EXISTS sessions_app_sessionitem_append_only ON sessions_app_sessionitem;
 CREATE TRIGGER sessions_app_sessionitem_append_only BEFORE UPDATE ON sessions_app_sessionitem
     FOR EACH ROW EXECUTE FUNCTION harness_item_rewrite_check();
+REVOKE ALL ON FUNCTION harness_session_items_erase(bigint[], text) FROM PUBLIC;
 """
 
 BACKWARDS = """
