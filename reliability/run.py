@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -178,8 +179,11 @@ _OUTPUTS = ("reliability/REPORT.md", "reliability/results.json")
 
 
 def _git(*args: str) -> str:
+    git = shutil.which("git")
+    if git is None:
+        return ""
     try:
-        return subprocess.run(["git", *args], cwd=HERE.parent, capture_output=True, text=True,
+        return subprocess.run([git, *args], cwd=HERE.parent, capture_output=True, text=True,
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
@@ -265,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.quick:
         print(f"wrote {REPORT.relative_to(HERE.parent)}")
-    failed = [result.number for result, _ in results if not result.passed]
+    failed = [result.number for result, _, _ in results if not result.passed]
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {failed}" if failed else ""))
     return 1 if failed else 0
 

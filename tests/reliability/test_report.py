@@ -2,6 +2,7 @@
 is typed by hand"), so a report patched together from several runs, or from a changed tree, says so."""
 
 import datetime as dt
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -18,7 +19,9 @@ def _entry(number: int, run: dict, *, passed: bool = True) -> dict:
 
 def test_the_run_identity_names_the_checked_out_commit() -> None:
     run = run_identity(dt.datetime(2026, 12, 1, 15, 0, tzinfo=dt.UTC))
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+    git = shutil.which("git")
+    assert git is not None
+    head = subprocess.run([git, "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
     assert run["commit"] == head
     assert run["run_id"] == f"2026-12-01T15:00:00Z@{head[:12]}"
