@@ -310,6 +310,10 @@ CELERY_BEAT_SCHEDULE = {
 HARNESS_WEBHOOK_MAX_ATTEMPTS = env_int("HARNESS_WEBHOOK_MAX_ATTEMPTS", 8, minimum=1)
 HARNESS_WEBHOOK_BACKOFF_SECONDS = env_int("HARNESS_WEBHOOK_BACKOFF_SECONDS", 10, minimum=0)
 HARNESS_WEBHOOK_TIMEOUT_SECONDS = env_int("HARNESS_WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1)
+# Webhook and Slack URLs that are or resolve to loopback, private, link-local (cloud metadata) or other internal
+# addresses are refused at registration and at every send (notify_app.outbound); 1 allows them, for local
+# development and the test suite's receivers on 127.0.0.1. Off in production.
+HARNESS_WEBHOOK_ALLOW_PRIVATE = env_bool("HARNESS_WEBHOOK_ALLOW_PRIVATE", False)
 HARNESS_CONSOLE_URL = env_str("HARNESS_CONSOLE_URL", "").rstrip("/")
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "harness@localhost")

@@ -1,17 +1,41 @@
 """Admin of notify_app: the project's reviewer notifications are set here; webhooks are registered by agents
 (API) and only deactivated here (through the service, audited); the delivery log is read-only."""
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from harness.actors import Actor
+from harness.errors import ValidationFailed
+from notify_app import outbound
 from notify_app.models import ProjectNotification, Webhook, WebhookAttempt, WebhookDelivery
 from notify_app.services import webhook_deactivate
 
 
+class ProjectNotificationForm(forms.ModelForm[ProjectNotification]):
+    slack_webhook_url = forms.URLField(max_length=500, required=False, assume_scheme="https",
+                                       help_text=ProjectNotification._meta.get_field("slack_webhook_url").help_text)
+
+    class Meta:
+        model = ProjectNotification
+        fields = ["project", "email_reviewers", "slack_webhook_url"]
+
+    def clean_slack_webhook_url(self) -> str:
+        """The agents' webhooks' check (notify_app.outbound): no Slack URL that leads to an internal address."""
+        url: str = self.cleaned_data["slack_webhook_url"]
+        if url:
+            try:
+                outbound.check_url(url)
+            except ValidationFailed as exc:
+                raise ValidationError(exc.detail, code=exc.code) from None
+        return url
+
+
 @admin.register(ProjectNotification)
 class ProjectNotificationAdmin(admin.ModelAdmin[ProjectNotification]):
+    form = ProjectNotificationForm
     list_display = ["project", "email_reviewers", "slack_webhook_url"]
 
 

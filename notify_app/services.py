@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import requests
+import urllib3
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
@@ -18,7 +18,7 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
-from notify_app import signing
+from notify_app import outbound, signing
 from notify_app.models import (
     DeliveryKind,
     DeliveryStatus,
@@ -35,9 +35,11 @@ _EXCERPT = 500
 
 
 def webhook_register(*, project: Project, url: str, events: list[str], actor: Actor) -> Webhook:
-    """Register an agent's webhook with a new secret (returned once, on this object), audited."""
+    """Register an agent's webhook with a new secret (returned once, on this object), audited; a URL that
+    points at an internal address is refused (notify_app.outbound)."""
     if not url.startswith(("https://", "http://")):
         raise ValidationFailed("A webhook URL is http(s).", code="invalid")
+    outbound.check_url(url)
     unknown = sorted(set(events) - set(WebhookEvent.values))
     if not events or unknown:
         raise ValidationFailed(f"events are some of {', '.join(WebhookEvent.values)}.", code="invalid")
@@ -93,15 +95,17 @@ class AttemptOutcome:
     retry_in: float | None  # seconds until the next attempt, when there is one
 
 
-Post = Callable[..., requests.Response]
+Post = Callable[..., outbound.Reply]
 
 
-def delivery_attempt(*, delivery_id: int, post: Post = requests.post) -> AttemptOutcome:
+def delivery_attempt(*, delivery_id: int, post: Post = outbound.post_pinned) -> AttemptOutcome:
     """Make one attempt at a pending delivery and log it.
 
     1. Read the delivery with its webhook's secret; one that is no longer pending is left alone.
     2. POST the body (signed: HMAC-SHA256 over "<timestamp>.<body>" with the webhook's secret, the
-       timestamp in its own header; a Slack delivery is the bare `{"text": ...}`), outside any transaction.
+       timestamp in its own header; a Slack delivery is the bare `{"text": ...}`), outside any transaction,
+       to the address its host resolves to now, checked (notify_app.outbound): an internal one fails the
+       delivery at once, with nothing sent.
     3. In one transaction: log the attempt (its number, the status code or the error, an excerpt of the
        answer) and move the delivery: a 2xx delivers it; otherwise it waits for the next attempt
        (backoff doubling from HARNESS_WEBHOOK_BACKOFF_SECONDS, capped at an hour) or, after
@@ -127,17 +131,20 @@ def delivery_attempt(*, delivery_id: int, post: Post = requests.post) -> Attempt
     started = time.monotonic()
     status_code: int | None = None
     error = excerpt = ""
+    refused = False
     try:
-        response = post(delivery.url, data=body, headers=headers, timeout=settings.HARNESS_WEBHOOK_TIMEOUT_SECONDS,
-                        allow_redirects=False)
+        response = post(delivery.url, data=body, headers=headers, timeout=settings.HARNESS_WEBHOOK_TIMEOUT_SECONDS)
         status_code, excerpt = response.status_code, response.text[:_EXCERPT]
         if not 200 <= status_code < 300:
             error = f"HTTP {status_code}"
-    except requests.RequestException as exc:
+    except outbound.AddressRefused as exc:
+        # Not a network failure that a retry may cure: the URL now leads inside. Nothing was sent.
+        error, refused = f"Refused: {exc}"[:_EXCERPT], True
+    except (urllib3.exceptions.HTTPError, outbound.HostUnresolvable, OSError) as exc:
         error = f"{type(exc).__name__}: {exc}"[:_EXCERPT]
     duration_ms = int((time.monotonic() - started) * 1000)
     return _record(delivery, status_code=status_code, error=error, excerpt=excerpt, duration_ms=duration_ms,
-                   final=False)
+                   final=refused)
 
 
 def _record(delivery: WebhookDelivery, *, status_code: int | None, error: str, excerpt: str, duration_ms: int,

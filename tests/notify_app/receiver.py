@@ -1,5 +1,5 @@
 """A local receiving server for webhook tests: an http.server thread that records each request and answers
-the statuses it is told to, in order (then 200)."""
+the statuses it is told to, in order (then 200); a 3xx points to another path of the same server."""
 
 import threading
 from collections.abc import Iterator
@@ -34,6 +34,8 @@ def receiving_server(answers: list[int] | None = None) -> Iterator[Receiver]:
                 receiver.requests.append(Received(self.path, dict(self.headers.items()), body))
                 status = receiver.answers.pop(0) if receiver.answers else 200
             self.send_response(status)
+            if 300 <= status < 400:  # a redirect elsewhere on this server: the sender must not follow it
+                self.send_header("Location", "/moved")
             self.send_header("Content-Type", "text/plain")
             self.end_headers()
             self.wfile.write(b"ok" if status < 300 else b"receiver is down")
