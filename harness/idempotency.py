@@ -14,6 +14,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
+from django.conf import settings
 from django.db import (
     DEFAULT_DB_ALIAS,
     IntegrityError,
@@ -70,21 +72,33 @@ def request_fingerprint(request: HttpRequest) -> str:
 # reservation is one INSERT (ON CONFLICT answers a duplicate instead of an exception, so no savepoint), and
 # the settlement stores the reply's bytes as jsonb without decoding them in Python. S608: the table name
 # comes from the model's metadata.
+#
+# A duplicate's INSERT waits on the first request's uncommitted key for as long as that request runs,
+# holding a web worker. The reservation bounds the wait in its own statement, without a round trip of its
+# own: the INSERT's source row sets a transaction-local lock_timeout (HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS)
+# before the row is inserted, and the final projection, which reads the INSERT's result and so comes after
+# it, sets it back to the connection's default (set_config with NULL is RESET), so the view's own statements
+# wait as they always did. A wait that times out is answered 409 `idempotency_in_progress` (Retry-After).
 _TABLE = IdempotentRequest._meta.db_table
+_BOUNDED = "set_config('lock_timeout', %s, true) IS NOT NULL"
+_UNBOUNDED = "set_config('lock_timeout', NULL, true)"
 _RESERVE_SQL = f"""
-INSERT INTO {_TABLE} (principal, key, method, path, request_hash, state, created_at)
-VALUES (%s, %s, 'POST', %s, %s, 'in_progress', now())
-ON CONFLICT (principal, key) DO NOTHING
-RETURNING id
+WITH reserved AS (
+    INSERT INTO {_TABLE} (principal, key, method, path, request_hash, state, created_at)
+    SELECT %s, %s, 'POST', %s, %s, 'in_progress', now() WHERE {_BOUNDED}
+    ON CONFLICT (principal, key) DO NOTHING
+    RETURNING id
+)
+SELECT reserved.id, {_UNBOUNDED} FROM (SELECT 1) one LEFT JOIN reserved ON true
 """  # noqa: S608
 _RESERVE_WITH_TOKEN_SQL = f"""
 WITH token AS ({TOKEN_SQL}), reserved AS (
     INSERT INTO {_TABLE} (principal, key, method, path, request_hash, state, created_at)
-    SELECT %s, %s, 'POST', %s, %s, 'in_progress', now() WHERE EXISTS (SELECT 1 FROM token)
+    SELECT %s, %s, 'POST', %s, %s, 'in_progress', now() WHERE EXISTS (SELECT 1 FROM token) AND {_BOUNDED}
     ON CONFLICT (principal, key) DO NOTHING
     RETURNING id
 )
-SELECT token.*, (SELECT id FROM reserved) FROM token
+SELECT token.*, reserved.id, {_UNBOUNDED} FROM token LEFT JOIN reserved ON true
 """  # noqa: S608
 _SETTLE_SQL = f"""
 UPDATE {_TABLE} SET state = 'done', response_status = %s, response_body = %s::jsonb WHERE id = %s
@@ -103,6 +117,26 @@ class _NoToken(Exception):
     """The bearer token is unknown or revoked: nothing was reserved; the view answers 401."""
 
 
+class _WaitedTooLong(Exception):
+    """The reservation waited on another request's uncommitted key past the lock timeout: nothing was done."""
+
+
+def _lock_timeout() -> str:
+    """How long a duplicate's reservation waits on the first request's key, as lock_timeout takes it (ms)."""
+    return str(settings.HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS)
+
+
+# What a client waits before it retries a duplicate whose first request is still running (seconds).
+RETRY_AFTER_SECONDS = 1
+
+
+def in_progress() -> HttpResponse:
+    """409 `idempotency_in_progress`: retry (the harness client does, after Retry-After)."""
+    response = error_response(409, "idempotency_in_progress", "A request with this key is in progress; retry.")
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 class IdempotencyMiddleware:
     """Replay the final reply to a POST retried with the same key and body.
 
@@ -114,7 +148,8 @@ class IdempotencyMiddleware:
        retry runs the operation once, afresh; there is no reservation left behind to wait for.
     3. A duplicate that arrives meanwhile waits on the first one's uncommitted key (PostgreSQL's unique
        index), as a claimed write's duplicate does, then replays its reply; a key already used with a
-       different request is refused (422).
+       different request is refused (422). The wait is bounded (HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS): past
+       it the duplicate is answered 409 `idempotency_in_progress` with Retry-After, and nothing was done.
     4. 2xx and final 4xx replies are stored and replayed. A 5xx rolls the work back with the key; a
        reply that is not final (`_RETRY_LATER`) or not storable (not JSON) commits the work and releases
        the key, so it is answered afresh.
@@ -147,6 +182,8 @@ class IdempotencyMiddleware:
             return self._in_transaction(request, principal, key, fingerprint, reservation, progress)
         except _NoToken:
             return self.get_response(request)
+        except _WaitedTooLong:
+            return in_progress()
         except (OperationalError, InterfaceError):
             # The persistent connection was dropped by the server between requests: the reservation, the
             # request's first statement, failed and nothing happened (what Django's health check would
@@ -158,13 +195,20 @@ class IdempotencyMiddleware:
             return self._in_transaction(request, principal, key, fingerprint, reservation, [])
         except _NoToken:
             return self.get_response(request)
+        except _WaitedTooLong:
+            return in_progress()
 
     def _in_transaction(
         self, request: HttpRequest, principal: str, key: str, fingerprint: str, reservation: list[Any],
         progress: list[str],
     ) -> HttpResponse:
         with transaction.atomic():
-            record_id = self._reserve(request, principal, reservation)
+            try:
+                record_id = self._reserve(request, principal, reservation)
+            except OperationalError as exc:
+                if isinstance(exc.__cause__, psycopg.errors.LockNotAvailable):
+                    raise _WaitedTooLong from None  # the transaction rolls back: nothing was reserved
+                raise
             progress.append("reserved")  # from here on nothing is repeated: the view may run
             if record_id is None:
                 return answer_repeat(principal, key, fingerprint)
@@ -185,14 +229,14 @@ class IdempotencyMiddleware:
             # The token is looked up in the same statement (one round trip, not two), and only a live
             # token reserves a key: a revoked one gets its 401 from the view, never a stored reply.
             digest = principal.removeprefix(BEARER)
-            row = _fetch(_RESERVE_WITH_TOKEN_SQL, [digest, *reservation])
+            row = _fetch(_RESERVE_WITH_TOKEN_SQL, [digest, *reservation, _lock_timeout()])
             setattr(request, FOUND_TOKEN_ATTR, (digest, None if row is None else token_from_row(row)))
             if row is None:
                 raise _NoToken
             reserved: int | None = row[TOKEN_COLUMNS]
             return reserved
-        row = _fetch(_RESERVE_SQL, reservation)
-        return None if row is None else int(row[0])
+        row = _fetch(_RESERVE_SQL, [*reservation, _lock_timeout()])
+        return None if row is None or row[0] is None else int(row[0])
 
 
 def _first_statement_of_request() -> bool:
@@ -235,11 +279,11 @@ def answer_repeat(principal: str, key: str, fingerprint: str) -> HttpResponse:
     first = IdempotentRequest.objects.filter(principal=principal, key=key).first()
     if first is None:
         # The first request's reply was not one to store, and it released the key: the client may retry.
-        return error_response(409, "idempotency_in_progress", "A request with this key is in progress; retry.")
+        return in_progress()
     if first.request_hash != fingerprint:
         return error_response(422, "idempotency_key_reused", "This Idempotency-Key was used with a different request.")
     if first.state == IdempotentRequest.State.IN_PROGRESS:
-        return error_response(409, "idempotency_in_progress", "A request with this key is in progress; retry.")
+        return in_progress()
     replay = JsonResponse(first.response_body, status=first.response_status or 200, safe=False)
     replay["Idempotent-Replayed"] = "true"
     return replay

@@ -285,6 +285,9 @@ HARNESS_WORKER_HEARTBEAT_SECONDS = env_int("HARNESS_WORKER_HEARTBEAT_SECONDS", 1
 # /readyz is not ready when no worker has beaten for this long (three missed beats by default).
 HARNESS_WORKER_HEARTBEAT_MAX_AGE = env_int("HARNESS_WORKER_HEARTBEAT_MAX_AGE", 3 * HARNESS_WORKER_HEARTBEAT_SECONDS,
                                            minimum=1)
+# How long a duplicate keyed POST waits for the first request with its Idempotency-Key before it is answered
+# 409 idempotency_in_progress with Retry-After (harness.idempotency): a worker is not held for the first's whole run.
+HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS = env_int("HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS", 5000, minimum=1)
 HARNESS_WEBHOOK_SWEEP_SECONDS = env_int("HARNESS_WEBHOOK_SWEEP_SECONDS", 2, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "recovery-pass": {

@@ -72,7 +72,7 @@ def _host_and_port(url: str) -> tuple[str, int]:
 
 def _getaddrinfo(host: str, port: int) -> list[str]:
     """The addresses `host` resolves to (an IP literal resolves to itself). Tests replace this to play DNS."""
-    return [info[4][0] for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
 
 
 def resolve_checked(host: str, port: int) -> IpAddress:

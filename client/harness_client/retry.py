@@ -28,7 +28,8 @@ class RetryPolicy:
     """Bounded exponential backoff: attempt n waits about `base_delay * 2**(n-1)`, never more than `max_delay`.
 
     `max_attempts` counts the first try (1 turns retries off). Retried: connection errors and timeouts,
-    409 `idempotency_in_progress`, 429 and 5xx. Never retried: any other 4xx.
+    409 `idempotency_in_progress`, 429 and 5xx, after the answer's Retry-After when it names a longer wait
+    (up to `max_delay`). Never retried: any other 4xx.
     """
 
     max_attempts: int = 4
@@ -62,9 +63,10 @@ class RetryPolicy:
         if attempt >= self.max_attempts:
             return None
         status = response.status_code
-        if status == 409 and code == IN_FLIGHT_CODE:
-            return self.backoff(attempt)
-        if status not in _RETRIED_STATUSES or not replayable:
+        # A duplicate whose first copy is still running is told when to come back (the server bounds its
+        # wait on the first one and answers Retry-After): retried like a 429, whatever the method.
+        in_flight = status == 409 and code == IN_FLIGHT_CODE
+        if not in_flight and (status not in _RETRIED_STATUSES or not replayable):
             return None
         delay = self.backoff(attempt)
         retry_after = response.headers.get("Retry-After", "")

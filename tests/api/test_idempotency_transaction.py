@@ -17,6 +17,7 @@ from rest_framework.exceptions import Throttled
 from harness.models import AuditEntry, IdempotentRequest
 from sessions_app import services as session_services
 from sessions_app.models import Session
+from tests import factories
 from tests.api.conftest import ApiClient, World
 from tests.worker.support import wait_for
 
@@ -144,3 +145,74 @@ def test_a_keyed_post_on_a_connection_the_server_dropped_is_reserved_on_a_new_on
     assert answer.status_code == 201, answer.content
     assert IdempotentRequest.objects.get(key="after-drop").response_body == answer.json()
     assert Session.objects.filter(role="semantic_reviewer").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_duplicate_waits_on_the_first_only_up_to_the_lock_timeout_then_is_told_to_retry(
+    world: World, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    # The first request is held open inside its view (its key uncommitted) until the duplicate has its answer:
+    # the duplicate does not hold its worker for the first one's whole run.
+    settings.HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS = 200
+    entered, release = threading.Event(), threading.Event()
+    seen_by_view: list[str] = []
+    original = session_services.session_create
+
+    def held_session_create(**kwargs: Any) -> Session:
+        with connection.cursor() as cursor:  # what the view's own statements wait under: the default, not 200ms
+            cursor.execute("SHOW lock_timeout")
+            seen_by_view.append(cursor.fetchone()[0])
+        entered.set()
+        release.wait(JOIN_SECONDS)
+        return original(**kwargs)
+
+    monkeypatch.setattr(session_services, "session_create", held_session_create)
+    body = {"role": "specialist"}
+    answers: dict[str, Any] = {}
+
+    def post(name: str) -> None:
+        try:
+            client = ApiClient(None)
+            client.headers = dict(world.agent.headers)
+            answers[name] = client.post("/api/v1/sessions/", body, HTTP_IDEMPOTENCY_KEY="slow")
+        finally:
+            connections.close_all()
+
+    first = threading.Thread(target=post, args=("first",), daemon=True)
+    first.start()
+    try:
+        assert entered.wait(JOIN_SECONDS)
+        duplicate = threading.Thread(target=post, args=("duplicate",), daemon=True)
+        duplicate.start()
+        duplicate.join(JOIN_SECONDS)
+        assert not duplicate.is_alive()
+        assert first.is_alive() and "first" not in answers  # still held: the duplicate did not wait for it
+    finally:
+        release.set()
+        first.join(JOIN_SECONDS)
+    assert not first.is_alive()
+
+    late = answers["duplicate"]
+    assert (late.status_code, late.json()["code"]) == (409, "idempotency_in_progress")
+    assert late["Retry-After"] == "1"
+    assert answers["first"].status_code == 201, answers["first"].content
+    assert seen_by_view == ["0"]
+    # The retry the client makes after Retry-After gets the first request's reply; one session was made.
+    retry = world.agent.post("/api/v1/sessions/", body, HTTP_IDEMPOTENCY_KEY="slow")
+    assert (retry.status_code, retry["Idempotent-Replayed"]) == (201, "true")
+    assert retry.json() == answers["first"].json()
+    assert Session.objects.filter(role="specialist").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_console_users_keyed_post_is_reserved_and_replayed_like_a_tokens(world: World) -> None:
+    # The reservation without a token (a logged-in user: `user:<pk>`) bounds its wait the same way.
+    client = Client()
+    client.force_login(factories.make_user("rita", role="reviewer", projects=[world.project]))
+    first = client.post("/api/v1/sessions/", {"role": "writer"}, content_type="application/json",
+                        HTTP_IDEMPOTENCY_KEY="by-rita")
+    again = client.post("/api/v1/sessions/", {"role": "writer"}, content_type="application/json",
+                        HTTP_IDEMPOTENCY_KEY="by-rita")
+    assert (first.status_code, first.json()["code"]) == (403, "agent_token_required")
+    assert (again.status_code, again["Idempotent-Replayed"], again.json()) == (403, "true", first.json())
+    assert IdempotentRequest.objects.filter(principal__startswith="user:", key="by-rita").count() == 1

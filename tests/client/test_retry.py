@@ -205,6 +205,15 @@ def test_retry_after_is_honoured_up_to_the_cap() -> None:
     assert policy.after_response(1, httpx.Response(503, headers={"Retry-After": "0"}), None, replayable=True) == 0.001
 
 
+def test_a_duplicate_still_in_flight_is_retried_after_its_retry_after_up_to_the_cap() -> None:
+    policy = RetryPolicy(base_delay=0.001, max_delay=0.05, jitter=0)
+    in_flight = httpx.Response(409, headers={"Retry-After": "1"})
+    assert policy.after_response(1, in_flight, "idempotency_in_progress", replayable=False) == 0.05
+    assert policy.after_response(1, httpx.Response(409), "idempotency_in_progress", replayable=False) == 0.001
+    assert policy.after_response(1, in_flight, "version_conflict", replayable=True) is None
+    assert policy.after_response(4, in_flight, "idempotency_in_progress", replayable=True) is None
+
+
 def test_the_wait_for_a_decision_times_out_with_the_last_seen_approval() -> None:
     pending = {"id": 5, "status": "pending", "run": 1, "tool": "t", "version": 1}
     transport, seen = scripted(httpx.Response(200, json=pending))
