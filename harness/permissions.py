@@ -11,12 +11,34 @@ from harness.tenancy import Role, user_has_role
 
 
 class TokenRole:
-    """An agent token's role (ApiToken.role): `agent` reads and writes, `reader` only reads."""
+    """An agent token's role (ApiToken.role): `agent` reads and writes, `reader` only reads.
+
+    `handoff_receiver` is made by a handoff's issue for its receiver (runs_app.services.handoffs): it calls
+    only the views that declare `receiver_token_allowed` (read, accept and return that one handoff), which
+    scope it to its handoff; nothing else of the project, the origin's transcript, runs and memory included.
+    """
 
     AGENT = "agent"
     READER = "reader"
+    HANDOFF_RECEIVER = "handoff_receiver"
     ALL = (AGENT, READER)
-    WRITERS = frozenset({AGENT})
+    WRITERS = frozenset({AGENT, HANDOFF_RECEIVER})
+
+
+def receiver_token_id(request: Request) -> int | None:
+    """The token's id when the caller holds a handoff receiver's credential (the views scope it to its
+    handoff); None for any other caller."""
+    user = request.user
+    if isinstance(user, AgentPrincipal) and user.token.role == TokenRole.HANDOFF_RECEIVER:
+        return int(user.token.pk)
+    return None
+
+
+def refuse_receiver_token(request: Request, view: Any) -> None:
+    """A handoff receiver's credential calls only the views that admit it (and scope it)."""
+    if receiver_token_id(request) is not None and not getattr(view, "receiver_token_allowed", False):
+        raise Forbidden("A handoff receiver's token reads its handoff, accepts it and returns its result; "
+                        "nothing else.", code="receiver_token_scope")
 
 
 def _authenticated(request: Request) -> bool:
@@ -37,6 +59,7 @@ class AgentApiAccess(BasePermission):
             return False  # DRF answers 401 (not_authenticated)
         user = request.user
         if isinstance(user, AgentPrincipal):
+            refuse_receiver_token(request, view)
             if request.method in SAFE_METHODS or user.token.role in TokenRole.WRITERS:
                 return True
             raise Forbidden("This token may only read.", code="token_read_only")

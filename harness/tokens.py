@@ -16,13 +16,15 @@ from harness.errors import ConflictError, NotFoundError
 from harness.models import ApiToken, Project
 
 
-def api_token_create(*, project: Project, name: str, role: str, expires_in: dt.timedelta | None = None
-                     ) -> tuple[ApiToken, str]:
-    """A new agent token and its secret (shown once: only the SHA-256 is stored)."""
+def api_token_create(*, project: Project, name: str, role: str, expires_in: dt.timedelta | None = None,
+                     expires_at: dt.datetime | None = None) -> tuple[ApiToken, str]:
+    """A new agent token and its secret (shown once: only the SHA-256 is stored); it expires `expires_in`
+    from now or at `expires_at`, or never."""
     secret = ApiToken.new_secret()
     token = ApiToken.objects.create(
         kind=ApiToken.Kind.AGENT, name=name, role=role, project=project, prefix=secret[:10],
-        digest=ApiToken.hash_secret(secret), expires_at=timezone.now() + expires_in if expires_in else None,
+        digest=ApiToken.hash_secret(secret),
+        expires_at=timezone.now() + expires_in if expires_in else expires_at,
     )
     return token, secret
 

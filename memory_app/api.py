@@ -23,7 +23,7 @@ from harness.auth import AgentPrincipal
 from harness.errors import Forbidden, NotFoundError, ValidationFailed
 from harness.filters import ApiFilterBackend, validated
 from harness.models import Project
-from harness.permissions import TokenRole
+from harness.permissions import TokenRole, refuse_receiver_token
 from harness.tenancy import Role, user_has_role
 from memory_app import context, selectors, services
 from memory_app.filters import MemoryRecordFilter
@@ -47,6 +47,7 @@ class MemoryAccess(BasePermission):
         if user is None or not user.is_authenticated:
             return False  # 401
         if isinstance(user, AgentPrincipal):
+            refuse_receiver_token(request, view)
             if getattr(view, "operators_only", False):
                 raise Forbidden("Only operators do this.", code="operator_required")
             if request.method in SAFE_METHODS or user.token.role in TokenRole.WRITERS:

@@ -3,6 +3,10 @@
 Thin views over runs_app.services.handoffs: the input serializers name only what a client sets (the packet's
 parts, never its fingerprint, status, result hash, receipt or independence), and every read is scoped to the
 caller's projects (runs_app.selectors).
+
+The issue's answer carries the receiver's credential (`receiver_token`, once). That token calls only the
+three views marked `receiver_token_allowed` (read, accept, return), each scoped to its own handoff; every
+other operation refuses it (403 `receiver_token_scope`, harness.permissions).
 """
 
 from typing import Any
@@ -18,6 +22,7 @@ from harness.actors import Actor
 from harness.api_base import AgentApiView, AgentListView, IdField, agent_project, scope
 from harness.filters import ApiFilter
 from harness.models import Project
+from harness.permissions import receiver_token_id
 from runs_app import selectors, services
 from runs_app.models import Handoff, HandoffStatus
 
@@ -44,6 +49,18 @@ class HandoffOutSerializer(serializers.ModelSerializer[Handoff]):
         read_only_fields = fields
 
 
+class HandoffIssuedSerializer(HandoffOutSerializer):
+    receiver_token = serializers.CharField(
+        source="receiver_secret", read_only=True,
+        help_text="The receiver's credential, in this answer only: a bearer token that reads this handoff, accepts "
+                  "it and returns its result, and nothing else (not the origin's items, events, checkpoints or "
+                  "memory). Hand it to the receiving agent instead of a project token; it expires at the deadline.")
+
+    class Meta(HandoffOutSerializer.Meta):
+        fields = [*HandoffOutSerializer.Meta.fields, "receiver_token"]
+        read_only_fields = fields
+
+
 class PacketInputSerializer(serializers.Serializer[None]):
     name = serializers.CharField(max_length=120)
     fingerprint = serializers.CharField(max_length=71, help_text="SHA-256 (hex, `sha256:` allowed) of the input.")
@@ -67,7 +84,9 @@ class HandoffIssueInSerializer(serializers.Serializer[None]):
 
 
 class HandoffAcceptInSerializer(serializers.Serializer[None]):
-    run = IdField(help_text="The receiver's own run (its invocation), in the receiver session.")
+    run = IdField(required=False, allow_null=True, default=None,
+                  help_text="The receiver's own run (its invocation), in the receiver session; omitted, a new run "
+                            "of the receiver session is made for it.")
     expected_version = IdField(required=False, allow_null=True, default=None)
 
 
@@ -94,7 +113,7 @@ class HandoffFilter(django_filters.FilterSet):
 
 class RunHandoffIssueApi(AgentApiView):
     @extend_schema(tags=["handoffs"], operation_id="handoffs_issue", request=HandoffIssueInSerializer,
-                   responses={201: HandoffOutSerializer},
+                   responses={201: HandoffIssuedSerializer},
                    description="Hand a bounded, blind job to another session: the packet is built, fingerprinted and "
                                "frozen, and the run moves to waiting_external (its lease released) in the same "
                                "transaction. The worker resumes it when the result returns.")
@@ -104,7 +123,7 @@ class RunHandoffIssueApi(AgentApiView):
             project=agent_project(request), origin_run_id=pk, receiver_session_id=data.pop("receiver_session"),
             actor=Actor.of(request.user), **data,
         )
-        return Response(HandoffOutSerializer(handoff).data, status=status.HTTP_201_CREATED)
+        return Response(HandoffIssuedSerializer(handoff).data, status=status.HTTP_201_CREATED)
 
 
 class HandoffListApi(AgentListView[Handoff]):
@@ -119,24 +138,40 @@ class HandoffListApi(AgentListView[Handoff]):
         return selectors.handoff_list(project_ids=scope(self.request))
 
 
+def _receivers_own(request: Request, pk: int) -> None:
+    """A receiver's token reaches its own handoff only: any other is absent to it (404)."""
+    token_id = receiver_token_id(request)
+    if token_id is not None:
+        selectors.handoff_get(project_ids=scope(request), handoff_id=pk, receiver_token_id=token_id)
+
+
 class HandoffDetailApi(AgentApiView):
+    receiver_token_allowed = True
+
     @extend_schema(tags=["handoffs"], operation_id="handoffs_read", responses={200: HandoffOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(HandoffOutSerializer(selectors.handoff_get(project_ids=scope(request), handoff_id=pk)).data)
+        handoff = selectors.handoff_get(project_ids=scope(request), handoff_id=pk,
+                                        receiver_token_id=receiver_token_id(request))
+        return Response(HandoffOutSerializer(handoff).data)
 
 
 class HandoffAcceptApi(AgentApiView):
+    receiver_token_allowed = True
+
     @extend_schema(tags=["handoffs"], operation_id="handoffs_accept", request=HandoffAcceptInSerializer,
                    responses={200: HandoffOutSerializer},
                    description="The receiver takes the job with its own run; the independence checks are recorded.")
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(HandoffAcceptInSerializer, request.data)
+        _receivers_own(request, pk)
         handoff = services.handoff_accept(project=agent_project(request), handoff_id=pk, receiver_run_id=data["run"],
                                           actor=Actor.of(request.user), expected_version=data["expected_version"])
         return Response(HandoffOutSerializer(handoff).data)
 
 
 class HandoffReturnApi(AgentApiView):
+    receiver_token_allowed = True
+
     @extend_schema(tags=["handoffs"], operation_id="handoffs_return", request=HandoffReturnInSerializer,
                    responses={200: HandoffOutSerializer},
                    description="The one result, bound to the packet's fingerprint. Refused (409) for another or an "
@@ -145,6 +180,7 @@ class HandoffReturnApi(AgentApiView):
                                "`result_schema_mismatch` when the packet's output schema refuses it.")
     def post(self, request: Request, pk: int) -> Response:
         data = _validated(HandoffReturnInSerializer, request.data)
+        _receivers_own(request, pk)
         handoff = services.handoff_return(project=agent_project(request), handoff_id=pk,
                                           actor=Actor.of(request.user), **data)
         return Response(HandoffOutSerializer(handoff).data)

@@ -519,6 +519,11 @@ class Handoff(models.Model):
     receiver_session = models.ForeignKey("sessions_app.Session", on_delete=models.PROTECT, related_name="+")
     # The receiver's own invocation: a run of the receiver session, named when it accepts.
     receiver_run = models.ForeignKey(Run, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    # The receiver's credential (its secret is in the issue's answer only): an agent token of role
+    # `handoff_receiver` that reads this handoff, accepts it and returns its result, and nothing else
+    # (harness.permissions.AgentApiAccess), until the deadline or the handoff's close.
+    receiver_token = models.OneToOneField("harness.ApiToken", on_delete=models.SET_NULL, null=True, blank=True,
+                                          related_name="handoff", editable=False)
     packet = models.JSONField()
     packet_fingerprint = models.CharField(max_length=64, editable=False)
     deadline = models.DateTimeField()
@@ -540,6 +545,8 @@ class Handoff(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = ProjectScopedQuerySet.as_manager()
+    # Set by handoff_issue on the instance it returns, never stored: the receiver token's secret.
+    receiver_secret: str = ""
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -699,9 +699,13 @@ def handoff_list(*, project_ids: Sequence[int]) -> QuerySet[Handoff]:
     return Handoff.objects.for_projects(project_ids).select_related("project")
 
 
-def handoff_get(*, project_ids: Sequence[int], handoff_id: int) -> Handoff:
-    handoff = handoff_list(project_ids=project_ids).select_related("origin_run", "receiver_session", "receiver_run"
-                                                                   ).filter(pk=handoff_id).first()
+def handoff_get(*, project_ids: Sequence[int], handoff_id: int, receiver_token_id: int | None = None) -> Handoff:
+    """One handoff in the caller's projects; for a handoff receiver's token (`receiver_token_id`), only the
+    handoff it was issued for: any other is absent to it (404), as another project's is."""
+    handoffs = handoff_list(project_ids=project_ids)
+    if receiver_token_id is not None:
+        handoffs = handoffs.filter(receiver_token_id=receiver_token_id)
+    handoff = handoffs.select_related("origin_run", "receiver_session", "receiver_run").filter(pk=handoff_id).first()
     if handoff is None:
         raise NotFoundError(f"Handoff {handoff_id} does not exist.")
     return handoff

@@ -391,7 +391,9 @@ class EffectDelivery(Model):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Handoff(Model):
     """A bounded, blind job one run handed to another session: the frozen packet, its fingerprint, and the
-    result bound to it (consumed once into the origin run by the resume worker)."""
+    result bound to it (consumed once into the origin run by the resume worker). `receiver_token` is in the
+    issue's answer only (None elsewhere): the receiver's credential, which reads this handoff, accepts it and
+    returns its result, and nothing else; hand it to the receiving agent."""
 
     id: int
     project: str
@@ -416,6 +418,7 @@ class Handoff(Model):
     closed_reason: str
     created_at: dt.datetime
     updated_at: dt.datetime
+    receiver_token: str | None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -626,9 +626,10 @@ def get_handoff(handoff_id: int) -> Call[Handoff]:
     return _HANDOFFS_READ.call(parse=Handoff.from_json, id=handoff_id)
 
 
-def accept_handoff(handoff_id: int, *, run: int, expected_version: int | None = None,
+def accept_handoff(handoff_id: int, *, run: int | None = None, expected_version: int | None = None,
                    request_key: str | None = None) -> Call[Handoff]:
-    """The receiver takes the job with its own run (a run of the receiver session)."""
+    """The receiver takes the job with its own run (a run of the receiver session; without one, a new run of
+    that session is made for it: what a receiver holding only the handoff's `receiver_token` does)."""
     return _HANDOFFS_ACCEPT.call(parse=Handoff.from_json, json=fields(run=run, expected_version=expected_version),
                                  request_key=request_key, id=handoff_id)
 

@@ -7,7 +7,10 @@ functions (DESIGN.md, "Handoff"; seed 002, sections 02, 09, 11 and 13.8).
 
 - The packet is built here from what the issuing agent may set, fingerprinted over all of it, stored once
   and never updated (a trigger refuses it: migration 0010). The receiver reads the packet and nothing of
-  the origin's transcript (memory_app.context projects it for the receiver's run).
+  the origin's transcript (memory_app.context projects it for the receiver's run). The issue makes the
+  receiver its own credential, a `handoff_receiver` token that reads, accepts and returns this handoff and
+  nothing else (harness.permissions), expiring at the deadline and revoked when the handoff is closed: a
+  project's agent token reads the whole project, the origin's items, events and checkpoints included.
 - The result names the packet's fingerprint it answers; it is refused for another packet, for a packet
   that no longer hashes to its fingerprint, a second time, after the deadline, or against the packet's
   output schema. The resume worker consumes it once into the origin run (worker.steps), with a receipt.
@@ -32,7 +35,9 @@ from jsonschema.exceptions import SchemaError
 from harness.actors import Actor
 from harness.canonical import digest
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
-from harness.models import Project
+from harness.models import ApiToken, Project
+from harness.permissions import TokenRole
+from harness.tokens import api_token_create, api_tokens_revoke
 from harness.transitions import cas_transition_row
 from runs_app.artifacts import artifact_fingerprint
 from runs_app.machines import HANDOFF_MACHINE
@@ -75,10 +80,11 @@ def handoff_issue(
        fingerprint its value's digest (an inline `value`) or the origin task's artifact of that name (`artifact`).
     2. Build the packet (objective, inputs, allowed capabilities, output schema, deadline, the origin run and
        its cursor, the receiver) and fingerprint it (SHA-256 of its canonical JSON).
-    3. In one transaction: insert the handoff (one open handoff per run: 409 `handoff_open`), check that the
-       stored packet still hashes to the fingerprint (jsonb keeps numbers its own way: 1e2 comes back as 100),
-       and move the origin run running -> waiting_external with a `handoff.issued` event (one statement; it
-       releases the lease).
+    3. In one transaction: make the receiver's token (role `handoff_receiver`, expiring at the deadline; its
+       secret is on the returned instance, `receiver_secret`, and nowhere else), insert the handoff (one open
+       handoff per run: 409 `handoff_open`), check that the stored packet still hashes to the fingerprint (jsonb
+       keeps numbers its own way: 1e2 comes back as 100), and move the origin run running -> waiting_external
+       with a `handoff.issued` event (one statement; it releases the lease).
     """
     now = timezone.now()
     if not now < deadline <= now + MAX_DEADLINE:
@@ -114,11 +120,13 @@ def handoff_issue(
     }
     fingerprint = digest(packet)
     with transaction.atomic():
+        token, secret = api_token_create(project=project, name=f"handoff-receiver:session-{receiver.pk}",
+                                         role=TokenRole.HANDOFF_RECEIVER, expires_at=deadline)
         try:
             with transaction.atomic():
                 handoff = Handoff.objects.create(
                     project=project, origin_run=run, receiver_session=receiver, packet=packet,
-                    packet_fingerprint=fingerprint, deadline=deadline, issued_by=actor.label,
+                    packet_fingerprint=fingerprint, deadline=deadline, issued_by=actor.label, receiver_token=token,
                 )
         except IntegrityError:
             raise ConflictError("The run already waits on an open handoff.", code="handoff_open",
@@ -133,6 +141,7 @@ def handoff_issue(
                 "handoff": handoff.pk, "receiver_session": receiver.pk, "packet_fingerprint": fingerprint,
                 "deadline": packet["deadline"]})],
         )
+        handoff.receiver_secret = secret
         return handoff
 
 
@@ -165,25 +174,34 @@ def _packet_input(item: dict[str, Any], task: Task | None) -> dict[str, Any]:
 
 
 def handoff_accept(
-    *, project: Project | int, handoff_id: int, receiver_run_id: int, actor: Actor, expected_version: int | None = None,
+    *, project: Project | int, handoff_id: int, receiver_run_id: int | None, actor: Actor,
+    expected_version: int | None = None,
 ) -> Handoff:
     """The receiver takes the job with its own invocation: a run of the receiver session.
 
-    1. The run is the receiver session's (409 `wrong_session` otherwise), never the origin run.
+    1. The run is the receiver session's (409 `wrong_session` otherwise), never the origin run; without one
+       (`receiver_run_id` None: a receiver holding only its handoff's token cannot make runs) a new run of the
+       receiver session is made for it, in the acceptance's transaction.
     2. Record the independence checks (`independence`) with the acceptance.
     3. One conditional UPDATE issued -> accepted that also holds the deadline (the database's clock, as leases
        are): past it, 409 `handoff_expired`
        (the recovery pass moves it to expired and hands the origin run back).
     """
     handoff = _get(project, handoff_id)
-    run = Run.objects.filter(project=project, pk=receiver_run_id).only("id", "session_id").first()
-    if run is None:
-        raise NotFoundError(f"Run {receiver_run_id} does not exist.")
-    if run.session_id != handoff.receiver_session_id or run.pk == handoff.origin_run_id:
-        raise ConflictError("The receiving run must be a run of the receiver session (not the origin run).",
-                            code="wrong_session", current_status=handoff.status, current_version=handoff.version)
-    checks = independence(handoff, receiver_run_id=run.pk)
     with transaction.atomic():
+        if receiver_run_id is None:
+            run = run_create(project=project if isinstance(project, Project) else Project.objects.get(pk=project),
+                             session_id=handoff.receiver_session_id, task_mode="handoff",
+                             active_agent=actor.label[:120])
+        else:
+            found = Run.objects.filter(project=project, pk=receiver_run_id).only("id", "session_id").first()
+            if found is None:
+                raise NotFoundError(f"Run {receiver_run_id} does not exist.")
+            run = found
+        if run.session_id != handoff.receiver_session_id or run.pk == handoff.origin_run_id:
+            raise ConflictError("The receiving run must be a run of the receiver session (not the origin run).",
+                                code="wrong_session", current_status=handoff.status, current_version=handoff.version)
+        checks = independence(handoff, receiver_run_id=run.pk)
         try:
             accepted = cas_transition_row(
                 _handoffs(project), pk=handoff_id, machine=HANDOFF_MACHINE, to=HandoffStatus.ACCEPTED,
@@ -369,6 +387,8 @@ def _close(project: Project | int, handoff_id: int, to: str, reason: str, by: st
             extra_filter=extra, updates={"closed_reason": reason},
         )
         outcome = {"handoff": closed.pk, "outcome": str(to), "reason": reason, "by": by}
+        # The job is gone: its receiver's credential goes with it (a returned one lapses at the deadline).
+        api_tokens_revoke(ApiToken.objects.filter(pk=closed.receiver_token_id))
         try:
             run_transition(project=closed.project_id, run_id=closed.origin_run_id, to=RunStatus.RUNNING,
                            expected_version=None, updates={"bound_result": outcome},

@@ -394,3 +394,24 @@ def test_a_revoked_token_is_401(world: World) -> None:
     response = world.agent.get("/api/v1/runs/")
     assert response.status_code == 401
     assert response.json()["code"] == "authentication_failed"
+
+
+# --- a handoff receiver's credential ----------------------------------------------------------------------
+
+_RECEIVER_OWN_KIND = {"handoffs_read", "handoffs_accept", "handoffs_return"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=IDS)
+def test_a_handoff_receivers_token_reaches_nothing_but_its_own_handoff(endpoint: Endpoint, world: World) -> None:
+    """The token a handoff's issue hands its receiver (for a handoff of its own, not the table's): every other
+    operation refuses it (403), and the three it may call find no other handoff (404)."""
+    from tests.api.test_handoff_receiver import issue_with_receiver
+
+    _, secret = issue_with_receiver(world)
+    response = _call(ApiClient(secret), endpoint, world)
+    if endpoint.operation in _RECEIVER_OWN_KIND:
+        assert (response.status_code, response.json()["code"]) == (404, "not_found"), response.content
+    else:
+        expected = "agent_cannot_decide" if endpoint.kind == DECIDE else "receiver_token_scope"
+        assert (response.status_code, response.json()["code"]) == (403, expected), response.content

@@ -7,6 +7,7 @@ there) rolls back both, and the retry runs the operation once. Final 4xx replies
 """
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -93,23 +94,28 @@ def _waiting_on_a_lock() -> bool:
         return bool(cursor.fetchone()[0])
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_duplicate_arriving_while_the_first_is_in_flight_waits_for_it_and_replays_its_reply(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _hold_session_create(monkeypatch: pytest.MonkeyPatch, before: Callable[[], None] = lambda: None
+                         ) -> tuple[threading.Event, threading.Event]:
+    """Hold every session_create inside its view (its key uncommitted) until `release` is set; `entered` says
+    one got there. `before` runs in the view first."""
     entered, release = threading.Event(), threading.Event()
     original = session_services.session_create
 
     def held_session_create(**kwargs: Any) -> Session:
+        before()
         entered.set()
         release.wait(JOIN_SECONDS)
         return original(**kwargs)
 
     monkeypatch.setattr(session_services, "session_create", held_session_create)
-    body = {"role": "specialist"}
-    answers: dict[str, Any] = {}
+    return entered, release
 
-    def post(name: str) -> None:
+
+def _post_in_thread(world: World, name: str, body: dict[str, Any], answers: dict[str, Any]) -> threading.Thread:
+    """POST `body` to create a session with the key "slow", on a thread and connection of its own, started;
+    the answer lands in `answers[name]`."""
+
+    def post() -> None:
         try:
             client = ApiClient(None)
             client.headers = dict(world.agent.headers)
@@ -117,11 +123,21 @@ def test_a_duplicate_arriving_while_the_first_is_in_flight_waits_for_it_and_repl
         finally:
             connections.close_all()
 
-    first = threading.Thread(target=post, args=("first",), daemon=True)
-    first.start()
+    thread = threading.Thread(target=post, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_duplicate_arriving_while_the_first_is_in_flight_waits_for_it_and_replays_its_reply(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = _hold_session_create(monkeypatch)
+    body = {"role": "specialist"}
+    answers: dict[str, Any] = {}
+    first = _post_in_thread(world, "first", body, answers)
     assert entered.wait(JOIN_SECONDS)
-    duplicate = threading.Thread(target=post, args=("duplicate",), daemon=True)
-    duplicate.start()
+    duplicate = _post_in_thread(world, "duplicate", body, answers)
     # The duplicate's reservation waits on the first one's uncommitted key: no 409, no second write.
     wait_for(_waiting_on_a_lock, timeout=JOIN_SECONDS, interval=0.05, what="the duplicate to wait on the key")
     assert "duplicate" not in answers
@@ -154,36 +170,20 @@ def test_a_duplicate_waits_on_the_first_only_up_to_the_lock_timeout_then_is_told
     # The first request is held open inside its view (its key uncommitted) until the duplicate has its answer:
     # the duplicate does not hold its worker for the first one's whole run.
     settings.HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS = 200
-    entered, release = threading.Event(), threading.Event()
     seen_by_view: list[str] = []
-    original = session_services.session_create
 
-    def held_session_create(**kwargs: Any) -> Session:
+    def lock_timeout_of_the_view() -> None:
         with connection.cursor() as cursor:  # what the view's own statements wait under: the default, not 200ms
             cursor.execute("SHOW lock_timeout")
             seen_by_view.append(cursor.fetchone()[0])
-        entered.set()
-        release.wait(JOIN_SECONDS)
-        return original(**kwargs)
 
-    monkeypatch.setattr(session_services, "session_create", held_session_create)
+    entered, release = _hold_session_create(monkeypatch, lock_timeout_of_the_view)
     body = {"role": "specialist"}
     answers: dict[str, Any] = {}
-
-    def post(name: str) -> None:
-        try:
-            client = ApiClient(None)
-            client.headers = dict(world.agent.headers)
-            answers[name] = client.post("/api/v1/sessions/", body, HTTP_IDEMPOTENCY_KEY="slow")
-        finally:
-            connections.close_all()
-
-    first = threading.Thread(target=post, args=("first",), daemon=True)
-    first.start()
+    first = _post_in_thread(world, "first", body, answers)
     try:
         assert entered.wait(JOIN_SECONDS)
-        duplicate = threading.Thread(target=post, args=("duplicate",), daemon=True)
-        duplicate.start()
+        duplicate = _post_in_thread(world, "duplicate", body, answers)
         duplicate.join(JOIN_SECONDS)
         assert not duplicate.is_alive()
         assert first.is_alive() and "first" not in answers  # still held: the duplicate did not wait for it
