@@ -388,7 +388,8 @@ def _close(project: Project | int, handoff_id: int, to: str, reason: str, by: st
         )
         outcome = {"handoff": closed.pk, "outcome": str(to), "reason": reason, "by": by}
         # The job is gone: its receiver's credential goes with it (a returned one lapses at the deadline).
-        api_tokens_revoke(ApiToken.objects.filter(pk=closed.receiver_token_id))
+        if closed.receiver_token_id is not None:
+            api_tokens_revoke(ApiToken.objects.filter(pk=closed.receiver_token_id))
         try:
             run_transition(project=closed.project_id, run_id=closed.origin_run_id, to=RunStatus.RUNNING,
                            expected_version=None, updates={"bound_result": outcome},
