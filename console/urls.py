@@ -9,6 +9,8 @@ urlpatterns = [
     path("logout/", views.ConsoleLogoutView.as_view(), name="logout"),
     path("", views.dashboard, name="dashboard"),
     path("approvals/count/", views.pending_count, name="pending_count"),
+    path("audit/", views.audit_log, name="audit_log"),
+    path("audit/verify/", views.audit_verify, name="audit_verify"),
     path("", include("runs_app.urls")),
     path("", include("sessions_app.urls")),
     path("memory/", include("memory_app.urls")),

@@ -5,14 +5,19 @@ The counts these pages show come from console.context_processors (`counts.<name>
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
 
+from console import audit
 from console.charts import overview_charts
+from harness.actors import Actor
+from harness.audit import audit_chain_check
+from harness.tenancy import Role
 from harness.throttling import login_failed, login_retry_after
-from harness.views import console_page, project_ids, render_page
+from harness.views import console_page, project_ids, render_page, role_required, visible_projects
 from runs_app.selectors import CHART_DAYS, blocked_runs, failure_counts
 
 
@@ -60,3 +65,57 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 def pending_count(request: HttpRequest) -> HttpResponse:
     """The navigation's pending-approval badge, polled by htmx (base.html#pending-count)."""
     return render(request, "base.html#pending-count")
+
+
+@require_GET
+@console_page
+def audit_log(request: HttpRequest) -> HttpResponse:
+    """Every audit entry of the user's projects, newest first, filtered by the URL's query, paged by seeking;
+    above it, each project's chain as its last verification left it.
+
+    A bad value in a filter is shown beside the form and that filter is not applied (the others are).
+    """
+    filters = audit.AuditLogFilter(request.GET)
+    errors = {} if filters.is_valid() else filters.errors
+    kept = request.GET.copy()
+    for name in errors:
+        for key in (name, f"{name}_after", f"{name}_before"):
+            kept.pop(key, None)
+    applied = audit.AuditLogFilter(kept)
+    applied.is_valid()  # what is left is valid: every bad filter was dropped
+    slug = request.GET.get("project", "")
+    projects = [p for p in visible_projects(request) if not slug or p.slug == slug]
+    page = audit.audit_page(project_ids=[p.pk for p in projects], refine=applied.filter_queryset,
+                            after=request.GET.get("after"), before=request.GET.get("before"))
+    query = request.GET.copy()
+    for key in ("part", "after", "before"):
+        query.pop(key, None)
+    return render_page(request, "audit/audit_log.html", {
+        "form": filters.form,
+        "errors": errors,
+        "page": page,
+        "entries": audit.shown_entries(page.object_list),
+        "chains": audit.chain_states(projects),
+        "query": query.urlencode(),
+        "project": slug,
+        "target_types": sorted(audit.TARGET_PAGES),
+    }, partials=("audit-table",))
+
+
+@require_POST
+@console_page
+@role_required(Role.OPERATOR)
+def audit_verify(request: HttpRequest) -> HttpResponse:
+    """Verify a project's chain now: from the entries the last check found sound, or from the first entry
+    (`from_start`, which also finds an entry altered without re-chaining)."""
+    project = next((p for p in visible_projects(request) if p.slug == request.POST.get("project")), None)
+    if project is None:
+        raise Http404("No such project.")
+    from_start = request.POST.get("from_start") == "on"
+    (report,) = audit_chain_check(project_ids=[project.pk], checked_by=Actor.of(request.user).label,
+                                  from_start=from_start)
+    if report.breaks:
+        messages.error(request, f"{project.slug}: the audit chain is broken ({len(report.breaks)} breaks).")
+    else:
+        messages.success(request, f"{project.slug}: the audit chain is sound up to entry {report.verified_seq}.")
+    return redirect("audit_log")

@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Model
+from django.db import transaction
+from django.db.models import Model, Q
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 from harness.actors import Actor
 from harness.canonical import canonical_json
-from harness.models import AuditChainHead, AuditEntry, Project
+from harness.models import AuditChainHead, AuditEntry, AuditVerification, Project
 
 GENESIS = "0" * 64  # the prev_hash of a project's first entry
 _SALT = "harness.audit.entry"
@@ -113,31 +114,53 @@ class ChainBreak:
 @dataclass(frozen=True)
 class ChainReport:
     project_id: int
-    entries: int
+    entries: int  # the entries walked (after `since`, when given)
     head_seq: int
     head_hash: str
     breaks: list[ChainBreak]
+    # The end of the chain's sound prefix: entries 1..verified_seq verified, the last with this hash.
+    verified_seq: int = 0
+    verified_hash: str = GENESIS
 
 
-def audit_chain_verify(*, project_ids: list[int] | None = None) -> Iterator[ChainReport]:
-    """Walk each project's chain from its first entry (one project at a time, entries streamed).
+# Where a walk may start instead of entry 1: a project's (seq, hash) verified before.
+Since = dict[int, tuple[int, str]]
+
+
+def audit_chain_verify(*, project_ids: list[int] | None = None, since: Since | None = None) -> Iterator[ChainReport]:
+    """Walk each project's chain from its first entry, or from the entry after `since[project]` (one
+    project at a time, entries streamed).
 
     1. Every entry: in the chain, its mac verifies, its hash is its link, it links to the one before.
     2. The seqs run 1..n without a gap or a repeat (a gap is an entry deleted).
     3. The head names the last entry (an entry cut off the end leaves the head ahead of the chain).
+    4. From `since`: the entry it names still has the hash it had, so nothing before it was rewritten
+       and re-chained (an entry altered without re-chaining shows only to a walk from the start).
     """
     ids = project_ids if project_ids is not None else sorted(
         set(AuditEntry.objects.values_list("project_id", flat=True).distinct())
         | set(AuditChainHead.objects.values_list("project_id", flat=True)))
     for project_id in ids:
-        yield _verify_project(project_id)
+        yield _verify_project(project_id, (since or {}).get(project_id))
 
 
-def _verify_project(project_id: int) -> ChainReport:
+def _verify_project(project_id: int, since: tuple[int, str] | None = None) -> ChainReport:
     breaks: list[ChainBreak] = []
     previous: tuple[int, str] | None = None  # (seq, hash) of the entry before
+    sound: tuple[int, str] = (0, GENESIS)  # the last entry before the first break
     count = 0
     entries = AuditEntry.objects.filter(project_id=project_id).order_by("seq", "id")
+    if since is not None and since[0] > 0:
+        entries = entries.filter(Q(seq__gt=since[0]) | Q(seq__isnull=True))
+        kept = AuditEntry.objects.filter(project_id=project_id, seq=since[0]).values_list("pk", "hash").first()
+        if kept is not None and kept[1] == since[1]:
+            previous = sound = since
+        else:
+            # Whatever changed there may have changed anything before it: the sound prefix is unknown.
+            breaks.append(ChainBreak(project_id, since[0], kept[0] if kept else None, (
+                f"entry {since[0]} is not the one verified before: the chain was rewritten up to it" if kept
+                else f"entry {since[0]}, the last one verified before, is missing") + " (verify from the first entry)"))
+            previous = (since[0], kept[1] if kept else "")
     for entry in entries.iterator(chunk_size=2000):
         count += 1
         expected_seq = 1 if previous is None else previous[0] + 1
@@ -154,6 +177,8 @@ def _verify_project(project_id: int) -> ChainReport:
             breaks.append(ChainBreak(project_id, entry.seq, entry.pk, reason))
         if entry.seq is not None:
             previous = (entry.seq, entry.hash)
+            if not breaks:
+                sound = previous
     head = AuditChainHead.objects.filter(project_id=project_id).first()
     last_seq, last_hash = previous if previous is not None else (0, GENESIS)
     if head is None and count:
@@ -163,4 +188,44 @@ def _verify_project(project_id: int) -> ChainReport:
                                  f"the head names entry {head.seq}, the chain ends at entry {last_seq}: "
                                  "entries were taken off its end" if head.seq > last_seq
                                  else "the head does not name the chain's last entry"))
-    return ChainReport(project_id, count, head.seq if head else 0, head.hash if head else GENESIS, breaks)
+    return ChainReport(project_id, count, head.seq if head else 0, head.hash if head else GENESIS, breaks,
+                       verified_seq=sound[0], verified_hash=sound[1])
+
+
+def audit_chain_check(*, project_ids: list[int] | None, checked_by: str, from_start: bool = False
+                      ) -> list[ChainReport]:
+    """Verify each project's chain (every project's: None) and keep the outcome as its AuditVerification (the console's state).
+
+    1. Start after the entries the last check found sound (unless `from_start`, or none were): a check
+       costs the entries written since, not the whole chain.
+    2. Walk with audit_chain_verify outside any transaction: a long walk holds no lock and no snapshot.
+    3. Store each project's outcome in a short transaction of its own, unless a check that began later
+       stored its outcome first (two at once: the later one saw the newer chain).
+    A check changes no decision or memory, so it is not itself an audit entry (one would also leave the
+    chain one entry ahead of every check); the stored row says who checked, and when.
+    """
+    started = timezone.now()
+    stored = AuditVerification.objects.filter(verified_seq__gt=0)
+    if project_ids is not None:
+        stored = stored.filter(project_id__in=project_ids)
+    since = {} if from_start else {v.project_id: (v.verified_seq, v.verified_hash) for v in stored}
+    reports = list(audit_chain_verify(project_ids=project_ids, since=since))
+    for report in reports:
+        _verification_store(report, started=started, checked_by=checked_by,
+                            from_start=report.project_id not in since)
+    return reports
+
+
+def _verification_store(report: ChainReport, *, started: dt.datetime, checked_by: str, from_start: bool) -> None:
+    first = report.breaks[0] if report.breaks else None
+    values = {
+        "verified_seq": report.verified_seq, "verified_hash": report.verified_hash, "head_seq": report.head_seq,
+        "breaks": len(report.breaks), "broken_seq": first.seq if first else None,
+        "broken_entry_id": first.entry_id if first else None, "broken_reason": first.reason if first else "",
+        "entries_walked": report.entries, "from_start": from_start, "checked_at": started,
+        "checked_by": checked_by,
+    }
+    with transaction.atomic():
+        AuditVerification.objects.get_or_create(project_id=report.project_id,
+                                                defaults={"checked_at": started, "checked_by": checked_by})
+        AuditVerification.objects.filter(project_id=report.project_id, checked_at__lte=started).update(**values)

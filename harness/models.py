@@ -146,7 +146,11 @@ class AuditEntry(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["target_type", "target_id"])]
+        indexes = [
+            models.Index(fields=["target_type", "target_id"]),
+            # The console's audit log seeks each project's entries newest first from a cursor.
+            models.Index(fields=["project", "-created_at", "-id"], name="audit_entry_project_newest"),
+        ]
         constraints = [models.UniqueConstraint(fields=["project", "seq"], name="audit_entry_seq_unique")]
 
     def __str__(self) -> str:
@@ -164,6 +168,32 @@ class AuditChainHead(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id} #{self.seq} {self.hash[:12]}"
+
+
+class AuditVerification(models.Model):
+    """The last verification of a project's audit chain (harness.audit.audit_chain_check), so a page shows
+    it without walking the chain, and the next check walks only the entries written since `verified_seq`.
+
+    Written by the console's "verify now" and by `manage.py verify_audit`, never by the chain's trigger.
+    """
+
+    project = models.OneToOneField(Project, on_delete=models.PROTECT, primary_key=True, related_name="+")
+    # Entries 1..verified_seq are sound (their macs, their links); verified_hash is that last one's hash.
+    verified_seq = models.PositiveBigIntegerField(default=0)
+    verified_hash = models.CharField(max_length=64, blank=True, default="")
+    head_seq = models.PositiveBigIntegerField(default=0)  # the chain's head when checked
+    breaks = models.PositiveIntegerField(default=0)
+    # The first break: its seq (none for a break of the chain as a whole), its entry, and why.
+    broken_seq = models.PositiveBigIntegerField(null=True, blank=True)
+    broken_entry_id = models.BigIntegerField(null=True, blank=True)
+    broken_reason = models.TextField(blank=True, default="")
+    entries_walked = models.PositiveBigIntegerField(default=0)
+    from_start = models.BooleanField(default=True)  # walked from entry 1, not from the last verified entry
+    checked_at = models.DateTimeField()  # when the walk began
+    checked_by = models.CharField(max_length=200)
+
+    def __str__(self) -> str:
+        return f"{self.project_id} verified to #{self.verified_seq}{' BROKEN' if self.breaks else ''}"
 
 
 class WorkerHeartbeatQuerySet(models.QuerySet["WorkerHeartbeat"]):

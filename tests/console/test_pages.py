@@ -33,6 +33,7 @@ def page_urls(scene: Scene) -> list[str]:
         reverse("memory:record_delete", args=[scene.memory.pk]),
         reverse("memory:held_list"),
         reverse("notify:delivery_log"),
+        reverse("audit_log"),
         reverse("pending_count"),
     ]
 

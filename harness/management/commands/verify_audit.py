@@ -1,14 +1,16 @@
-"""verify_audit [--project SLUG ...]: walk each project's audit chain; exit 1 at the first project with a break.
+"""verify_audit [--project SLUG ...] [--since-last]: walk each project's audit chain; exit 1 if any has a break.
 
 Prints one line per project: its entry count and the head's seq and hash (record the heads somewhere the
-database's owner cannot write, and a rewrite of the whole chain shows too), then every break found.
+database's owner cannot write, and a rewrite of the whole chain shows too), then every break found. The
+outcome is kept as the project's verification state, which the console's audit log shows (/audit/);
+`--since-last` walks only the entries after those the last check found sound.
 """
 
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from harness.audit import audit_chain_verify
+from harness.audit import audit_chain_check
 from harness.models import Project
 
 
@@ -18,6 +20,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", action="append", default=[],
                             help="A project slug (repeatable); every project by default.")
+        parser.add_argument("--since-last", action="store_true",
+                            help="Walk only the entries after those the last check found sound.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         slugs: list[str] = options["project"]
@@ -30,10 +34,13 @@ class Command(BaseCommand):
             project_ids = [found[slug] for slug in slugs]
         slug_of = dict(Project.objects.values_list("pk", "slug"))
         broken = 0
-        for report in audit_chain_verify(project_ids=project_ids):
+        reports = audit_chain_check(project_ids=project_ids, checked_by="manage.py verify_audit",
+                                    from_start=not options["since_last"])
+        for report in reports:
             name = slug_of.get(report.project_id, str(report.project_id))
             verdict = "ok" if not report.breaks else f"BROKEN ({len(report.breaks)})"
-            self.stdout.write(f"{name}: {verdict}, {report.entries} entries, "
+            walked = " walked" if options["since_last"] else ""
+            self.stdout.write(f"{name}: {verdict}, {report.entries} entries{walked}, "
                               f"head #{report.head_seq} {report.head_hash}")
             for item in report.breaks:
                 where = f"entry #{item.seq}" if item.seq is not None else "chain"
