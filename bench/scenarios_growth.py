@@ -1,6 +1,6 @@
 """Scenarios 8 (growth) and 9 (memory of the web and resume workers over a soak).
 
-8: the console's session timeline, approvals inbox, run lineage and runs list pages (Django's test Client,
+8: the console's session timeline, approvals inbox, run lineage, runs list and audit log pages (Django's test Client,
    logged in as a reviewer), the latest-checkpoint read and a scoped memory retrieval, each on a
    1,000-row and a 100,000-row fixture (memory: 1,000 and 1,000,000 records): the time ratio and
    the number of queries (every statement counted) of large to small.
@@ -38,7 +38,8 @@ from bench.scenarios_http import BEST, agent_token
 from bench.scenarios_store import ITEM, STATE, latest_checkpoint
 from bench.scenarios_worker import REVIEWER_PASSWORD, resumed_of, reviewer, waiting_run
 from harness.actors import Actor
-from harness.models import Project
+from harness.audit import audit_record
+from harness.models import AuditChainHead, AuditEntry, Project
 from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_retrieve
 from memory_app.services import memory_write
@@ -63,6 +64,7 @@ GROWTH_LIMIT = 0.10
 PHASE1_IN_FLIGHT = 8  # decided approvals queued ahead of the resume worker in phase 1: it never idles
 SOAK_IN_FLIGHT = 4  # and during the soak, where it shares the cores with the web traffic
 RESUME_BOUND = 120.0  # seconds from a decision to its run resumed; later counts as never resumed
+AUDIT_BATCH = 5_000  # audit entries copied per statement
 
 
 @dataclass(frozen=True)
@@ -84,10 +86,32 @@ def fixture(rows: int, memory: int) -> Fixture:
     if project is not None:
         found = _existing(project, rows, memory)
         if found is not None:
-            return found
+            return _with_audit_entries(found)
         # Incomplete (an interrupted build): set it aside under another slug and build anew.
         Project.objects.filter(pk=project.pk).update(slug=f"{slug}-stale-{uuid.uuid4().hex[:6]}")
-    return _build(slug, rows, memory)
+    return _with_audit_entries(_build(slug, rows, memory))
+
+
+def _with_audit_entries(f: Fixture) -> Fixture:
+    """At least `rows` audit entries in the project (the audit log's pages), added apart from the rest so a
+    fixture built before the log was measured is topped up rather than rebuilt. The copies are chained by
+    the trigger like any entry; their macs are the template's, so a chain check would call them altered
+    (the page shows the last check, it never walks the chain)."""
+    head = AuditChainHead.objects.filter(project_id=f.project_id).values_list("seq", flat=True).first() or 0
+    if head >= f.rows:
+        return f
+    template = audit_record(project=f.project_id, actor=Actor.for_agent("bench"), action="approval.approved",
+                            target=Run(pk=f.lineage_run_id), data={"i": 0})
+    # In statements of AUDIT_BATCH: the trigger updates the project's head row once per entry, and within
+    # one transaction each update walks every version of that row made before it (quadratic in the batch).
+    for done in range(0, f.rows - head - 1, AUDIT_BATCH):
+        bulk.clone("harness_auditentry", template.pk, count=min(AUDIT_BATCH, f.rows - head - 1 - done), overrides={
+            "created_at": "t.created_at + (g + %(done)s) * interval '1 millisecond'",
+            "data": "jsonb_build_object('i', g + %(done)s)",
+            "action": "CASE WHEN (g + %(done)s) %% 10 = 0 THEN 'memory.accepted' ELSE t.action END"},
+            params={"done": done})
+    bulk.analyze("harness_auditentry")
+    return f
 
 
 def _existing(project: Project, rows: int, memory: int) -> Fixture | None:
@@ -200,6 +224,8 @@ def _operations(f: Fixture, client: Client) -> dict[str, Callable[[], Any]]:
     middle = Run.objects.filter(project_id=f.project_id).order_by("-created_at", "-id").values_list(
         "created_at", "id")[f.rows // 2]
     deep = seek_cursor(*middle)
+    entry = AuditEntry.objects.filter(project_id=f.project_id).order_by("-created_at", "-id").values_list(
+        "created_at", "id")[f.rows // 2]
     return {
         "session timeline page": page(f"/sessions/{f.session_id}/"),
         "API newest 50 items": page(f"/api/v1/sessions/{f.session_id}/items/latest/?limit=50"),
@@ -208,6 +234,8 @@ def _operations(f: Fixture, client: Client) -> dict[str, Callable[[], Any]]:
         "run lineage page": page(f"/runs/{f.lineage_run_id}/lineage/"),
         "runs list page": page("/runs/"),
         "runs list, a deep page of a status": page(f"/runs/?status=waiting_approval&after={deep}"),
+        "audit log page": page("/audit/"),
+        "audit log, a deep page of an action": page(f"/audit/?action=memory.accepted&after={seek_cursor(*entry)}"),
         "latest checkpoint read": lambda: latest_checkpoint(f.lineage_run_id, f.project_id),
         "memory retrieval (agent scope, query)": lambda: _retrieve(f),
     }

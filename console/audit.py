@@ -12,7 +12,7 @@ from django.db.models.functions import Cast
 from django.urls import reverse
 
 from harness.models import AuditChainHead, AuditEntry, AuditVerification, Project
-from runs_app.selectors import MAX_SEEK_BRANCHES, parse_seek_cursor, seek_cursor
+from runs_app.selectors import MAX_SEEK_BRANCHES, parse_seek_cursor, seek_window
 
 AUDIT_PAGE_SIZE = 50
 
@@ -85,8 +85,7 @@ def audit_page(*, project_ids: Sequence[int], refine: AuditRefine, after: str | 
     2. Per project, seek the (project, -created_at, -id) index from the cursor for one row more than a
        window (`project_id IN (...)` cannot be read from it in order: PostgreSQL would sort them all);
        merge the branches in one UNION statement, then fetch the window's entries with their project.
-    3. The extra row says whether there is more in the direction of travel; a cursor says there is
-       something on the side it came from.
+    3. The window and its neighbours' cursors: runs_app.selectors.seek_window.
     """
     newer = before is not None and after is None
     cursor = parse_seek_cursor(before if newer else after)
@@ -102,15 +101,9 @@ def audit_page(*, project_ids: Sequence[int], refine: AuditRefine, after: str | 
                       if len(branches) > 1 else branches[0])
         found = scoped.select_related("project").in_bulk([pk for pk, _ in picked])
         rows = [found[pk] for pk, _ in picked if pk in found]
-    more = len(rows) > AUDIT_PAGE_SIZE
-    rows = rows[:AUDIT_PAGE_SIZE]
-    if newer:
-        rows.reverse()
-    first = seek_cursor(rows[0].created_at, rows[0].pk) if rows else None
-    last = seek_cursor(rows[-1].created_at, rows[-1].pk) if rows else None
-    has_newer = more if newer else cursor is not None
-    has_older = cursor is not None if newer else more
-    return AuditPage(rows, last if has_older else None, first if has_newer else None)
+    rows, older, newer_cursor = seek_window(rows, size=AUDIT_PAGE_SIZE, backwards=newer, came_from=cursor,
+                                            position=lambda e: (e.created_at, e.pk))
+    return AuditPage(rows, older, newer_cursor)
 
 
 @dataclass(frozen=True)

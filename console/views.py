@@ -115,7 +115,7 @@ def audit_verify(request: HttpRequest) -> HttpResponse:
     (report,) = audit_chain_check(project_ids=[project.pk], checked_by=Actor.of(request.user).label,
                                   from_start=from_start)
     if report.breaks:
-        messages.error(request, f"{project.slug}: the audit chain is broken ({len(report.breaks)} breaks).")
+        messages.error(request, f"{project.slug}: the audit chain is broken (breaks: {len(report.breaks)}).")
     else:
         messages.success(request, f"{project.slug}: the audit chain is sound up to entry {report.verified_seq}.")
     return redirect("audit_log")

@@ -194,7 +194,7 @@ def _verify_project(project_id: int, since: tuple[int, str] | None = None) -> Ch
 
 def audit_chain_check(*, project_ids: list[int] | None, checked_by: str, from_start: bool = False
                       ) -> list[ChainReport]:
-    """Verify each project's chain (every project's: None) and keep the outcome as its AuditVerification (the console's state).
+    """Verify each project's chain (every project's: None) and keep the outcome as its AuditVerification.
 
     1. Start after the entries the last check found sound (unless `from_start`, or none were): a check
        costs the entries written since, not the whole chain.

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connection
 from django.db.models import Count, Model, Q, QuerySet, Sum, TextField, Value
@@ -369,6 +369,26 @@ def parse_seek_cursor(text: str | None) -> tuple[dt.datetime, int] | None:
     return EPOCH + dt.timedelta(microseconds=int(match[1])), int(match[2])
 
 
+Row = TypeVar("Row", bound=Model)
+
+
+def seek_window(rows: list[Row], *, size: int, backwards: bool, came_from: tuple[dt.datetime, int] | None,
+                position: Callable[[Row], tuple[dt.datetime, int]]) -> tuple[list[Row], str | None, str | None]:
+    """A seek's rows (`size` + 1 fetched from the cursor `came_from`, walking back when `backwards`) as a
+    window in the list's order, with the cursor onward along that order and the one back towards its
+    start (None: nothing there). The extra row says there is more in the direction of travel; a cursor,
+    that there is something on the side it came from."""
+    more = len(rows) > size
+    rows = rows[:size]
+    if backwards:
+        rows.reverse()
+    first = seek_cursor(*position(rows[0])) if rows else None
+    last = seek_cursor(*position(rows[-1])) if rows else None
+    has_back = more if backwards else came_from is not None
+    has_onward = came_from is not None if backwards else more
+    return rows, last if has_onward else None, first if has_back else None
+
+
 @dataclass(frozen=True)
 class InboxPage:
     """A window of the inbox with the cursors of its neighbours (None: nothing there)."""
@@ -417,15 +437,9 @@ def inbox_page(
                       if len(branches) > 1 else branches[0])
         found = approval_inbox(project_ids=project_ids, refine=refine).in_bulk([pk for pk, _ in picked])
         rows = [found[pk] for pk, _ in picked if pk in found]
-    more = len(rows) > INBOX_PAGE_SIZE
-    rows = rows[:INBOX_PAGE_SIZE]
-    if backwards:
-        rows.reverse()
-    first = seek_cursor(rows[0].created_at, rows[0].pk) if rows else None
-    last = seek_cursor(rows[-1].created_at, rows[-1].pk) if rows else None
-    has_older = more if backwards else cursor is not None
-    has_newer = cursor is not None if backwards else more
-    return InboxPage(rows, last if has_newer else None, first if has_older else None)
+    rows, newer, older = seek_window(rows, size=INBOX_PAGE_SIZE, backwards=backwards, came_from=cursor,
+                                     position=lambda a: (a.created_at, a.pk))
+    return InboxPage(rows, newer, older)
 
 
 def inbox_agents(*, project_ids: Sequence[int]) -> list[str]:
@@ -784,15 +798,9 @@ def run_page(
                       if len(branches) > 1 else branches[0])
         found = base.in_bulk([pk for pk, _ in picked])
         rows = [found[pk] for pk, _ in picked if pk in found]
-    more = len(rows) > RUN_PAGE_SIZE
-    rows = rows[:RUN_PAGE_SIZE]
-    if backwards:
-        rows.reverse()
-    first = seek_cursor(getattr(rows[0], column), rows[0].pk) if rows else None
-    last = seek_cursor(getattr(rows[-1], column), rows[-1].pk) if rows else None
-    has_previous = more if backwards else cursor is not None
-    has_next = cursor is not None if backwards else more
-    return RunPage(rows, last if has_next else None, first if has_previous else None)
+    rows, onward, back = seek_window(rows, size=RUN_PAGE_SIZE, backwards=backwards, came_from=cursor,
+                                     position=lambda r: (getattr(r, column), r.pk))
+    return RunPage(rows, onward, back)
 
 
 def run_status_counts(*, project_ids: Sequence[int], refine: RunRefine = run_list_unfiltered,

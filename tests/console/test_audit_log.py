@@ -24,6 +24,7 @@ from memory_app.models import MemoryRecord
 from runs_app.models import Run
 from runs_app.selectors import seek_cursor
 from tests import factories
+from tests.harness.test_audit_chain import as_owner_without_triggers
 
 pytestmark = pytest.mark.django_db
 URL = reverse("audit_log")
@@ -51,16 +52,6 @@ def chain_cell(body: str, slug: str) -> str:
     row = body.split(f'data-project="{slug}"', 1)[1].split("</tr>", 1)[0]
     cell = row.split('class="chain-state">', 1)[1].split("</td>", 1)[0]
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", cell)))
-
-
-def as_owner_without_triggers(sql: str, params: list[Any]) -> None:
-    """As tests/harness/test_audit_chain.py tampers: only the tables' owner can, with the triggers off."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET session_replication_role = replica")
-        try:
-            cursor.execute(sql, params)
-        finally:
-            cursor.execute("RESET session_replication_role")
 
 
 def test_entries_are_newest_first_and_each_filter_is_a_query_parameter(project, reviewer_client) -> None:  # type: ignore[no-untyped-def]

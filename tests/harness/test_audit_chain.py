@@ -33,7 +33,7 @@ def _breaks(project: Project) -> list[tuple[int | None, str]]:
     return [(b.seq, b.reason) for b in report.breaks]
 
 
-def _as_owner_without_triggers(sql: str, params: list[Any]) -> None:
+def as_owner_without_triggers(sql: str, params: list[Any]) -> None:
     """What only a superuser (the suite's role) can do: rewrite the log with its triggers off."""
     with connection.cursor() as cursor:
         cursor.execute("SET session_replication_role = replica")
@@ -90,8 +90,8 @@ def test_an_entry_taken_out_of_the_middle_or_off_the_end_is_reported() -> None:
     middle, end = factories.make_project("chain-middle"), factories.make_project("chain-end")
     _write(middle, 4)
     _write(end, 3)
-    _as_owner_without_triggers("DELETE FROM harness_auditentry WHERE project_id = %s AND seq = 2", [middle.pk])
-    _as_owner_without_triggers("DELETE FROM harness_auditentry WHERE project_id = %s AND seq = 3", [end.pk])
+    as_owner_without_triggers("DELETE FROM harness_auditentry WHERE project_id = %s AND seq = 2", [middle.pk])
+    as_owner_without_triggers("DELETE FROM harness_auditentry WHERE project_id = %s AND seq = 3", [end.pk])
     assert _breaks(middle) == [(2, "entries 2..2 of the chain are missing")]
     assert _breaks(end) == [(3, "the head names entry 3, the chain ends at entry 2: entries were taken off its end")]
 
@@ -100,7 +100,7 @@ def test_an_entry_taken_out_of_the_middle_or_off_the_end_is_reported() -> None:
 def test_an_entry_altered_by_the_owner_is_reported() -> None:
     project = factories.make_project("chain-altered")
     _write(project, 2)
-    _as_owner_without_triggers("UPDATE harness_auditentry SET actor = 'user:someone-else' "
+    as_owner_without_triggers("UPDATE harness_auditentry SET actor = 'user:someone-else' "
                                "WHERE project_id = %s AND seq = 1", [project.pk])
     assert [seq for seq, _ in _breaks(project)] == [1]
 
@@ -114,7 +114,7 @@ def test_verify_audit_prints_each_chain_and_fails_on_a_broken_one() -> None:
     call_command("verify_audit", "--project", "verify-good", stdout=out)
     head = AuditChainHead.objects.get(project=good)
     assert f"verify-good: ok, 2 entries, head #2 {head.hash}" in out.getvalue()
-    _as_owner_without_triggers("DELETE FROM harness_auditentry WHERE project_id = %s AND seq = 1", [bad.pk])
+    as_owner_without_triggers("DELETE FROM harness_auditentry WHERE project_id = %s AND seq = 1", [bad.pk])
     out = StringIO()
     with pytest.raises(CommandError, match="broken"):
         call_command("verify_audit", stdout=out)
