@@ -20,12 +20,23 @@ from runs_app.models import (
     NodeExecution,
     Run,
     RunEvent,
+    RunStatus,
     Task,
 )
-from runs_app.services import approval_decide, handoff_cancel, run_transition, task_transition
+from runs_app.services import RunAction, approval_decide, handoff_cancel, run_act, run_transition, task_transition
+
+# The admin's moves that are an operator's action on a run (runs_app.services.run_actions): the same service,
+# previewed plan and audit as the console's; the reason names the admin, which has no field to type one in.
+_RUN_ACTIONS = {RunStatus.CANCELLED: RunAction.CANCEL, RunStatus.FAILED: RunAction.FAIL}
 
 
 def _move_run(request: HttpRequest, obj: Run, to: str) -> Run:
+    action = _RUN_ACTIONS.get(to)
+    if obj.status == RunStatus.BLOCKED and to == RunStatus.RUNNING:
+        action = RunAction.RETRY
+    if action is not None and (action != RunAction.FAIL or obj.status == RunStatus.BLOCKED):
+        return run_act(project=obj.project_id, run_id=obj.pk, actor=Actor.of(request.user), action=action,
+                       reason=f"admin action by {request.user.get_username()}", expected_version=obj.version)
     # Not as the worker: the admin cannot push a waiting run past its approval either.
     with transaction.atomic():
         run = run_transition(project=obj.project_id, run_id=obj.pk, to=to, expected_version=obj.version,

@@ -7,6 +7,8 @@ from typing import Any
 
 from django import forms
 
+from runs_app.services.approval_actions import EXTEND_MAX_HOURS
+
 
 class ApproveForm(forms.Form):
     version = forms.IntegerField(required=False, widget=forms.HiddenInput)
@@ -156,3 +158,16 @@ class AssignForm(forms.Form):
 
     version = forms.IntegerField(required=False, widget=forms.HiddenInput)
     assignee = forms.CharField(required=False, max_length=150, help_text="Empty: nobody.")
+
+
+class RunActionForm(forms.Form):
+    """An operator's action on a run (runs_app.services.run_actions): bound to the version its preview showed."""
+
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    # Blank or only spaces (the field strips them) is "required": the message says what the reason is for.
+    reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 3}), error_messages={
+        "required": "Say why: the reason goes into the audit log and the run's events."})
+
+
+class ApprovalExtendForm(RunActionForm):
+    hours = forms.IntegerField(min_value=1, max_value=EXTEND_MAX_HOURS, initial=24)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from runs_app import views, views_forks, views_handoffs
+from runs_app import views, views_forks, views_handoffs, views_run_actions
 
 app_name = "runs"
 
@@ -14,6 +14,8 @@ urlpatterns = [
     path("approvals/<int:approval_id>/approve/", views.approval_approve, name="approval_approve"),
     path("approvals/<int:approval_id>/reject/", views.approval_reject, name="approval_reject"),
     path("approvals/<int:approval_id>/edit-approve/", views.approval_edit_approve, name="approval_edit_approve"),
+    path("approvals/<int:approval_id>/cancel/", views_run_actions.approval_cancel_view, name="approval_cancel"),
+    path("approvals/<int:approval_id>/extend/", views_run_actions.approval_extend_view, name="approval_extend"),
     path("runs/", views.run_list, name="run_list"),
     path("effects/<int:effect_id>/", views.effect_detail, name="effect_detail"),
     path("effects/<int:effect_id>/mark-delivered/", views.effect_mark_delivered, name="effect_mark_delivered"),
@@ -21,6 +23,11 @@ urlpatterns = [
     path("effects/<int:effect_id>/abandon/", views.effect_abandon, name="effect_abandon"),
     path("runs/<int:run_id>/", views.run_inspector, name="run_inspector"),
     path("runs/<int:run_id>/lineage/", views.run_lineage, name="run_lineage"),
+    path("runs/<int:run_id>/cancel/", views_run_actions.run_cancel, name="run_cancel"),
+    path("runs/<int:run_id>/retry/", views_run_actions.run_retry, name="run_retry"),
+    path("runs/<int:run_id>/repair/", views_run_actions.run_repair, name="run_repair"),
+    path("runs/<int:run_id>/fail/", views_run_actions.run_fail, name="run_fail"),
+    path("runs/<int:run_id>/requeue/", views_run_actions.run_requeue, name="run_requeue"),
     path("tasks/", views.task_list, name="task_list"),
     path("tasks/<int:task_id>/", views.task_detail, name="task_detail"),
     path("tasks/<int:task_id>/lineage/", views.task_lineage, name="task_lineage"),

@@ -52,6 +52,7 @@ from runs_app.services import (
 from runs_app.timeline import family as event_family
 from runs_app.timeline import run_timeline
 from runs_app.views_forks import checkpoint_page
+from runs_app.views_run_actions import offered_run_actions
 
 
 def pretty(value: Any) -> str:
@@ -366,6 +367,7 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
             approvals=sel.run_approvals(run),
             handoffs=sel.run_handoffs(run),
             snapshots=sel.run_context_snapshots(run),
+            run_actions=offered_run_actions(request, run),
         )
     return render_page(request, "runs/run_inspector.html", context, partials=INSPECTOR_PARTIALS)
 

@@ -13,6 +13,7 @@ from runs_app.models import (
     Task,
     TaskStatus,
 )
+from runs_app.resume_due import remaining_nodes
 from runs_app.services import (
     node_execution_finish,
     node_execution_start,
@@ -23,7 +24,7 @@ from runs_app.services import (
     task_transition,
 )
 from worker import faults
-from worker.handlers import failure_category_of, node_handler, remaining_nodes
+from worker.handlers import failure_category_of, node_handler
 from worker.keepalive import lease_kept
 from worker.limits import check_limits
 from worker.progress import checkpoint_position, task_complete_node

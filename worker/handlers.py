@@ -17,7 +17,6 @@ leave the task waiting for an agent that never comes): the worker refuses to sta
 (`check_configuration`, called from worker.tasks at `worker_init`).
 """
 
-from collections.abc import Sequence
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -25,6 +24,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from runs_app.models import FailureCategory, Run, Task
+from runs_app.resume_due import plan_handled
 from worker.adapters import AdapterConfigError, adapter_resolve
 
 
@@ -55,17 +55,9 @@ def failure_category_of(exc: BaseException) -> str:
     return category if category in FailureCategory.values else FailureCategory.SEMANTIC
 
 
-def remaining_nodes(plan: Sequence[str] | None, completed: Sequence[str] | None) -> list[str]:
-    done = set(completed or [])
-    return [node for node in plan or [] if node not in done]
-
-
 def is_worker_plan(task: Task | None, *, gate: str = "") -> bool:
-    """A task the worker drives: a plan whose remaining nodes (but the approval gate) all have handlers."""
-    if task is None or not task.plan:
-        return False
-    return all(node_handler(node) is not None for node in remaining_nodes(task.plan, task.completed_nodes)
-               if node != gate)
+    """A task the worker drives: a plan whose remaining nodes (but the approval gate) all have handlers that import."""
+    return plan_handled(task, gate=gate, handled=lambda node: node_handler(node) is not None)
 
 
 def check_configuration() -> list[str]:

@@ -13,11 +13,9 @@ from django.db.models.functions import Now
 from runs_app.models import (
     Run,
 )
+from runs_app.resume_due import WORKER_OWNER_PREFIX
 
 log = logging.getLogger(__name__)
-
-
-WORKER_OWNER_PREFIX = "worker:"
 
 
 def worker_owner(hostname: str = "") -> str:

@@ -15,11 +15,11 @@ from runs_app.models import (
     Run,
     Task,
 )
+from runs_app.resume_due import remaining_nodes
 from runs_app.services import (
     checkpoint_create,
     task_save,
 )
-from worker.handlers import remaining_nodes
 from worker.state import Resume, StepFailed
 
 log = logging.getLogger(__name__)

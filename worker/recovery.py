@@ -8,67 +8,32 @@ delays a resume until the next pass. Enqueueing a run twice is harmless: the res
 import logging
 from collections.abc import Callable
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Now
 
 from harness.errors import ConflictError, NotFoundError
 from runs_app.limits import DEADLINE
 from runs_app.models import (
-    ApprovalStatus,
     EffectStatus,
     ExternalEffect,
     FailureCategory,
-    HandoffStatus,
     Run,
     RunStatus,
 )
+from runs_app.resume_due import resume_due
 from runs_app.services import approval_expire_due, effect_mark_unknown, handoff_expire_due, run_transition
 from worker.handlers import is_worker_plan
 from worker.lease import WORKER_OWNER_PREFIX
-from worker.steps.load import UNKNOWN_EFFECT, decided_effects
 
 log = logging.getLogger(__name__)
 
 # The states a run goes on from (not created, blocked or finished): the ones a deadline stops.
 _GOING = (RunStatus.RUNNING, RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTERNAL)
-DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.EXPIRED, ApprovalStatus.CANCELLED)
-
-
-def _lease_free() -> Q:
-    # Expired by the database's clock (STATEMENT_TIMESTAMP()), as the claim decides it: a recovery pass on a
-    # host whose clock runs fast must not take a live lease for expired (issue 19, defect 4).
-    return Q(lease_owner="") | Q(lease_expires_at__lte=Now())
 
 
 def recovery_candidates() -> list[int]:
-    """Run ids that need a resume now, oldest first.
-
-    1. Waiting for an approval that is decided (or expired), with no live lease.
-    2. Driven by a worker whose lease expired (it died mid-plan or mid-call).
-    3. Running, unleased, on a task plan the worker drives.
-    4. Waiting on a handoff whose result has returned, with no live lease.
-    5. Blocked at `unknown_effect`, unleased, once a person decided the effect (worker.steps.load).
-    """
-    decided = Run.objects.filter(
-        _lease_free(), status=RunStatus.WAITING_APPROVAL, pending_approval__status__in=DECIDED
-    )
-    orphaned = Run.objects.filter(
-        status__in=(RunStatus.RUNNING, RunStatus.WAITING_APPROVAL),
-        lease_owner__startswith=WORKER_OWNER_PREFIX, lease_expires_at__lte=Now(),
-    )
-    # A worker plan that nobody drives (a person moved it from blocked back to running, say).
-    undriven = Run.objects.filter(_lease_free(), status=RunStatus.RUNNING, task__isnull=False).exclude(
-        task__plan=[]
-    ).select_related("task")
-    returned = Run.objects.filter(_lease_free(), status=RunStatus.WAITING_EXTERNAL,
-                                  handoffs__status=HandoffStatus.RETURNED)
-    effect_decided = Run.objects.filter(_lease_free(), status=RunStatus.BLOCKED, blocked_step=UNKNOWN_EFFECT).filter(
-        Exists(ExternalEffect.objects.filter(decided_effects(), run_id=OuterRef("pk"),
-                                             approval_id=OuterRef("pending_approval_id"))))
-    ids = set(decided.values_list("pk", flat=True)) | set(orphaned.values_list("pk", flat=True))
-    ids |= set(returned.values_list("pk", flat=True)) | set(effect_decided.values_list("pk", flat=True))
-    ids |= {run.pk for run in undriven if is_worker_plan(run.task)}
-    return sorted(ids)
+    """Run ids that need a resume now, oldest first (runs_app.resume_due: the console's re-queue asks the same)."""
+    return resume_due(Run.objects.all(), worker_plan=is_worker_plan)
 
 
 def effects_reconcile() -> list[int]:

@@ -25,10 +25,9 @@ from harness.actors import Actor
 from harness.models import Project
 from runs_app.models import Task
 from runs_app.services import approval_request_create, run_event_append, run_set_current_node, task_save
+from runs_app.services.run_actions import MAX_REPAIRS
 from worker.handlers import node_handler
 from worker.state import Resume
-
-MAX_REPAIRS = 3
 
 
 def repair_node(r: Resume) -> str | None:

@@ -5,6 +5,13 @@ Every status change goes through `harness.transitions.cas_transition` with the m
 `runs_app.machines`.
 """
 
+from runs_app.services.approval_actions import (
+    ApprovalAction,
+    ApprovalPlan,
+    approval_action_plan,
+    approval_cancel,
+    approval_extend,
+)
 from runs_app.services.approval_assign import approval_assign, project_reviewers
 from runs_app.services.approval_bulk import BulkItem, BulkResult, approval_decide_bulk
 from runs_app.services.approvals import (
@@ -35,6 +42,7 @@ from runs_app.services.handoffs import (
     handoff_issue,
     handoff_return,
 )
+from runs_app.services.run_actions import RunAction, RunPlan, run_act, run_action_plan
 from runs_app.services.runs import (
     MAX_COST_PER_CALL,
     MAX_TOKENS_PER_CALL,
@@ -66,6 +74,15 @@ from runs_app.services.threads import (
 )
 
 __all__ = [
+    "ApprovalAction",
+    "ApprovalPlan",
+    "RunAction",
+    "RunPlan",
+    "approval_action_plan",
+    "approval_cancel",
+    "approval_extend",
+    "run_act",
+    "run_action_plan",
     "MAX_COST_PER_CALL",
     "MAX_TOKENS_PER_CALL",
     "TASK_CLIENT_FIELDS",

@@ -24,6 +24,7 @@ from harness.transitions import cas_transition_row
 from runs_app.limits import limit_exceeded
 from runs_app.machines import RUN_MACHINE
 from runs_app.models import Checkpoint, FailureCategory, NodeExecution, Run, RunEvent, RunStatus, Task
+from runs_app.resume_due import RETRY_MARK
 from runs_app.services.checkpoints import checkpoint_waiting
 from sessions_app.models import Session
 
@@ -330,21 +331,24 @@ def run_count_start(
     *, run_id: int, owner: str, statuses: tuple[str, ...], blocked_steps: tuple[str, ...] = ()
 ) -> Run | None:
     """Count one resume start (`metrics.starts` + 1) unless the run is not in `statuses` (a blocked run:
-    blocked at one of `blocked_steps`, a block a person decides and the resume then binds) or another
+    blocked at one of `blocked_steps`, a block a person decides and the resume then binds, or one an operator
+    retries: RETRY_MARK in its error) or another
     owner's lease on it is live; return the run (project, status, version, lease, metrics) or None.
 
     The resume worker knows only the run's id here: this runs before the run is loaded, so that a
     start that dies while loading is still counted. It is one conditional UPDATE.
     """
     return fetch_instance(Run, _COUNT_START_SQL, {"rid": run_id, "owner": owner, "statuses": list(statuses),
-                                                  "blocked": RunStatus.BLOCKED, "steps": list(blocked_steps)})
+                                                  "blocked": RunStatus.BLOCKED, "steps": list(blocked_steps),
+                                                  "retry": RETRY_MARK})
 
 
 _COUNT_START_SQL = """
 UPDATE runs_app_run
    SET metrics = jsonb_set(metrics, '{starts}', to_jsonb(COALESCE((metrics->>'starts')::numeric::bigint, 0) + 1)),
        updated_at = statement_timestamp()
- WHERE id = %(rid)s AND status = ANY(%(statuses)s) AND (status <> %(blocked)s OR blocked_step = ANY(%(steps)s))
+ WHERE id = %(rid)s AND status = ANY(%(statuses)s)
+   AND (status <> %(blocked)s OR blocked_step = ANY(%(steps)s) OR (error -> %(retry)s) IS NOT NULL)
    AND NOT (lease_owner <> '' AND lease_owner <> %(owner)s AND lease_expires_at IS NOT NULL
             AND lease_expires_at > statement_timestamp())
 RETURNING id, project_id, status, version, lease_owner, lease_expires_at, metrics

@@ -3,8 +3,9 @@
 import logging
 from typing import Any
 
+from runs_app.resume_due import remaining_nodes
 from worker.adapters import AdapterConfigError, adapter_resolve
-from worker.handlers import node_handler, remaining_nodes
+from worker.handlers import node_handler
 from worker.state import Resume, StepFailed
 
 log = logging.getLogger(__name__)

@@ -4,17 +4,17 @@ import logging
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from runs_app.models import (
     ApprovalStatus,
-    EffectStatus,
     ExternalEffect,
     Handoff,
     HandoffStatus,
+    Run,
     RunStatus,
 )
+from runs_app.resume_due import RETRY_MARK, UNKNOWN_EFFECT, decided_effects
 from runs_app.services import (
     run_count_start,
 )
@@ -27,9 +27,9 @@ from worker.state import Resume, StepFailed, Stop, unsettled
 log = logging.getLogger(__name__)
 
 # A blocked run is resumed only from a block a person decides and has decided: an effect whose outcome was
-# unknown (runs_app.services.effects.effect_resolve), its approval's action then bound as usual.
+# unknown (runs_app.services.effects.effect_resolve), its approval's action then bound as usual, or an approval's
+# resume an operator retries after a fix (runs_app.services.run_actions, RETRY_MARK).
 RESUMABLE_STATUSES = (RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTERNAL, RunStatus.RUNNING, RunStatus.BLOCKED)
-UNKNOWN_EFFECT = "unknown_effect"
 
 
 def count_start(r: Resume) -> None:
@@ -81,6 +81,8 @@ def run(r: Resume) -> dict[str, Any]:
         run.lease_owner.startswith(WORKER_OWNER_PREFIX) or is_worker_plan(run.task)
     ):
         r.mode = "continue"
+    elif run.status == RunStatus.BLOCKED and retry_marked(run) and run.pending_approval is not None:
+        r.mode = "approval"  # an operator retries the approval's resume after a fix: every check again
     elif run.status == RunStatus.BLOCKED and run.blocked_step == UNKNOWN_EFFECT and run.pending_approval is not None:
         if not effect_decided(run.pk, run.pending_approval.pk):
             raise Stop("a person has not decided the effect whose outcome is unknown yet")
@@ -99,10 +101,8 @@ def run(r: Resume) -> dict[str, Any]:
             **({"handoff": r.handoff.pk} if r.handoff is not None else {})}
 
 
-def decided_effects() -> Q:
-    """The effects a person has decided (their run, blocked at `unknown_effect`, can be resumed)."""
-    return Q(status__in=(EffectStatus.DELIVERED, EffectStatus.ABANDONED)) | Q(
-        status=EffectStatus.UNKNOWN, retry_authorized=True)
+def retry_marked(run: Run) -> bool:
+    return isinstance(run.error, dict) and RETRY_MARK in run.error
 
 
 def effect_decided(run_id: int, approval_id: int) -> bool:
