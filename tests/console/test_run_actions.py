@@ -37,7 +37,7 @@ def queued() -> Any:
 
 
 def _blocked(project, *, step: str = "capability", **run_fields: Any) -> Run:  # type: ignore[no-untyped-def]
-    run = factories.make_run(project, ref="R-blocked", **run_fields)
+    run = factories.make_run(project, ref=f"R-blocked-{Run.objects.count()}", **run_fields)
     run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
     return run_transition(project=project, run_id=run.pk, to=RunStatus.BLOCKED, expected_version=None,
                           blocked_step=step, error={"step": step, "reason": "the adapter is missing"})
@@ -261,7 +261,8 @@ def test_a_reason_is_required_and_a_script_in_it_executes_nothing(act, project, 
     page = operator_client.get(reverse("runs:run_inspector", args=[run.pk])).content.decode()
     assert XSS not in page and html.escape(XSS) in page  # in the error and the events, escaped
     # A refused form shows the typed reason again, escaped too.
-    stale = act(operator_client, "run_cancel", run.pk, version=run.version - 1, reason=XSS).content.decode()
+    other = _blocked(project)
+    stale = act(operator_client, "run_cancel", other.pk, version=other.version - 1, reason=XSS).content.decode()
     assert XSS not in stale and html.escape(XSS) in stale
 
 
