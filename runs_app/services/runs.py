@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Func, JSONField, Q, QuerySet, Value
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -109,6 +109,11 @@ def run_transition(
         fields["failure_category"] = failure_category
     if to == RunStatus.BLOCKED:
         fields["blocked_step"] = blocked_step or "unspecified"
+        if "error" not in fields:
+            # A new block is a person's to decide afresh: an operator's retry of an earlier one (RETRY_MARK) must
+            # not make the worker resume it (jsonb `-` drops the key; only a block writes the column this way).
+            fields["error"] = Func(F("error"), Value(RETRY_MARK), function="", arg_joiner=" - ",
+                                   output_field=JSONField())
     elif "blocked_step" not in fields:
         fields["blocked_step"] = ""
     if to in _GOING_ON and "failure_category" not in fields:

@@ -140,6 +140,10 @@ def test_retry_of_a_blocked_approval_resume_keeps_it_blocked_marked_for_the_work
     assert run.status == RunStatus.BLOCKED and run.version == scene.run.version + 2
     assert run.error["retry"]["reason"] == "adapter installed" and run.error["reason"] == "no adapter for git.push"
     assert queued == [run.pk]
+    # Should the run go on and block again (here with no error given), the old retry does not resume it.
+    run_transition(project=scene.project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
+    run = run_transition(project=scene.project, run_id=run.pk, to=RunStatus.BLOCKED, expected_version=None)
+    assert "retry" not in run.error and run.error["reason"] == "no adapter for git.push"
 
 
 def test_fail_records_the_reason_in_the_runs_error(act, project, operator_client) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,97 @@
+"""An operator's retry and re-queue (runs_app.services.run_actions), carried out by real worker processes: the
+retried resume checks everything again and runs the approved action once; a re-queued resume that was lost
+is resumed without waiting for a recovery pass."""
+
+import pytest
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from harness.actors import Actor
+from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, Run, RunStatus
+from runs_app.resume_due import resume_due
+from runs_app.services import run_act
+from tests import factories
+from tests.worker.support import approve, demo_run, events, reviewer, wait_for, wait_status
+from worker import tasks
+from worker.pipeline import resume_run_by_id
+
+pytestmark = pytest.mark.django_db(transaction=True)
+OWNER = "worker:test:1"
+
+
+def _operator_client(run: Run) -> Client:
+    client = Client()
+    client.force_login(factories.make_user("otto", role="operator", projects=[run.project]))
+    return client
+
+
+def _console(client: Client, name: str, run: Run, reason: str) -> None:
+    run.refresh_from_db()
+    assert "A resume is queued" in client.get(reverse(f"runs:{name}", args=[run.pk])).content.decode()
+    response = client.post(reverse(f"runs:{name}", args=[run.pk]), {"version": run.version, "reason": reason})
+    assert response.status_code == 302, response.content.decode()[-2000:]
+
+
+@pytest.mark.worker
+def test_a_run_blocked_for_a_missing_adapter_is_retried_after_the_fix_and_publishes_once(  # type: ignore[no-untyped-def]
+    workers, fake_service
+) -> None:
+    run = demo_run()
+    fixed = dict(workers.adapters)
+    workers.adapters = {"publish_chapter": None}
+    broken = workers.start("broken")
+    approve(run, reviewer(run.project))
+    blocked = wait_status(run.pk, RunStatus.BLOCKED)
+    assert blocked.blocked_step == "capability" and not fake_service.requests
+    broken.stop()
+
+    workers.adapters = fixed  # the fix: the adapter is configured, a worker with it started
+    workers.start("fixed")
+    _console(_operator_client(run), "run_retry", run, "publish_chapter adapter deployed")
+
+    done = wait_status(run.pk, RunStatus.SUCCEEDED)
+    key = ApprovalRequest.objects.get(run=run).idempotency_key
+    assert fake_service.requests[key] == 1
+    assert ExternalEffect.objects.get(run=run).status == EffectStatus.CONSUMED
+    assert done.status == RunStatus.SUCCEEDED and resume_due(Run.objects.filter(pk=run.pk)) == []
+    [retry] = events(run.pk, "operator.retry")
+    later = [e.kind for e in events(run.pk) if e.seq > retry.seq]
+    assert "resume.capability" in later and "status.succeeded" in later
+
+
+@pytest.mark.worker
+def test_a_lost_resume_is_re_queued_by_an_operator_and_the_worker_takes_it(  # type: ignore[no-untyped-def]
+    workers, fake_service, monkeypatch
+) -> None:
+    run = demo_run()
+    # No recovery pass but the one at start: only the operator's re-queue can bring the run back.
+    worker = workers.start("a", extra_env={"HARNESS_RECOVERY_INTERVAL_SECONDS": "3600"})
+    wait_for(lambda: "recovery" in worker.log(), what="the worker's first recovery pass")
+    with monkeypatch.context() as lost:
+        lost.setattr(tasks, "enqueue_resume", lambda run_id: None)  # the decision's message is lost
+        approve(run, reviewer(run.project))
+    assert resume_due(Run.objects.filter(pk=run.pk)) == [run.pk]
+    assert Run.objects.get(pk=run.pk).status == RunStatus.WAITING_APPROVAL
+
+    _console(_operator_client(run), "run_requeue", run, "the decision's message was lost")
+
+    wait_status(run.pk, RunStatus.SUCCEEDED)
+    assert fake_service.requests[ApprovalRequest.objects.get(run=run).idempotency_key] == 1
+
+
+def test_a_retry_that_fails_again_stays_blocked_at_the_step_and_is_not_due_any_more(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(tasks, "enqueue_resume", lambda run_id: None)
+    run = demo_run()
+    approve(run, reviewer(run.project))
+    with override_settings(HARNESS_TOOL_ADAPTERS={}):
+        assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
+        run.refresh_from_db()
+        operator = factories.make_user("otto", role="operator", projects=[run.project])
+        run_act(project=run.project_id, run_id=run.pk, actor=Actor.for_user(operator), action="retry",
+                reason="thought it was fixed", expected_version=run.version)
+        assert resume_due(Run.objects.filter(pk=run.pk)) == [run.pk]
+        assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"  # still no adapter
+    run.refresh_from_db()
+    assert (run.status, run.blocked_step, run.lease_owner) == (RunStatus.BLOCKED, "capability", "")
+    assert "retry" not in run.error and resume_due(Run.objects.filter(pk=run.pk)) == []
+    assert not ExternalEffect.objects.filter(run=run).exists()
