@@ -42,9 +42,8 @@ ACTION_LABELS = {
     RunAction.REPAIR: "Route to the repair node",
     RunAction.FAIL: "Fail the run",
     RunAction.REQUEUE: "Re-queue the resume",
-    ApprovalAction.CANCEL: "Cancel the approval",
-    ApprovalAction.EXTEND: "Extend the approval",
 }
+APPROVAL_LABELS = {ApprovalAction.CANCEL: "Cancel the approval", ApprovalAction.EXTEND: "Extend the approval"}
 PANEL = ("action-panel",)
 
 
@@ -123,7 +122,7 @@ def _approval_page(request: ConsoleRequest, approval_id: int, action: str, *, fo
     plan = approval_action_plan(approval=approval, action=action, hours=hours)
     form_class = ApprovalExtendForm if action == ApprovalAction.EXTEND else RunActionForm
     context: dict[str, Any] = {
-        "approval": approval, "run": approval.run, "plan": plan, "label": ACTION_LABELS[action],
+        "approval": approval, "run": approval.run, "plan": plan, "label": APPROVAL_LABELS[action],
         "conflict": conflict, "error": error, "extend": action == ApprovalAction.EXTEND,
         "action_url": reverse(f"runs:approval_{action}", args=[approval.pk]),
         "form": form_class(initial={"version": approval.version, "hours": hours or 24,
@@ -158,7 +157,8 @@ def _approval_action(action: str) -> Callable[..., HttpResponse]:
             return _approval_page(request, approval_id, action, form=form, status=409, conflict=exc.detail)
         except DomainError as exc:
             return _approval_page(request, approval_id, action, form=form, status=400, error=exc.detail)
-        return _done(request, reverse("runs:run_inspector", args=[approval.run_id]), f"{ACTION_LABELS[action]}: done.")
+        return _done(request, reverse("runs:run_inspector", args=[approval.run_id]),
+                     f"{APPROVAL_LABELS[action]}: done.")
 
     view.__name__ = view.__qualname__ = f"approval_{action}"
     return view

@@ -274,6 +274,7 @@ def test_the_preview_is_an_htmx_panel(project, operator_client) -> None:  # type
     run = _blocked(project)
     page = operator_client.get(reverse("runs:run_inspector", args=[run.pk])).content.decode()
     assert f'hx-get="{reverse("runs:run_retry", args=[run.pk])}?part=action-panel"' in page
+    assert ">Cancel the run</a>" in page and ">Fail the run</a>" in page
     panel = operator_client.get(reverse("runs:run_retry", args=[run.pk]) + "?part=action-panel",
                                 HTTP_HX_REQUEST="true").content.decode()
     assert panel.lstrip().startswith('<section class="card action-panel" id="action-panel"') and "<html" not in panel
