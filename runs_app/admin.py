@@ -27,11 +27,11 @@ from runs_app.services import RunAction, approval_decide, handoff_cancel, run_ac
 
 # The admin's moves that are an operator's action on a run (runs_app.services.run_actions): the same service,
 # previewed plan and audit as the console's; the reason names the admin, which has no field to type one in.
-_RUN_ACTIONS = {RunStatus.CANCELLED: RunAction.CANCEL, RunStatus.FAILED: RunAction.FAIL}
+_RUN_ACTIONS: dict[str, str] = {RunStatus.CANCELLED: RunAction.CANCEL, RunStatus.FAILED: RunAction.FAIL}
 
 
 def _move_run(request: HttpRequest, obj: Run, to: str) -> Run:
-    action = _RUN_ACTIONS.get(to)
+    action: str | None = _RUN_ACTIONS.get(to)
     if obj.status == RunStatus.BLOCKED and to == RunStatus.RUNNING:
         action = RunAction.RETRY
     if action is not None and (action != RunAction.FAIL or obj.status == RunStatus.BLOCKED):

@@ -36,14 +36,17 @@ from runs_app.services import (
 )
 from runs_app.services.run_actions import declared_repair
 
-ACTION_LABELS = {
+ACTION_LABELS: dict[str, str] = {
     RunAction.CANCEL: "Cancel the run",
     RunAction.RETRY: "Retry from the blocked step",
     RunAction.REPAIR: "Route to the repair node",
     RunAction.FAIL: "Fail the run",
     RunAction.REQUEUE: "Re-queue the resume",
 }
-APPROVAL_LABELS = {ApprovalAction.CANCEL: "Cancel the approval", ApprovalAction.EXTEND: "Extend the approval"}
+APPROVAL_LABELS: dict[str, str] = {
+    ApprovalAction.CANCEL: "Cancel the approval",
+    ApprovalAction.EXTEND: "Extend the approval",
+}
 PANEL = ("action-panel",)
 
 

@@ -20,10 +20,9 @@ from runs_app.models import (
     Run,
     RunStatus,
 )
-from runs_app.resume_due import resume_due
+from runs_app.resume_due import WORKER_OWNER_PREFIX, resume_due
 from runs_app.services import approval_expire_due, effect_mark_unknown, handoff_expire_due, run_transition
 from worker.handlers import is_worker_plan
-from worker.lease import WORKER_OWNER_PREFIX
 
 log = logging.getLogger(__name__)
 

@@ -320,6 +320,8 @@ def _route_repair(run: Run, node: str, actor: Actor, reason: str) -> dict[str, A
     """Put the repair node into the task's plan just before the blocked node (again, if it ran before), as
     worker.repair does for a rejection; the run's cursor records the repair, so that once the node is done the
     gate's action is asked for again (worker.repair.ask_again) when the run waits on one."""
+    if run.task_id is None:  # the plan refuses a repair without a task: unreachable
+        raise ConflictError("The run has no task whose plan a repair node could join.", code="action_refused")
     task = Task.objects.select_for_update().get(pk=run.task_id)
     gate = _gate(run)
     plan = list(task.plan or [])

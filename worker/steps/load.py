@@ -14,13 +14,12 @@ from runs_app.models import (
     Run,
     RunStatus,
 )
-from runs_app.resume_due import RETRY_MARK, UNKNOWN_EFFECT, decided_effects
+from runs_app.resume_due import RETRY_MARK, UNKNOWN_EFFECT, WORKER_OWNER_PREFIX, decided_effects
 from runs_app.services import (
     run_count_start,
 )
 from worker import faults
 from worker.handlers import is_worker_plan
-from worker.lease import WORKER_OWNER_PREFIX
 from worker.loading import load_run
 from worker.state import Resume, StepFailed, Stop, unsettled
 
