@@ -41,6 +41,9 @@ class RunAction(models.TextChoices):
     REQUEUE = "requeue"
 
 
+_DONE_TO = {RunAction.RETRY: "retried", RunAction.REPAIR: "routed to a repair node", RunAction.FAIL: "failed"}
+
+
 @dataclass(frozen=True)
 class EffectOutlook:
     """One of the run's external effects, and whether the action would lead to it being sent (again)."""
@@ -68,6 +71,7 @@ class RunPlan:
     in_place: bool = False  # the run stays blocked until the queued resume has re-validated it
     repair_node: str = ""
     cancels_approval: int | None = None  # the run's pending approval, cancelled with the run's end
+    releases_lease: str = ""  # who holds the lease a run's end takes away
     effects: tuple[EffectOutlook, ...] = ()
 
     @property
@@ -96,6 +100,8 @@ class RunPlan:
             lines.append("No resume is queued: the run's agent continues it from its cursor.")
         else:
             lines.append("No resume is queued: nothing runs after this.")
+        if self.releases_lease:
+            lines.append(f"Its lease, held by {self.releases_lease}, is released: the holder's next write is refused.")
         if self.cancels_approval is not None:
             lines.append(f"Its pending approval #{self.cancels_approval} goes pending -> cancelled.")
         lines.extend(f"Effect {e.key} ({e.tool}, {e.status}) {'will' if e.resent else 'will not'} be sent: {e.why}"
@@ -120,8 +126,7 @@ def run_action_plan(*, run: Run, action: str) -> RunPlan:
         return _ending(run, base, RunStatus.CANCELLED)
     if run.status != RunStatus.BLOCKED:
         return RunPlan(**base, to=RunStatus.RUNNING if action != RunAction.FAIL else RunStatus.FAILED,
-                       refusal=f"only a blocked run can be {'failed' if action == RunAction.FAIL else 'retried'} "
-                               f"this way; this one is {run.status}")
+                       refusal=f"only a blocked run can be {_DONE_TO[action]} this way; this one is {run.status}")
     if action == RunAction.FAIL:
         return _ending(run, base, RunStatus.FAILED)
     if run.blocked_step == UNKNOWN_EFFECT:
@@ -135,7 +140,8 @@ def run_action_plan(*, run: Run, action: str) -> RunPlan:
 def _ending(run: Run, base: dict[str, Any], to: str) -> RunPlan:
     approval = run.pending_approval
     pending = approval.pk if approval is not None and approval.status == ApprovalStatus.PENDING else None
-    return RunPlan(**base, to=to, cancels_approval=pending, effects=_effects(run, resuming=False))
+    return RunPlan(**base, to=to, cancels_approval=pending, releases_lease=run.lease_owner,
+                   effects=_effects(run, resuming=False))
 
 
 def _retry(run: Run, base: dict[str, Any]) -> RunPlan:

@@ -14,7 +14,14 @@ from harness.actors import Actor
 from harness.audit import audit_chain_verify
 from harness.models import AuditEntry
 from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunEvent, RunStatus, Task
-from runs_app.services import approval_decide, approval_request_create, checkpoint_create, run_transition, task_save
+from runs_app.services import (
+    approval_decide,
+    approval_request_create,
+    checkpoint_create,
+    run_claim,
+    run_transition,
+    task_save,
+)
 from runs_app.signals import resume_requested
 from tests import factories
 from tests.console.scenario import Scene
@@ -62,16 +69,20 @@ def act(django_capture_on_commit_callbacks) -> Any:  # type: ignore[no-untyped-d
 
 def test_cancel_previews_the_move_and_does_it_with_the_reason_audited(act, scene: Scene, operator_client,  # type: ignore[no-untyped-def]
                                                                      queued) -> None:
-    run, version = scene.run, scene.run.version  # waiting for approval of git.push
+    run = scene.run  # waiting for approval of git.push; its agent holds the lease
+    run_claim(project=run.project_id, run_id=run.pk, owner="agent-coder", lease_seconds=60)
+    run.refresh_from_db()
+    version = run.version
     page = operator_client.get(reverse("runs:run_cancel", args=[run.pk])).content.decode()
     assert "The run goes waiting_approval -&gt; cancelled." in page
+    assert "Its lease, held by agent-coder, is released" in page
     assert f"Its pending approval #{scene.approval.pk} goes pending -&gt; cancelled." in page
     assert "No resume is queued: nothing runs after this." in page
 
     response = act(operator_client, "run_cancel", run.pk, version=run.version, reason="superseded by R-102")
     assert response.status_code == 302 and response["Location"] == reverse("runs:run_inspector", args=[run.pk])
     run.refresh_from_db()
-    assert run.status == RunStatus.CANCELLED and run.version == version + 1
+    assert (run.status, run.version, run.lease_owner) == (RunStatus.CANCELLED, version + 1, "")
     assert ApprovalRequest.objects.get(pk=scene.approval.pk).status == ApprovalStatus.CANCELLED
     [event] = _events(run, "operator.cancel")
     assert (event["by"], event["reason"], event["from"]) == ("user:otto", "superseded by R-102", "waiting_approval")
@@ -148,8 +159,8 @@ def test_retry_of_a_blocked_approval_resume_keeps_it_blocked_marked_for_the_work
 
 def test_fail_records_the_reason_in_the_runs_error(act, project, operator_client) -> None:  # type: ignore[no-untyped-def]
     run = _blocked(project)
-    assert "The run goes blocked -&gt; failed." in operator_client.get(
-        reverse("runs:run_fail", args=[run.pk])).content.decode()
+    preview = operator_client.get(reverse("runs:run_fail", args=[run.pk])).content.decode()
+    assert "The run goes blocked -&gt; failed." in preview and "Its lease" not in preview
     assert act(operator_client, "run_fail", run.pk, version=run.version, reason="cannot be fixed").status_code == 302
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and run.error == {"by": "user:otto", "reason": "cannot be fixed"}
