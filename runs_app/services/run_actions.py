@@ -41,7 +41,8 @@ class RunAction(models.TextChoices):
     REQUEUE = "requeue"
 
 
-_DONE_TO = {RunAction.RETRY: "retried", RunAction.REPAIR: "routed to a repair node", RunAction.FAIL: "failed"}
+_DONE_TO: dict[str, str] = {
+    RunAction.RETRY: "retried", RunAction.REPAIR: "routed to a repair node", RunAction.FAIL: "failed"}
 
 
 @dataclass(frozen=True)
