@@ -175,8 +175,11 @@ def _repair(run: Run, base: dict[str, Any]) -> RunPlan:
         refusal = f"the repair node {node} has no handler the worker could run"
     elif int((run.cursor or {}).get("repairs") or 0) >= MAX_REPAIRS:
         refusal = f"the gate was repaired {MAX_REPAIRS} times already"
-    elif not plan_handled(run.task, gate=_gate(run)):
-        refusal = "the plan's remaining nodes are not all the worker's: it could not drive the repair"
+    elif not plan_handled(run.task):
+        # A gate still ahead (an approval the worker does not drive) would leave the worker unable to go on
+        # after the repair: a rejected gate is routed to its repair by the worker itself (worker.repair).
+        refusal = ("the plan's remaining nodes are not all the worker's (a gate waits for an approval): "
+                   "reject the gate's approval and the worker routes it to its repair")
     return RunPlan(**base, to=RunStatus.RUNNING, refusal=refusal, repair_node=node,
                    resumes_from=f"the repair node {node}" if not refusal else "",
                    effects=_effects(run, resuming=True) if not refusal else ())
@@ -279,7 +282,7 @@ def run_act(
                  **({"resumes_from": plan.resumes_from} if plan.resumes_from else {}),
                  **({"blocked_step": run.blocked_step} if run.blocked_step else {})}
         if plan.repair_node:
-            updates = _route_repair(run, plan.repair_node, actor, reason)
+            updates = _route_repair(run, plan.repair_node)
             event["repair_node"] = plan.repair_node
         else:
             updates = {}
@@ -323,10 +326,9 @@ def _mark_in_place(run: Run, event: dict[str, Any], action: str, *, retry: bool)
     return run
 
 
-def _route_repair(run: Run, node: str, actor: Actor, reason: str) -> dict[str, Any]:
+def _route_repair(run: Run, node: str) -> dict[str, Any]:
     """Put the repair node into the task's plan just before the blocked node (again, if it ran before), as
-    worker.repair does for a rejection; the run's cursor records the repair, so that once the node is done the
-    gate's action is asked for again (worker.repair.ask_again) when the run waits on one."""
+    worker.repair does for a rejection, and count the repair in the run's cursor (MAX_REPAIRS)."""
     if run.task_id is None:  # the plan refuses a repair without a task: unreachable
         raise ConflictError("The run has no task whose plan a repair node could join.", code="action_refused")
     task = Task.objects.select_for_update().get(pk=run.task_id)
@@ -336,11 +338,5 @@ def _route_repair(run: Run, node: str, actor: Actor, reason: str) -> dict[str, A
         plan.insert(plan.index(gate) if gate in plan else len(plan), node)
     task_save(project=run.project_id, task_id=task.pk, expected_version=task.version, plan=plan,
               plan_version=task.plan_version + 1, completed_nodes=[n for n in task.completed_nodes if n != node])
-    rounds = int((run.cursor or {}).get("repairs") or 0) + 1
-    cursor: dict[str, Any] = {**(run.cursor or {}), "repairs": rounds}
-    approval = run.pending_approval
-    if approval is not None and approval.status != ApprovalStatus.PENDING:
-        cursor["repair"] = {"node": node, "gate": gate, "tool": approval.tool, "arguments": approval.arguments,
-                            "key": approval.idempotency_key, "round": rounds,
-                            "rejection": {"approval": approval.pk, "reason": reason, "by": actor.label}}
+    cursor: dict[str, Any] = {**(run.cursor or {}), "repairs": int((run.cursor or {}).get("repairs") or 0) + 1}
     return {"cursor": cursor, "current_node": node}

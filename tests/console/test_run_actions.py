@@ -204,6 +204,16 @@ def test_repair_is_refused_where_the_plan_declares_none(project, operator_client
     assert "declares no repair node" in operator_client.get(reverse("runs:run_repair", args=[run.pk])).content.decode()
 
 
+def test_repair_is_refused_while_a_gate_the_worker_does_not_drive_is_ahead(project, operator_client,  # type: ignore[no-untyped-def]
+                                                                          settings) -> None:
+    settings.HARNESS_NODE_HANDLERS = {**settings.HARNESS_NODE_HANDLERS, "revise": "tests.worker.tools.revise"}
+    task = factories.make_task(project, plan=["outline", "draft", "publish", "summarize"])
+    run = _blocked(project, task_id=task.pk)
+    checkpoint_create(project=project, run_id=run.pk, label="gate", pending_gate={"on_reject": "revise"})
+    page = operator_client.get(reverse("runs:run_repair", args=[run.pk])).content.decode()
+    assert "a gate waits for an approval" in page and "confirm-repair" not in page
+
+
 def test_requeue_is_offered_only_when_the_resume_is_due(act, scene: Scene, operator_client, reviewer,  # type: ignore[no-untyped-def]
                                                       queued) -> None:
     run = scene.run

@@ -7,9 +7,9 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from harness.actors import Actor
-from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, Run, RunStatus
+from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, NodeExecution, Run, RunStatus, Task
 from runs_app.resume_due import resume_due
-from runs_app.services import run_act
+from runs_app.services import checkpoint_create, run_act, run_transition, task_save
 from tests import factories
 from tests.worker.support import approve, demo_run, events, reviewer, wait_for, wait_status
 from worker import tasks
@@ -95,3 +95,34 @@ def test_a_retry_that_fails_again_stays_blocked_at_the_step_and_is_not_due_any_m
     assert (run.status, run.blocked_step, run.lease_owner) == (RunStatus.BLOCKED, "capability", "")
     assert "retry" not in run.error and resume_due(Run.objects.filter(pk=run.pk)) == []
     assert not ExternalEffect.objects.filter(run=run).exists()
+
+
+def test_a_run_routed_to_its_repair_node_from_the_console_is_driven_through_it_by_the_worker(  # type: ignore[no-untyped-def]
+    monkeypatch, settings
+) -> None:
+    monkeypatch.setattr(tasks, "enqueue_resume", lambda run_id: None)
+    settings.HARNESS_NODE_HANDLERS = {**settings.HARNESS_NODE_HANDLERS, "recheck": "demo.nodes.outline"}
+    project = factories.make_project("acme")
+    task = factories.make_task(project, plan=["outline", "draft", "summarize"])
+    task = task_save(project=project, task_id=task.pk, expected_version=task.version,
+                     completed_nodes=["outline", "draft"])
+    run = factories.make_run(project, task_id=task.pk)
+    run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None,
+                   updates={"current_node": "summarize"})
+    checkpoint_create(project=project, run_id=run.pk, label="gate", pending_gate={"on_reject": "recheck"})
+    run = run_transition(project=project, run_id=run.pk, to=RunStatus.BLOCKED, expected_version=None,
+                         blocked_step="continue_from_cursor", error={"reason": "the summary is wrong"})
+    operator = factories.make_user("otto", role="operator", projects=[project])
+    run_act(project=project, run_id=run.pk, actor=Actor.for_user(operator), action="repair",
+            reason="check the outline again", expected_version=run.version)
+    assert resume_due(Run.objects.filter(pk=run.pk)) == [run.pk]  # a lost message: the recovery pass finds it
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "done"
+
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    done = Task.objects.get(pk=task.pk)
+    assert done.plan == ["outline", "draft", "recheck", "summarize"]
+    assert done.completed_nodes == ["outline", "draft", "recheck", "summarize"]
+    ran = list(NodeExecution.objects.filter(run=run).order_by("pk").values_list("node", "status"))
+    assert ran == [("recheck", "succeeded"), ("summarize", "succeeded")]
