@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from django.http import HttpRequest
 
+from harness.tenancy import Role, role_project_ids
 from harness.views import project_ids
 from memory_app import console_counts as memory_counts
 from runs_app import console_counts as runs_counts
@@ -20,9 +21,14 @@ COUNTS: dict[str, Callable[[Sequence[int]], int]] = {
     "held_memory": memory_counts.held_records,
 }
 
+# A count of work waiting for a role covers only the projects where the user holds it (issue 17): a reviewer in
+# project A who only reads in project B is not told of B's approvals as if they were theirs to decide.
+COUNT_ROLES: dict[str, str] = {"pending_approvals": Role.REVIEWER}
+
 
 class Counts(Mapping[str, int]):
-    """COUNTS over the projects the request's user may see, each computed on first read."""
+    """COUNTS over the projects the request's user may see (or acts in, COUNT_ROLES), each computed on first
+    read."""
 
     def __init__(self, request: HttpRequest) -> None:
         self._request = request
@@ -30,7 +36,10 @@ class Counts(Mapping[str, int]):
 
     def __getitem__(self, name: str) -> int:
         if name not in self._values:
-            self._values[name] = COUNTS[name](project_ids(self._request))
+            ids = project_ids(self._request)
+            if name in COUNT_ROLES:
+                ids = role_project_ids(self._request.user, COUNT_ROLES[name], ids)
+            self._values[name] = COUNTS[name](ids)
         return self._values[name]
 
     def __iter__(self) -> Iterator[str]:

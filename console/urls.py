@@ -2,7 +2,7 @@
 
 from django.urls import include, path
 
-from console import views
+from console import projects, views
 
 urlpatterns = [
     path("login/", views.ConsoleLoginView.as_view(), name="login"),
@@ -11,6 +11,9 @@ urlpatterns = [
     path("approvals/count/", views.pending_count, name="pending_count"),
     path("audit/", views.audit_log, name="audit_log"),
     path("audit/verify/", views.audit_verify, name="audit_verify"),
+    path("projects/", projects.project_list, name="project_list"),
+    path("projects/<slug:slug>/freeze/", projects.project_freeze_view, name="project_freeze"),
+    path("projects/<slug:slug>/unfreeze/", projects.project_unfreeze_view, name="project_unfreeze"),
     path("", include("runs_app.urls")),
     path("", include("sessions_app.urls")),
     path("memory/", include("memory_app.urls")),

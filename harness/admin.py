@@ -1,24 +1,71 @@
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from harness.actors import Actor
 from harness.admin_helpers import AppendOnlyAdmin
+from harness.errors import DomainError
 from harness.models import ApiToken, AuditEntry, IdempotentRequest, Membership, Project
+from harness.projects import membership_save, project_freeze, project_unfreeze
 from harness.tokens import api_tokens_revoke
 
 
 @admin.register(Project)
 class ProjectAdmin(admin.ModelAdmin[Project]):
-    list_display = ["slug", "name", "created_at"]
+    """The freeze is set by the actions (harness.projects: an admin, audited), never edited as a field."""
+
+    list_display = ["slug", "name", "created_at", "frozen_at", "frozen_by", "frozen_reason"]
     search_fields = ["slug", "name"]
+    readonly_fields = ["frozen_at", "frozen_by", "frozen_reason"]
+    actions = ["freeze", "unfreeze"]
+
+    @admin.action(description="Freeze the selected projects (no agent write, no decision)")
+    def freeze(self, request: HttpRequest, queryset: QuerySet[Project]) -> None:
+        self._each(request, queryset, lambda p, actor: project_freeze(
+            project=p, actor=actor, reason=f"frozen in the admin by {actor.name}"))
+
+    @admin.action(description="Unfreeze the selected projects")
+    def unfreeze(self, request: HttpRequest, queryset: QuerySet[Project]) -> None:
+        self._each(request, queryset, lambda p, actor: project_unfreeze(project=p, actor=actor,
+                                                                        reason="unfrozen in the admin"))
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[Project],
+              act: Callable[[Project, Actor], Project]) -> None:
+        actor = Actor.of(request.user)
+        for project in queryset:
+            try:
+                act(project, actor)
+            except DomainError as exc:
+                self.message_user(request, f"{project.slug}: {exc.detail}", messages.ERROR)
+            else:
+                self.message_user(request, f"{project.slug}: done.", messages.SUCCESS)
+
+
+class MembershipForm(forms.ModelForm[Membership]):
+    roles = forms.MultipleChoiceField(choices=Membership.ProjectRole.choices, required=False,
+                                      widget=forms.CheckboxSelectMultiple,
+                                      help_text="Roles in this project only; a global group still gives its role "
+                                                "in every project the user is a member of.")
+
+    class Meta:
+        model = Membership
+        fields = ["user", "project", "roles"]
 
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin[Membership]):
-    list_display = ["user", "project", "created_at"]
+    form = MembershipForm
+    list_display = ["user", "project", "roles", "created_at"]
     list_filter = ["project"]
     search_fields = ["user__username", "project__slug"]
     autocomplete_fields = ["project"]
+
+    def save_model(self, request: HttpRequest, obj: Membership, form: Any, change: bool) -> None:
+        membership_save(membership=obj, actor=Actor.of(request.user))
 
 
 @admin.register(ApiToken)

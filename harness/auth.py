@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from django.utils import timezone
 from rest_framework import authentication, exceptions
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
 from harness import logs
@@ -74,6 +75,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             if token.project is None:  # the table's apitoken_kind_owner constraint gives every agent token one
                 raise exceptions.AuthenticationFailed("The token is not valid.")
             logs.bind(project=token.project.slug)
+            _refuse_write_to_frozen(request, token.project)
             return AgentPrincipal(token=token, project=token.project), token
         user = get_user_model().objects.filter(pk=token.user_id, is_active=True).first() if token.user_id else None
         if user is None:
@@ -85,13 +87,26 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         return self.keyword
 
 
+def _refuse_write_to_frozen(request: Request, project: Project) -> None:
+    """An agent's write to a frozen project is refused (409 project_frozen) here, where every agent request
+    passes whatever its view or permission class, with the project's freeze read by the token's own statement.
+    Reads stay allowed: the project's state remains inspectable while it is frozen."""
+    # Imported here: harness.errors loads DRF's views, whose settings import this module.
+    from harness.tenancy import project_frozen_error
+
+    if request.method not in SAFE_METHODS:
+        frozen = project_frozen_error(project)
+        if frozen is not None:
+            raise frozen
+
+
 # Every API request runs this, so it is one hand-written statement: the ORM's select_related query
 # cost more to compile than to run (about 40% of an append's request under cProfile).
 # S608: the table names come from the models' metadata; the digest is a bound parameter.
-TOKEN_COLUMNS = 11  # of TOKEN_SQL
+TOKEN_COLUMNS = 12  # of TOKEN_SQL
 TOKEN_SQL = f"""
 SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_used_at,
-       p.slug, p.name, p.created_at
+       p.slug, p.name, p.created_at, p.frozen_at
   FROM {ApiToken._meta.db_table} t
   LEFT JOIN {Project._meta.db_table} p ON p.id = t.project_id
  WHERE t.digest = %s AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
@@ -132,12 +147,12 @@ def token_from_row(row: tuple[Any, ...]) -> ApiToken:
     """The token (and its project) from a row of TOKEN_SQL's columns."""
     token = ApiToken.from_db(DEFAULT_DB_ALIAS, _TOKEN_FIELDS, row[:8])
     if token.project_id is not None:
-        token.project = Project.from_db(DEFAULT_DB_ALIAS, _PROJECT_FIELDS, (token.project_id, *row[8:11]))
+        token.project = Project.from_db(DEFAULT_DB_ALIAS, _PROJECT_FIELDS, (token.project_id, *row[8:12]))
     return token
 
 
 _TOKEN_FIELDS = ["id", "kind", "name", "role", "project_id", "user_id", "prefix", "last_used_at"]
-_PROJECT_FIELDS = ["id", "slug", "name", "created_at"]
+_PROJECT_FIELDS = ["id", "slug", "name", "created_at", "frozen_at"]
 
 
 def token_lookup(digest: str) -> ApiToken | None:

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Self, TypeVar
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -28,6 +29,12 @@ class Project(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(auto_now_add=True)
+    # A frozen project takes no agent write and no decision, and the resume blocks its runs at `authority_lease`
+    # (issue 16, part 5): set and cleared only by harness.projects (an admin, audited), never by a form.
+    frozen_at = models.DateTimeField(null=True, blank=True, editable=False)
+    frozen_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                  editable=False, related_name="+")
+    frozen_reason = models.TextField(blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["slug"]
@@ -37,10 +44,17 @@ class Project(models.Model):
 
 
 class Membership(models.Model):
-    """Which console users may see a project. Roles are groups (reviewer, operator, admin)."""
+    """Which console users may see a project, and the roles they hold in it (issue 17: a reviewer in one
+    project may only read in another). A global group (reviewer, operator) still gives its role in every
+    project the user is a member of, and the admin group or a superuser holds every role (harness.tenancy)."""
+
+    class ProjectRole(models.TextChoices):
+        REVIEWER = "reviewer", "Reviewer"
+        OPERATOR = "operator", "Operator"
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    roles = ArrayField(models.CharField(max_length=16, choices=ProjectRole.choices), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,16 +1,26 @@
-"""Who may see and do what. Roles are Django groups; projects are reached through Membership.
+"""Who may see and do what, per project.
 
-A user's group names and visible project ids are read once per user instance and kept on it (as
-Django keeps a user's permissions in `_perm_cache`): a request's user is loaded for that request, so
-each request reads them at most once however many checks it makes (the reviewer permission, then the
-decision's own check, say), and a change of role or membership is seen by the next request.
+A role (reviewer, operator) holds in a project when the user is a superuser or in the admin group (every role
+everywhere), in the role's global group and a member of the project (the groups predate per-project roles and
+keep meaning "this role in every project I am a member of"), or a member whose Membership.roles names it.
+
+A user's group names and memberships (project id -> roles) are read once per user instance and kept on it (as
+Django keeps a user's permissions in `_perm_cache`): a request's user is loaded for that request, so each
+request reads them at most once however many checks it makes, and a change of role or membership is seen by
+the next request.
 """
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import QuerySet
+from django.db.models import Model, Q, QuerySet
 
-from harness.models import Project
+from harness.errors import ConflictError, DomainError, Forbidden, NotFoundError
+from harness.models import Membership, Project
+
+_M = TypeVar("_M", bound=Model)
 
 
 class Role:
@@ -21,20 +31,63 @@ class Role:
 
 
 _GROUPS_CACHE = "_harness_group_names"
-_PROJECTS_CACHE = "_harness_project_ids"
+_MEMBERSHIPS_CACHE = "_harness_memberships"
 
 
-def user_has_role(user: AbstractBaseUser | AnonymousUser, role: str) -> bool:
-    """Admins (the group or a superuser) hold every role."""
-    if not isinstance(user, User) or not user.is_active:
-        return False
-    if user.is_superuser:
-        return True
+def _group_names(user: User) -> frozenset[str]:
     names: frozenset[str] | None = getattr(user, _GROUPS_CACHE, None)
     if names is None:
         names = frozenset(user.groups.values_list("name", flat=True))
         setattr(user, _GROUPS_CACHE, names)
-    return role in names or Role.ADMIN in names
+    return names
+
+
+def _memberships(user: User) -> dict[int, frozenset[str]]:
+    """The user's projects and the roles each membership names (one read per user instance)."""
+    found: dict[int, frozenset[str]] | None = getattr(user, _MEMBERSHIPS_CACHE, None)
+    if found is None:
+        found = {pk: frozenset(roles) for pk, roles in Membership.objects.filter(user=user)
+                 .values_list("project_id", "roles")}
+        setattr(user, _MEMBERSHIPS_CACHE, found)
+    return found
+
+
+def _person(user: AbstractBaseUser | AnonymousUser | None) -> User | None:
+    return user if isinstance(user, User) and user.is_active else None
+
+
+def holds_role_everywhere(user: AbstractBaseUser | AnonymousUser | None, role: str) -> bool:
+    """Superuser, the admin group, or the role's global group: the role in every project the user can see."""
+    person = _person(user)
+    if person is None:
+        return False
+    if person.is_superuser:
+        return True
+    names = _group_names(person)
+    return Role.ADMIN in names or (role != Role.ADMIN and role in names)
+
+
+def user_has_role(
+    user: AbstractBaseUser | AnonymousUser | None, role: str, project_id: int | None = None
+) -> bool:
+    """Whether `user` holds `role` in `project_id`, or, without one, in at least one project (what a page or
+    an endpoint asks before the service asks it for the record's own project). Admin is global only."""
+    person = _person(user)
+    if person is None:
+        return False
+    if holds_role_everywhere(person, role):
+        return True
+    if role == Role.ADMIN:
+        return False
+    memberships = _memberships(person)
+    if project_id is None:
+        return any(role in roles for roles in memberships.values())
+    return role in memberships.get(project_id, frozenset())
+
+
+def role_project_ids(user: AbstractBaseUser | AnonymousUser | None, role: str, among: Sequence[int]) -> list[int]:
+    """The ids in `among` (projects the user can see) where the user holds `role`."""
+    return [pk for pk in among if user_has_role(user, role, pk)]
 
 
 def projects_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Project]:
@@ -46,12 +99,79 @@ def projects_for_user(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Projec
 
 
 def user_can_see_project(user: AbstractBaseUser | AnonymousUser, project_id: int) -> bool:
-    if not isinstance(user, User) or not user.is_active:
+    person = _person(user)
+    if person is None:
         return False
-    if user.is_superuser:
+    if person.is_superuser:
         return Project.objects.filter(pk=project_id).exists()
-    visible: frozenset[int] | None = getattr(user, _PROJECTS_CACHE, None)
-    if visible is None:
-        visible = frozenset(projects_for_user(user).values_list("pk", flat=True))
-        setattr(user, _PROJECTS_CACHE, visible)
-    return project_id in visible
+    return project_id in _memberships(person)
+
+
+def role_holders(project_id: int, role: str) -> QuerySet[User]:
+    """The active members of the project who hold `role` in it (the same rule as `user_has_role`), by name.
+
+    The membership's project and its roles are one filter() call so that they test the same membership row."""
+    global_groups = [Role.ADMIN, role]
+    return (User.objects.filter(Q(memberships__project_id=project_id, is_active=True)
+                                & (Q(memberships__roles__contains=[role]) | Q(groups__name__in=global_groups)
+                                   | Q(is_superuser=True)))
+            .distinct().order_by("username"))
+
+
+def acting_filter(user: User, role: str) -> Q:
+    """The condition a decision's own UPDATE adds so that the role and the freeze are checked by the write
+    itself (a subquery, no read of its own): the row's project is not frozen and, unless the user holds the
+    role everywhere, is one whose membership names the role."""
+    acting = Project.objects.filter(frozen_at__isnull=True)
+    if not holds_role_everywhere(user, role):
+        acting = acting.filter(memberships__user_id=user.pk, memberships__roles__contains=[role])
+    return Q(project_id__in=acting.values("pk"))
+
+
+def decision_scope(
+    queryset: QuerySet[_M], *, actor_user: User | None, role: str, project: Project | int | None,
+    project_ids: Sequence[int] | None, missing: str, refused: str, code: str,
+) -> QuerySet[_M]:
+    """The rows a person may decide on, for a decision's conditional write (approval_decide, effect_resolve).
+
+    1. Only a person holding `role` in some project (403 `code` with `refused`); an agent or the worker never.
+    2. The rows of `project` (404 `missing` when the user cannot see it) or, for a door that resolved the
+       caller's scope already (the API), of `project_ids`.
+    3. Narrowed by `acting_filter`: a project where the role holds and which is not frozen. A write this
+       refuses is explained by `decision_refusal`.
+    """
+    if actor_user is None or not user_has_role(actor_user, role):
+        raise Forbidden(refused, code=code)
+    if project_ids is None:
+        if project is None:
+            raise ValueError("a decision needs the project or the caller's project_ids")
+        project_id = project if isinstance(project, int) else project.pk
+        if not user_can_see_project(actor_user, project_id):
+            raise NotFoundError(missing)
+        return queryset.filter(project_id=project_id)
+    return queryset.filter(project_id__in=project_ids)
+
+
+def decision_refusal(
+    user: User | None, role: str, project: Project | int, *, refused: str, code: str
+) -> DomainError | None:
+    """Why `acting_filter` refuses a write on a row of `project` the user can see, or None if it does not."""
+    frozen = project_frozen_error(project)
+    if frozen is not None:
+        return frozen
+    if not user_has_role(user, role, project if isinstance(project, int) else project.pk):
+        return Forbidden(refused, code=code)
+    return None
+
+
+def project_frozen_error(project: Project | int) -> ConflictError | None:
+    """409 `project_frozen` if the project is frozen (reads the project unless given the instance)."""
+    row: dict[str, Any] | None
+    if isinstance(project, Project):
+        row = {"slug": project.slug, "frozen_at": project.frozen_at}
+    else:
+        row = Project.objects.filter(pk=project).values("slug", "frozen_at").first()
+    if row is None or row["frozen_at"] is None:
+        return None
+    return ConflictError(f"Project {row['slug']} is frozen since {row['frozen_at'].isoformat()}: no agent write "
+                         "and no decision until an admin unfreezes it.", code="project_frozen")

@@ -21,7 +21,7 @@ from django_htmx.middleware import HtmxDetails
 
 from harness.models import Project
 from harness.replica import REPLICA, replica_reads
-from harness.tenancy import Role, projects_for_user
+from harness.tenancy import Role, projects_for_user, user_has_role
 
 PAGE = Callable[..., HttpResponse]
 
@@ -46,19 +46,19 @@ def project_ids(request: HttpRequest) -> list[int]:
 
 
 def console_roles(request: HttpRequest) -> dict[str, bool]:
+    """The roles the user holds in at least one project (what the navigation and a page's door ask); a button
+    on a record asks `project_roles` for the record's own project, as its service will."""
     cached = getattr(request, "_console_roles", None)
     if cached is None:
-        user = request.user
-        if not user.is_authenticated or not user.is_active:
-            cached = dict.fromkeys(Role.ALL, False)
-        elif user.is_superuser:
-            cached = dict.fromkeys(Role.ALL, True)
-        else:
-            # One query for all three roles; the same rule as harness.tenancy.user_has_role.
-            names = set(user.groups.values_list("name", flat=True))
-            cached = {role: role in names or Role.ADMIN in names for role in Role.ALL}
+        cached = {role: user_has_role(request.user, role) for role in Role.ALL}
         request._console_roles = cached  # type: ignore[attr-defined]
     return cached
+
+
+def project_roles(request: HttpRequest, project_id: int) -> dict[str, bool]:
+    """The roles the user holds in this project (harness.tenancy, read once per request): a page about one
+    project's record passes them as its `roles`, so it offers only what the service will allow."""
+    return {role: user_has_role(request.user, role, None if role == Role.ADMIN else project_id) for role in Role.ALL}
 
 
 def console_page(view: PAGE) -> PAGE:
@@ -124,7 +124,8 @@ def render_page(
     """
     htmx = getattr(request, "htmx", None)
     part = part or asked_part(request, partials)
-    full = {**context, "roles": console_roles(request), "nav_projects": visible_projects(request)}
+    # A page about one project's record may pass its own `roles` (project_roles): its buttons follow them.
+    full = {"roles": console_roles(request), **context, "nav_projects": visible_projects(request)}
     if htmx and part:
         return render(request, f"{template}#{part}", full, status=status)
     return render(request, template, full, status=status)

@@ -64,8 +64,8 @@ def _require_operator(actor: Actor, project_id: int) -> None:
         raise Forbidden("Only operators curate memory.", code="not_an_operator")
     if not user_can_see_project(actor.user, project_id):
         raise NotFoundError("This project does not exist.")
-    if not user_has_role(actor.user, Role.OPERATOR):
-        raise Forbidden("Only operators curate memory.", code="not_an_operator")
+    if not user_has_role(actor.user, Role.OPERATOR, project_id):  # the role in this project (issue 17)
+        raise Forbidden("Only operators of this project curate its memory.", code="not_an_operator")
 
 
 def _require_writer(actor: Actor, project_id: int) -> None:

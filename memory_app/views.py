@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from harness.actors import Actor
 from harness.errors import DomainError, Forbidden, NotFoundError
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, console_roles, project_ids, render_page, role_required
+from harness.views import ConsoleRequest, console_page, console_roles, project_ids, project_roles, render_page, role_required
 from memory_app import selectors as sel
 from memory_app import services
 from memory_app.filters import MemoryListFilter
@@ -45,7 +45,9 @@ def record_list(request: ConsoleRequest) -> HttpResponse:
 @console_page
 def record_detail(request: ConsoleRequest, record_id: int) -> HttpResponse:
     record = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
-    return render_page(request, "memory/record_detail.html", _detail_context(record), partials=("record-card",))
+    return render_page(request, "memory/record_detail.html",
+                       {**_detail_context(record), "roles": project_roles(request, record.project_id)},
+                       partials=("record-card",))
 
 
 def _detail_context(record: MemoryRecord, **extra: Any) -> dict[str, Any]:
@@ -103,7 +105,7 @@ def record_edit(request: ConsoleRequest, record_id: int) -> HttpResponse:
 
 
 def _card(request: ConsoleRequest, record: MemoryRecord, *, status: int, **extra: Any) -> HttpResponse:
-    context = _detail_context(record, **extra)
+    context = {**_detail_context(record, **extra), "roles": project_roles(request, record.project_id)}
     if request.htmx:
         # htmx 2 swaps only 2xx by default; the card carries its own errors.
         return render_page(request, "memory/record_detail.html", context, part="record-card")

@@ -3,23 +3,18 @@
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import User
 from django.core.mail import send_mail
-from django.db.models import Q
 from django.urls import reverse
 
 from harness.models import Project
-from harness.tenancy import Role
+from harness.tenancy import Role, role_holders
 from notify_app.models import ProjectNotification
 
 
 def project_reviewer_emails(project_id: int) -> list[str]:
-    """The addresses of the project's members who hold the reviewer role (or admin), active, with an email."""
-    return sorted(
-        User.objects.filter(memberships__project_id=project_id, is_active=True)
-        .filter(Q(groups__name=Role.REVIEWER) | Q(groups__name=Role.ADMIN))
-        .exclude(email="").values_list("email", flat=True).distinct()
-    )
+    """The addresses of the project's members who hold the reviewer role in it (or admin), active, with an
+    email."""
+    return sorted(set(role_holders(project_id, Role.REVIEWER).exclude(email="").values_list("email", flat=True)))
 
 
 def approval_link(approval_id: int) -> str:

@@ -15,12 +15,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
 from harness.errors import ConflictError, DomainError, Forbidden, ValidationFailed
-from harness.tenancy import Role
+from harness.tenancy import Role, role_project_ids
 from harness.views import (
     ConsoleRequest,
     asked_part,
     console_page,
     project_ids,
+    project_roles,
     render_page,
     role_required,
     visible_projects,
@@ -79,6 +80,8 @@ def _inbox_context(request: ConsoleRequest) -> dict[str, Any]:
     return {
         "form": filters.form,
         "page": page,
+        # A row is selectable for a bulk decision only in a project where the user reviews (issue 17).
+        "reviewer_projects": frozenset(role_project_ids(request.user, Role.REVIEWER, ids)),
         "pending_count": sel.capped_count(pending),
         "count_cap": sel.COUNT_CAP,
         "agents": sel.inbox_agents(project_ids=ids),
@@ -129,6 +132,7 @@ def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extr
     deciding = approval.status == ApprovalStatus.PENDING
     context = {
         "approval": approval,
+        "roles": project_roles(request, approval.project_id),  # the decision buttons follow the project's roles
         "run": run,
         "arguments_pretty": pretty(approval.arguments),
         "approved_arguments_pretty": pretty(approval.approved_arguments) if approval.approved_arguments else "",
@@ -425,6 +429,7 @@ _EFFECT_FORMS: dict[str, tuple[str, type[EffectForm]]] = {
 def _effect_page(request: ConsoleRequest, effect: ExternalEffect, *, status: int = 200, **extra: Any) -> HttpResponse:
     context: dict[str, Any] = {
         "effect": effect,
+        "roles": project_roles(request, effect.project_id),
         "result_pretty": pretty(effect.result) if effect.result is not None else "",
         "answer_pretty": pretty(effect.answer) if effect.answer is not None else "",
         "resolution_pretty": pretty(effect.resolution) if effect.resolution is not None else "",

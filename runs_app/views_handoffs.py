@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from harness.actors import Actor
 from harness.errors import ConflictError, DomainError, Forbidden
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, console_roles, project_ids, render_page, role_required
+from harness.views import ConsoleRequest, console_page, project_ids, project_roles, render_page, role_required
 from runs_app import selectors as sel
 from runs_app.forms import HandoffAnswerForm
 from runs_app.models import Handoff, HandoffStatus
@@ -55,7 +55,7 @@ def _page(request: ConsoleRequest, handoff: Handoff, form: HandoffAnswerForm, *,
     packet = handoff.packet or {}
     answerable = (handoff.receiver_session.role == SessionRole.HUMAN_REVIEWER
                   and handoff.status in (HandoffStatus.ISSUED, HandoffStatus.ACCEPTED)
-                  and console_roles(request)[Role.REVIEWER])
+                  and project_roles(request, handoff.project_id)[Role.REVIEWER])
     context: dict[str, Any] = {
         "handoff": handoff,
         "objective": packet.get("objective", ""),

@@ -43,7 +43,7 @@ _AUDIT_COLUMNS = ("action", "data", "actor", "target_type", "target_id", "create
                   "prev_hash", "hash", "mac", "pred")
 _EXTRA = (("u", "username"), ("s", "status"), *(("au", column) for column in _AUDIT_COLUMNS))
 # The approval's authority as it is now (Grant), computed by the statement: after _EXTRA, in this order.
-_GRANT = (("u", "grant"), ("tk", "revoked_at"), ("tk", "expired"))
+_GRANT = (("u", "grant"), ("tk", "revoked_at"), ("tk", "expired"), ("p", "frozen_at"))
 
 
 @functools.cache
@@ -62,14 +62,17 @@ def load_sql() -> str:
     extra = ", ".join(f'{alias}."{column}" AS "{alias}__{column}"' for alias, column in _EXTRA)
     return f"""
 SELECT {selected}, {extra},
-       (u.is_active AND (u.is_superuser OR (
-            EXISTS (SELECT 1 FROM auth_user_groups ug JOIN auth_group g ON g.id = ug.group_id
-                     WHERE ug.user_id = u.id AND g.name = ANY(%(roles)s))
-            AND EXISTS (SELECT 1 FROM harness_membership m WHERE m.user_id = u.id AND m.project_id = a.project_id)))
+       (u.is_active AND (u.is_superuser OR EXISTS (
+            SELECT 1 FROM harness_membership m WHERE m.user_id = u.id AND m.project_id = a.project_id
+               AND (%(role)s = ANY(m.roles) OR EXISTS (
+                    SELECT 1 FROM auth_user_groups ug JOIN auth_group g ON g.id = ug.group_id
+                     WHERE ug.user_id = u.id AND g.name = ANY(%(roles)s)))))
        ) AS "u__grant",
        tk.revoked_at AS "tk__revoked_at",
-       (tk.expires_at IS NOT NULL AND tk.expires_at <= statement_timestamp()) AS "tk__expired"
+       (tk.expires_at IS NOT NULL AND tk.expires_at <= statement_timestamp()) AS "tk__expired",
+       p.frozen_at AS "p__frozen_at"
   FROM runs_app_run r
+  JOIN harness_project p ON p.id = r.project_id
   JOIN sessions_app_session s ON s.id = r.session_id
   LEFT JOIN runs_app_task t ON t.id = r.task_id
   LEFT JOIN runs_app_checkpoint c ON c.id = COALESCE(r.last_checkpoint_id, t.latest_checkpoint_id)
@@ -115,12 +118,13 @@ class DecisionAudit:
 class Grant:
     """The authority behind the pending approval as it is now, read with the load (seed 002, section 07:
     "re-validate the current authority"): whether its reviewer still holds the reviewer role in the run's
-    project (None: nobody decided), when the token that asked was revoked (None: it was not), and whether it
-    has expired since (by the database's clock)."""
+    project (None: nobody decided), when the token that asked was revoked (None: it was not), whether it
+    has expired since (by the database's clock), and since when the run's project is frozen (None: it is not)."""
 
     reviewer_holds_role: bool | None
     token_revoked_at: dt.datetime | None
     token_expired: bool = False
+    project_frozen_at: dt.datetime | None = None
 
 
 def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant] | None:
@@ -130,7 +134,7 @@ def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant] | None:
     not exist."""
     with prepared_cursor() as cursor:
         cursor.execute(load_sql(), {"rid": run_id, "actions": list(DECISION_AUDIT_ACTIONS),
-                                    "roles": [Role.REVIEWER, Role.ADMIN]})
+                                    "role": Role.REVIEWER, "roles": [Role.REVIEWER, Role.ADMIN]})
         found = cursor.fetchone()
     if found is None:
         return None
@@ -153,7 +157,7 @@ def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant] | None:
                                if approval.decided_by_id is not None else None)
     run.pending_approval = approval
     grant = Grant(reviewer_holds_role=row["u__grant"], token_revoked_at=row["tk__revoked_at"],
-                  token_expired=bool(row["tk__expired"]))
+                  token_expired=bool(row["tk__expired"]), project_frozen_at=row["p__frozen_at"])
     return run, _decision_audit(row), grant
 
 

@@ -14,7 +14,7 @@ from harness.audit import audit_record
 from harness.canonical import action_fingerprint, digest
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
-from harness.tenancy import Role, user_can_see_project, user_has_role
+from harness.tenancy import Role, acting_filter, decision_refusal, decision_scope
 from harness.transitions import cas_transition_row
 from runs_app.machines import APPROVAL_MACHINE
 from runs_app.models import (
@@ -138,6 +138,9 @@ def _key_taken(
     return effects, approvals
 
 
+_NOT_A_REVIEWER = "Only reviewers of the approval's project decide it."
+
+
 @dataclass(frozen=True)
 class Decision:
     APPROVE = "approve"
@@ -158,8 +161,9 @@ def approval_decide(
 ) -> ApprovalRequest:
     """Record a reviewer's final decision and queue the run's resume.
 
-    1. Only a reviewer (a person, not an agent or the worker) who can see the project may decide;
-       never the one who asked. The approval is looked up in `project`, or, for a door that has the
+    1. Only a person (not an agent or the worker) who holds the reviewer role in the approval's project may
+       decide (harness.tenancy.decision_scope), never the one who asked, and not while the project is frozen:
+       the role and the freeze are conditions of the write itself (acting_filter), so they cost no read. The approval is looked up in `project`, or, for a door that has the
        caller's scope already (the API), among `project_ids`, the projects the caller can see.
     2. Rejection needs a reason. Edit-and-approve records the edited arguments and their new
        fingerprint; plain approval records the requested action's fingerprint.
@@ -171,22 +175,14 @@ def approval_decide(
     4. Audit the decision and enqueue the resume after commit (a rejection resumes the run too).
 
     The decision is three statements (the write, the audit entry, the run's event), plus, once per
-    request's user, the reads of its groups and projects (harness.tenancy).
+    request's user, the reads of its groups and memberships (harness.tenancy).
     """
     user = actor.user
-    if user is None:  # an agent token or the worker
-        raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
-    if project_ids is None:
-        if project is None:
-            raise ValueError("approval_decide needs the project or the caller's project_ids")
-        project_id = project if isinstance(project, int) else project.pk
-        if not user_can_see_project(user, project_id):
-            raise NotFoundError(f"Approval {approval_id} does not exist.")
-        approvals = ApprovalRequest.objects.filter(project_id=project_id)
-    else:
-        approvals = ApprovalRequest.objects.for_projects(project_ids)
-    if not user_has_role(user, Role.REVIEWER):
-        raise Forbidden("Only reviewers decide approvals.", code="not_a_reviewer")
+    visible = decision_scope(ApprovalRequest.objects.all(), actor_user=user, role=Role.REVIEWER, project=project,
+                             project_ids=project_ids, missing=f"Approval {approval_id} does not exist.",
+                             refused=_NOT_A_REVIEWER, code="not_a_reviewer")
+    assert user is not None  # decision_scope refused anyone else
+    approvals = visible.filter(acting_filter(user, Role.REVIEWER))
     if decision not in (Decision.APPROVE, Decision.REJECT):
         raise ValidationFailed("decision is 'approve' or 'reject'.", code="invalid")
     now = timezone.now()
@@ -201,7 +197,7 @@ def approval_decide(
             updates["approved_arguments"] = F("arguments")
             updates["approved_fingerprint"] = F("action_fingerprint")
         else:
-            tool = approvals.filter(pk=approval_id).values_list("tool", flat=True).first()
+            tool = visible.filter(pk=approval_id).values_list("tool", flat=True).first()
             if tool is None:
                 raise NotFoundError(f"Approval {approval_id} does not exist.")
             updates["approved_arguments"] = edited_arguments
@@ -216,7 +212,7 @@ def approval_decide(
                 expected_version=expected_version, extra_filter=decidable, updates=updates,
             )
         except (ConflictError, NotFoundError) as exc:
-            raise _refusal(approvals, approval_id, actor, now, exc, expected_fingerprint) from None
+            raise _refusal(visible, approval_id, actor, now, exc, expected_fingerprint) from None
         approval.decided_by = user
         audit_record(
             project=approval.project_id, actor=actor, action=f"approval.{to}", target=approval,
@@ -243,6 +239,11 @@ def _refusal(
     current = approvals.select_related("decided_by").filter(pk=approval_id).first()
     if current is None:
         return NotFoundError(f"Approval {approval_id} does not exist.")
+    assert actor.user is not None
+    scope_refusal = decision_refusal(actor.user, Role.REVIEWER, current.project_id, refused=_NOT_A_REVIEWER,
+                                     code="not_a_reviewer")
+    if scope_refusal is not None:  # the project is frozen, or the user does not review in it
+        return scope_refusal
     if current.requested_by == actor.label:
         return Forbidden("Nobody approves their own request.", code="self_approval")
     if current.status == ApprovalStatus.PENDING and current.expires_at and current.expires_at <= now:

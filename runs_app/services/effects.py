@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.contrib.auth.models import User
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -17,7 +18,7 @@ from harness.canonical import action_fingerprint, digest
 from harness.db import fetch_instance, returning
 from harness.errors import ConflictError, DomainError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
-from harness.tenancy import Role, user_can_see_project, user_has_role
+from harness.tenancy import Role, acting_filter, decision_refusal, decision_scope
 from harness.transitions import cas_transition, cas_transition_row
 from runs_app.machines import EFFECT_MACHINE, RUN_MACHINE
 from runs_app.models import (
@@ -203,6 +204,9 @@ def effect_refuse(*, project: Project | int, effect_id: int, answer: Any, catego
     return effect
 
 
+_NOT_A_REVIEWER = "Only reviewers of the effect's project decide an effect whose outcome is unknown."
+
+
 def effect_resolve(
     *,
     project: Project | int | None = None,
@@ -217,7 +221,8 @@ def effect_resolve(
 ) -> ExternalEffect:
     """A person's decision on an effect whose outcome is unknown: bound, audited, and its run resumed.
 
-    1. Only a reviewer who can see the project decides (as for an approval); the effect must be `unknown`.
+    1. Only a reviewer of the effect's project decides, not while it is frozen (harness.tenancy.decision_scope,
+       as for an approval); the effect must be `unknown`.
     2. `mark_delivered` needs the evidence (what shows it happened) and the result: unknown -> delivered,
        hashed as any delivery. `retry` allows one more dispatch under the same key (the worker makes it,
        committed before the call, `effect_dispatch(resend=PERSON)`). `abandon` needs a reason: unknown ->
@@ -227,17 +232,11 @@ def effect_resolve(
        event go in the same transaction, and the run's resume is queued after commit.
     """
     user = actor.user
-    if user is None or not user_has_role(user, Role.REVIEWER):
-        raise Forbidden("Only reviewers decide an effect whose outcome is unknown.", code="not_a_reviewer")
-    if project_ids is None:
-        if project is None:
-            raise ValueError("effect_resolve needs the project or the caller's project_ids")
-        project_id = project if isinstance(project, int) else project.pk
-        if not user_can_see_project(user, project_id):
-            raise NotFoundError(f"Effect {effect_id} does not exist.")
-        effects = ExternalEffect.objects.filter(project_id=project_id)
-    else:
-        effects = ExternalEffect.objects.for_projects(project_ids)
+    visible = decision_scope(ExternalEffect.objects.all(), actor_user=user, role=Role.REVIEWER, project=project,
+                             project_ids=project_ids, missing=f"Effect {effect_id} does not exist.",
+                             refused=_NOT_A_REVIEWER, code="not_a_reviewer")
+    assert user is not None  # decision_scope refused anyone else
+    effects = visible.filter(acting_filter(user, Role.REVIEWER))
     reason, evidence = reason.strip(), evidence.strip()
     if decision not in EffectDecision.values:
         raise ValidationFailed(f"decision is one of {', '.join(EffectDecision.values)}.", code="invalid")
@@ -252,7 +251,10 @@ def effect_resolve(
     unknown = Q(status=EffectStatus.UNKNOWN)
     with transaction.atomic():
         if decision == EffectDecision.RETRY:
-            effect = _effect_retry_authorize(effects, effect_id, resolution, expected_version)
+            try:
+                effect = _effect_retry_authorize(effects, effect_id, resolution, expected_version)
+            except NotFoundError as missing:
+                raise _scope_refusal(visible, effect_id, user) or missing from None
         else:
             updates: dict[str, Any] = {"resolution": resolution}
             to = EffectStatus.ABANDONED
@@ -263,6 +265,8 @@ def effect_resolve(
             try:
                 effect = cas_transition_row(effects, pk=effect_id, machine=EFFECT_MACHINE, to=to,
                                             expected_version=expected_version, extra_filter=unknown, updates=updates)
+            except NotFoundError as missing:
+                raise _scope_refusal(visible, effect_id, user) or missing from None
             except ConflictError as exc:
                 if exc.code not in ("guard_failed", "illegal_transition"):
                     raise
@@ -282,6 +286,15 @@ def effect_resolve(
             run_id = effect.run_id
             transaction.on_commit(lambda: resume_requested.send(sender=Run, run_id=run_id))
         return effect
+
+
+def _scope_refusal(visible: QuerySet[ExternalEffect], effect_id: int, user: User) -> DomainError | None:
+    """Why the decision's write missed an effect the user can see: its project is frozen, or not one the user
+    reviews in (harness.tenancy.acting_filter); None when the effect is not visible at all."""
+    project_id = visible.filter(pk=effect_id).values_list("project_id", flat=True).first()
+    if project_id is None:
+        return None
+    return decision_refusal(user, Role.REVIEWER, project_id, refused=_NOT_A_REVIEWER, code="not_a_reviewer")
 
 
 def _effect_retry_authorize(

@@ -37,6 +37,7 @@ from harness.canonical import digest
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import ApiToken, Project
 from harness.permissions import TokenRole
+from harness.tenancy import Role, decision_refusal
 from harness.tokens import api_token_create, api_tokens_revoke
 from harness.transitions import cas_transition_row
 from runs_app.artifacts import artifact_fingerprint
@@ -319,7 +320,8 @@ def _refusal(project: Project | int, handoff_id: int, exc: ConflictError) -> Con
 def handoff_answer_by_person(*, project: Project, handoff_id: int, actor: Actor, result: Any) -> Handoff:
     """A person answers a handoff to a `human_reviewer` session from the console, in one transaction.
 
-    1. Only a person (a console user), and only for a handoff whose receiver session's role is human_reviewer
+    1. Only a person (a console user) who reviews in the handoff's project, not while it is frozen, and only for
+       a handoff whose receiver session's role is human_reviewer
        (409 `not_a_human_handoff`).
     2. Issued: the answer is the receiver session's own invocation, a run made for it (task mode
        `handoff_review`), which accepts the handoff (`handoff_accept`, independence recorded).
@@ -327,6 +329,10 @@ def handoff_answer_by_person(*, project: Project, handoff_id: int, actor: Actor,
     """
     if actor.user is None:
         raise Forbidden("Only a person answers a handoff in the console.", code="not_a_person")
+    refusal = decision_refusal(actor.user, Role.REVIEWER, project, code="not_a_reviewer",
+                               refused="Only reviewers of the handoff's project answer it.")
+    if refusal is not None:  # the project is frozen, or the person does not review in it
+        raise refusal
     handoff = _get(project, handoff_id)
     role = Session.objects.filter(pk=handoff.receiver_session_id).values_list("role", flat=True).get()
     if role != SessionRole.HUMAN_REVIEWER:

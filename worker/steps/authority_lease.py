@@ -48,10 +48,15 @@ def run(r: Resume) -> dict[str, Any]:
 
 
 def _check_grant(r: Resume) -> None:
-    """The authority the approval was decided under still holds now (seed 002, section 07): its reviewer
-    still has the reviewer role in this project (an active account, a member), and the token that asked for
-    it is not revoked. Read with the load (worker.loading.Grant): no statement of its own."""
+    """The authority to act still holds now (seed 002, section 07): the project is not frozen, the approval's
+    reviewer still has the reviewer role in this project (an active account, a member), and the token that
+    asked for it is not revoked. Read with the load (worker.loading.Grant): no statement of its own."""
     approval, grant = r.approval, r.grant
+    if grant is not None and grant.project_frozen_at is not None:
+        # Whatever the run resumes for: a frozen project acts on nothing until an admin unfreezes it, and then
+        # a person retries the blocked run as any other.
+        raise StepFailed(f"project_frozen: the project was frozen at {grant.project_frozen_at.isoformat()}",
+                         code="project_frozen", category=FailureCategory.PERMISSION)
     if approval is None or grant is None or r.mode != "approval":
         return
     if grant.token_revoked_at is not None:

@@ -1,0 +1,80 @@
+"""The projects page: each project the user can see, the roles they hold in it, and whether it is frozen; an
+admin freezes and unfreezes a project here (harness.projects, the same services as the admin's)."""
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
+
+from harness.actors import Actor
+from harness.errors import DomainError, Forbidden
+from harness.models import Project
+from harness.projects import project_freeze, project_unfreeze
+from harness.tenancy import Role, projects_for_user, user_has_role
+from harness.views import console_page, render_page, visible_projects
+
+
+class FreezeForm(forms.Form):
+    reason = forms.CharField(max_length=2000, widget=forms.TextInput(attrs={"placeholder": "why (required)"}))
+
+
+class UnfreezeForm(forms.Form):
+    reason = forms.CharField(max_length=2000, required=False,
+                             widget=forms.TextInput(attrs={"placeholder": "why (optional)"}))
+
+
+@require_GET
+@console_page
+def project_list(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    rows = [{"project": p, "roles": [r for r in (Role.REVIEWER, Role.OPERATOR) if user_has_role(user, r, p.pk)]}
+            for p in projects_for_user(user).select_related("frozen_by").order_by("slug")]
+    return render_page(request, "console/projects.html", {
+        "rows": rows, "is_admin": user_has_role(user, Role.ADMIN),
+        "freeze_form": FreezeForm(), "unfreeze_form": UnfreezeForm(),
+    })
+
+
+def _project(request: HttpRequest, slug: str) -> Project:
+    found = next((p for p in visible_projects(request) if p.slug == slug), None)
+    if found is None:
+        raise Http404("No such project.")
+    return found
+
+
+@require_POST
+@console_page
+def project_freeze_view(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    form = FreezeForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Freezing a project needs a reason.")
+        return redirect("project_list")
+    try:
+        project_freeze(project=project, actor=Actor.of(request.user), reason=form.cleaned_data["reason"])
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except DomainError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, f"Project {project.slug} is frozen.")
+    return redirect("project_list")
+
+
+@require_POST
+@console_page
+def project_unfreeze_view(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    form = UnfreezeForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        project_unfreeze(project=project, actor=Actor.of(request.user), reason=reason)
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except DomainError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, f"Project {project.slug} is unfrozen; retry its blocked runs.")
+    return redirect("project_list")
