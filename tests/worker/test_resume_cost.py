@@ -33,7 +33,7 @@ import pytest
 from django.db import connection
 
 from harness.actors import Actor
-from harness.models import AuditEntry
+from harness.models import AuditEntry, Membership
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -169,3 +169,21 @@ def test_an_agent_executed_approval_resume_is_three_transactions_and_ten_stateme
     assert not ExternalEffect.objects.filter(run=run).exists()
     traced = RunEvent.objects.filter(run=run, kind__startswith="resume.").order_by("seq")
     assert [e.kind for e in traced] == [f"resume.{name}" for name in STEP_NAMES]
+
+
+def test_a_per_project_reviewers_decision_is_three_statements_too(transactional_db, monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:  # type: ignore[no-untyped-def]
+    """The role named by the membership (issue 17) is checked inside the decision's UPDATE, not by a read."""
+    monkeypatch.setattr("worker.tasks.enqueue_resume", lambda run_id: None)
+    project = factories.make_project("cost")
+    first, second = _agent_run_waiting_for_approval(project), _agent_run_waiting_for_approval(project)
+    paula = factories.make_user("paula")
+    Membership.objects.create(user=paula, project=project, roles=["reviewer"])
+    approve(first, paula)
+
+    with database_cost(monkeypatch) as cost:
+        approval_decide(project=project.pk, approval_id=second.pending_approval_id, actor=Actor.for_user(paula),
+                        decision="approve")
+
+    assert (len(cost.statements), cost.commits) == (DECISION_STATEMENTS, 1), "\n".join(cost.statements)
+    assert ApprovalRequest.objects.get(pk=second.pending_approval_id).decided_by_id == paula.pk
