@@ -11,7 +11,7 @@ the next request.
 """
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser, User
@@ -131,8 +131,9 @@ def acting_filter(user: User, role: str) -> Q:
 def decision_scope(
     queryset: QuerySet[_M], *, actor_user: User | None, role: str, project: Project | int | None,
     project_ids: Sequence[int] | None, missing: str, refused: str, code: str,
-) -> QuerySet[_M]:
-    """The rows a person may decide on, for a decision's conditional write (approval_decide, effect_resolve).
+) -> tuple[User, QuerySet[_M]]:
+    """The deciding person and the rows they may see, for a decision's conditional write (approval_decide,
+    effect_resolve).
 
     1. Only a person holding `role` in some project (403 `code` with `refused`); an agent or the worker never.
     2. The rows of `project` (404 `missing` when the user cannot see it) or, for a door that resolved the
@@ -142,14 +143,14 @@ def decision_scope(
     """
     if actor_user is None or not user_has_role(actor_user, role):
         raise Forbidden(refused, code=code)
-    if project_ids is None:
-        if project is None:
-            raise ValueError("a decision needs the project or the caller's project_ids")
-        project_id = project if isinstance(project, int) else project.pk
-        if not user_can_see_project(actor_user, project_id):
-            raise NotFoundError(missing)
-        return queryset.filter(project_id=project_id)
-    return queryset.filter(project_id__in=project_ids)
+    if project_ids is not None:
+        return actor_user, queryset.filter(project_id__in=project_ids)
+    if project is None:
+        raise ValueError("a decision needs the project or the caller's project_ids")
+    project_id = project if isinstance(project, int) else project.pk
+    if not user_can_see_project(actor_user, project_id):
+        raise NotFoundError(missing)
+    return actor_user, queryset.filter(project_id=project_id)
 
 
 def decision_refusal(
@@ -166,12 +167,14 @@ def decision_refusal(
 
 def project_frozen_error(project: Project | int) -> ConflictError | None:
     """409 `project_frozen` if the project is frozen (reads the project unless given the instance)."""
-    row: dict[str, Any] | None
     if isinstance(project, Project):
-        row = {"slug": project.slug, "frozen_at": project.frozen_at}
+        slug, frozen_at = project.slug, project.frozen_at
     else:
-        row = Project.objects.filter(pk=project).values("slug", "frozen_at").first()
-    if row is None or row["frozen_at"] is None:
+        found = Project.objects.filter(pk=project).values_list("slug", "frozen_at").first()
+        if found is None:
+            return None
+        slug, frozen_at = found
+    if frozen_at is None:
         return None
-    return ConflictError(f"Project {row['slug']} is frozen since {row['frozen_at'].isoformat()}: no agent write "
-                         "and no decision until an admin unfreezes it.", code="project_frozen")
+    return ConflictError(f"Project {slug} is frozen since {frozen_at.isoformat()}: no agent write and no decision "
+                         "until an admin unfreezes it.", code="project_frozen")

@@ -13,7 +13,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from harness.actors import Actor
 from harness.errors import DomainError, Forbidden, NotFoundError
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, console_roles, project_ids, project_roles, render_page, role_required
+from harness.views import (
+    ConsoleRequest,
+    console_page,
+    console_roles,
+    project_ids,
+    project_roles,
+    render_page,
+    role_required,
+)
 from memory_app import selectors as sel
 from memory_app import services
 from memory_app.filters import MemoryListFilter

@@ -163,8 +163,9 @@ def approval_decide(
 
     1. Only a person (not an agent or the worker) who holds the reviewer role in the approval's project may
        decide (harness.tenancy.decision_scope), never the one who asked, and not while the project is frozen:
-       the role and the freeze are conditions of the write itself (acting_filter), so they cost no read. The approval is looked up in `project`, or, for a door that has the
-       caller's scope already (the API), among `project_ids`, the projects the caller can see.
+       the role and the freeze are conditions of the write itself (acting_filter), so they cost no read. The
+       approval is looked up in `project`, or, for a door that has the caller's scope already (the API),
+       among `project_ids`, the projects the caller can see.
     2. Rejection needs a reason. Edit-and-approve records the edited arguments and their new
        fingerprint; plain approval records the requested action's fingerprint.
     3. One conditional UPDATE from pending, which also holds the checks that need the row (not the
@@ -177,11 +178,10 @@ def approval_decide(
     The decision is three statements (the write, the audit entry, the run's event), plus, once per
     request's user, the reads of its groups and memberships (harness.tenancy).
     """
-    user = actor.user
-    visible = decision_scope(ApprovalRequest.objects.all(), actor_user=user, role=Role.REVIEWER, project=project,
-                             project_ids=project_ids, missing=f"Approval {approval_id} does not exist.",
-                             refused=_NOT_A_REVIEWER, code="not_a_reviewer")
-    assert user is not None  # decision_scope refused anyone else
+    user, visible = decision_scope(
+        ApprovalRequest.objects.all(), actor_user=actor.user, role=Role.REVIEWER, project=project,
+        project_ids=project_ids,
+        missing=f"Approval {approval_id} does not exist.", refused=_NOT_A_REVIEWER, code="not_a_reviewer")
     approvals = visible.filter(acting_filter(user, Role.REVIEWER))
     if decision not in (Decision.APPROVE, Decision.REJECT):
         raise ValidationFailed("decision is 'approve' or 'reject'.", code="invalid")
@@ -239,7 +239,6 @@ def _refusal(
     current = approvals.select_related("decided_by").filter(pk=approval_id).first()
     if current is None:
         return NotFoundError(f"Approval {approval_id} does not exist.")
-    assert actor.user is not None
     scope_refusal = decision_refusal(actor.user, Role.REVIEWER, current.project_id, refused=_NOT_A_REVIEWER,
                                      code="not_a_reviewer")
     if scope_refusal is not None:  # the project is frozen, or the user does not review in it

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
 from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
@@ -16,7 +16,7 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.canonical import action_fingerprint, digest
 from harness.db import fetch_instance, returning
-from harness.errors import ConflictError, DomainError, Forbidden, NotFoundError, ValidationFailed
+from harness.errors import ConflictError, DomainError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import Role, acting_filter, decision_refusal, decision_scope
 from harness.transitions import cas_transition, cas_transition_row
@@ -231,11 +231,10 @@ def effect_resolve(
        effect (`resolution`: who, when, why, the evidence, the attempts it saw); the audit entry and the run's
        event go in the same transaction, and the run's resume is queued after commit.
     """
-    user = actor.user
-    visible = decision_scope(ExternalEffect.objects.all(), actor_user=user, role=Role.REVIEWER, project=project,
-                             project_ids=project_ids, missing=f"Effect {effect_id} does not exist.",
-                             refused=_NOT_A_REVIEWER, code="not_a_reviewer")
-    assert user is not None  # decision_scope refused anyone else
+    user, visible = decision_scope(
+        ExternalEffect.objects.all(), actor_user=actor.user, role=Role.REVIEWER, project=project,
+        project_ids=project_ids,
+        missing=f"Effect {effect_id} does not exist.", refused=_NOT_A_REVIEWER, code="not_a_reviewer")
     effects = visible.filter(acting_filter(user, Role.REVIEWER))
     reason, evidence = reason.strip(), evidence.strip()
     if decision not in EffectDecision.values:
