@@ -61,6 +61,13 @@ def project_roles(request: HttpRequest, project_id: int) -> dict[str, bool]:
     return {role: user_has_role(request.user, role, None if role == Role.ADMIN else project_id) for role in Role.ALL}
 
 
+def require_project_role(request: HttpRequest, role: str, project_id: int) -> None:
+    """Refuse (403) an action on a record of a project where the user does not hold `role`: `role_required` lets
+    in anyone holding it somewhere; this asks it for the record's own project, for a service that does not."""
+    if not user_has_role(request.user, role, project_id):
+        raise PermissionDenied(f"This needs the {role} role in this project.")
+
+
 def console_page(view: PAGE) -> PAGE:
     """A console page: a logged-in, active user (Django's session; API tokens are never read here).
 

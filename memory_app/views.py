@@ -12,11 +12,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from harness.actors import Actor
 from harness.errors import DomainError, Forbidden, NotFoundError
-from harness.tenancy import Role
+from harness.tenancy import Role, role_project_ids
 from harness.views import (
     ConsoleRequest,
     console_page,
-    console_roles,
     project_ids,
     project_roles,
     render_page,
@@ -81,9 +80,10 @@ def record_edit(request: ConsoleRequest, record_id: int) -> HttpResponse:
     record = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
     if request.method == "GET":
         return render_page(
-            request, "memory/record_detail.html", _detail_context(record, editing=True), partials=("record-card",)
-        )
-    if not _can_curate(request):
+            request, "memory/record_detail.html",
+            {**_detail_context(record, editing=True), "roles": project_roles(request, record.project_id)},
+            partials=("record-card",))
+    if not _can_curate(request, record.project_id):
         raise PermissionDenied("Only operators curate memory.")
     form = SupersedeForm(request.POST)
     if not form.is_valid():
@@ -120,8 +120,8 @@ def _card(request: ConsoleRequest, record: MemoryRecord, *, status: int, **extra
     return render_page(request, "memory/record_detail.html", context, status=status)
 
 
-def _can_curate(request: ConsoleRequest) -> bool:
-    return console_roles(request)[Role.OPERATOR]
+def _can_curate(request: ConsoleRequest, project_id: int) -> bool:
+    return project_roles(request, project_id)[Role.OPERATOR]
 
 
 @require_POST
@@ -155,9 +155,10 @@ def record_delete(request: ConsoleRequest, record_id: int) -> HttpResponse:
     """GET: the confirmation page. POST (with the box ticked): tombstone the record."""
     record = sel.memory_get(project_ids=project_ids(request), record_id=record_id)
     if request.method == "GET":
-        return render_page(request, "memory/record_delete.html", {"record": record, "form": DeleteForm(
-            initial={"version": record.version})})
-    if not _can_curate(request):
+        return render_page(request, "memory/record_delete.html", {
+            "record": record, "roles": project_roles(request, record.project_id),
+            "form": DeleteForm(initial={"version": record.version})})
+    if not _can_curate(request, record.project_id):
         raise PermissionDenied("Only operators curate memory.")
     form = DeleteForm(request.POST)
     if not form.is_valid():
@@ -188,7 +189,9 @@ def record_bulk(request: ConsoleRequest) -> HttpResponse:
         messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect(back)
     by_project: dict[int, list[int]] = {}
-    visible = sel.memory_list(project_ids=project_ids(request)).filter(pk__in=form.cleaned_data["ids"])
+    # Only the records of projects where the user curates (issue 17); the others are left as they are.
+    curated = role_project_ids(request.user, Role.OPERATOR, project_ids(request))
+    visible = sel.memory_list(project_ids=curated).filter(pk__in=form.cleaned_data["ids"])
     for pk, project_id in visible.values_list("pk", "project_id"):
         by_project.setdefault(project_id, []).append(pk)
     bulk = services.memory_bulk_delete if form.cleaned_data["action"] == "delete" else services.memory_bulk_expire
@@ -208,7 +211,10 @@ def record_bulk(request: ConsoleRequest) -> HttpResponse:
 @console_page
 def held_list(request: ConsoleRequest) -> HttpResponse:
     page = Paginator(sel.memory_held(project_ids=project_ids(request)), 50).get_page(request.GET.get("page"))
-    return render_page(request, "memory/held_list.html", {"page": page, "review_form": ReviewForm()})
+    return render_page(request, "memory/held_list.html", {
+        "page": page, "review_form": ReviewForm(),
+        # A row's accept and reject are offered only in a project where the user curates (issue 17).
+        "operator_projects": frozenset(role_project_ids(request.user, Role.OPERATOR, project_ids(request)))})
 
 
 @require_POST

@@ -15,7 +15,15 @@ from django.views.decorators.http import require_POST
 from harness.actors import Actor
 from harness.errors import DomainError
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, project_ids, render_page, role_required
+from harness.views import (
+    ConsoleRequest,
+    console_page,
+    project_ids,
+    project_roles,
+    render_page,
+    require_project_role,
+    role_required,
+)
 from runs_app import selectors as sel
 from runs_app.forms import ForkForm
 from runs_app.models import Checkpoint
@@ -42,6 +50,7 @@ def checkpoint_page(request: ConsoleRequest, checkpoint: Checkpoint, *, status: 
                     fork_error: str = "") -> HttpResponse:
     context = {
         "checkpoint": checkpoint,
+        "roles": project_roles(request, checkpoint.project_id),
         "cursor_pretty": _pretty(checkpoint.cursor),
         "state_pretty": _pretty(checkpoint.state),
         "fingerprints_pretty": _pretty(checkpoint.artifact_fingerprints),
@@ -61,6 +70,7 @@ def checkpoint_page(request: ConsoleRequest, checkpoint: Checkpoint, *, status: 
 @role_required(Role.OPERATOR)
 def checkpoint_fork_view(request: ConsoleRequest, checkpoint_id: int) -> HttpResponse:
     checkpoint = sel.checkpoint_detail(project_ids=project_ids(request), checkpoint_id=checkpoint_id)
+    require_project_role(request, Role.OPERATOR, checkpoint.project_id)
     form = ForkForm(request.POST)
     if not form.is_valid():
         return checkpoint_page(request, checkpoint, status=400, fork_form=form)

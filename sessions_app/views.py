@@ -12,7 +12,15 @@ from django.views.decorators.http import require_GET, require_POST
 from harness.actors import Actor
 from harness.errors import DomainError
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, project_ids, render_page, role_required
+from harness.views import (
+    ConsoleRequest,
+    console_page,
+    project_ids,
+    project_roles,
+    render_page,
+    require_project_role,
+    role_required,
+)
 from sessions_app import selectors as sel
 from sessions_app import trimming
 from sessions_app.filters import SessionListFilter
@@ -50,7 +58,7 @@ def _timeline(request: ConsoleRequest, session: Any, *, status: int = 200, **for
     ]
     # The forms carry the last_seq the operator saw: a trim refuses if items arrived since (seq_conflict).
     initial = {"expected_last_seq": session.last_seq}
-    context = {"session": session, "page": page, "rows": rows,
+    context = {"session": session, "page": page, "rows": rows, "roles": project_roles(request, session.project_id),
                "trim_form": forms.get("trim_form") or TrimForm(initial=initial),
                "compact_form": forms.get("compact_form") or CompactForm(initial=initial),
                "trim_error": forms.get("error", "")}
@@ -63,6 +71,7 @@ def _timeline(request: ConsoleRequest, session: Any, *, status: int = 200, **for
 def session_trim(request: ConsoleRequest, session_id: int) -> HttpResponse:
     """Keep the newest N items (sessions_app.trimming, the same service as the API's)."""
     session = sel.session_get(project_ids=project_ids(request), session_id=session_id)
+    require_project_role(request, Role.OPERATOR, session.project_id)
     form = TrimForm(request.POST)
     if not form.is_valid():
         return _timeline(request, session, status=400, trim_form=form)
@@ -85,6 +94,7 @@ def session_trim(request: ConsoleRequest, session_id: int) -> HttpResponse:
 def session_compact(request: ConsoleRequest, session_id: int) -> HttpResponse:
     """Replace a seq range with a summary item (sessions_app.trimming, the same service as the API's)."""
     session = sel.session_get(project_ids=project_ids(request), session_id=session_id)
+    require_project_role(request, Role.OPERATOR, session.project_id)
     form = CompactForm(request.POST)
     if not form.is_valid():
         return _timeline(request, session, status=400, compact_form=form)

@@ -132,3 +132,80 @@ def test_the_inbox_badge_counts_only_the_projects_the_user_reviews(  # type: ign
     ask(other_project, "R-900")
     badge = paula.get(reverse("pending_count")).content.decode()
     assert ">1<" in badge.replace(" ", "")
+
+
+def test_an_unknown_effect_is_decided_only_by_a_reviewer_of_its_project(  # type: ignore[no-untyped-def]
+        project, other_project, paula) -> None:
+    from runs_app.models import EffectStatus, ExternalEffect
+    from tests.console.test_effect_decisions import _unknown_effect, _url
+
+    theirs, mine = _unknown_effect(other_project, "pay-b"), _unknown_effect(project, "pay-a")
+    page = paula.get(_url("effect_detail", theirs)).content.decode()
+    assert _url("effect_abandon", theirs) not in page  # no decision offered where she only reads
+    assert paula.post(_url("effect_abandon", theirs), {"reason": "refunded"}).status_code == 403
+    assert ExternalEffect.objects.get(pk=theirs.pk).status == EffectStatus.UNKNOWN
+    assert _url("effect_abandon", mine) in paula.get(_url("effect_detail", mine)).content.decode()
+    assert paula.post(_url("effect_abandon", mine), {"reason": "refunded"}).status_code == 302
+    assert ExternalEffect.objects.get(pk=mine.pk).status == EffectStatus.ABANDONED
+
+
+def test_an_unknown_effect_of_a_frozen_project_is_not_decided(project, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from runs_app.models import EffectStatus, ExternalEffect
+    from tests.console.test_effect_decisions import _unknown_effect, _url
+
+    effect = _unknown_effect(project, "pay-f")
+    _freeze(_login(factories.make_user("ada", role="admin", projects=[project])), project)
+    response = reviewer_client.post(_url("effect_abandon", effect), {"reason": "refunded"})
+    assert response.status_code == 409 and "frozen" in response.content.decode()
+    assert ExternalEffect.objects.get(pk=effect.pk).status == EffectStatus.UNKNOWN
+
+
+def test_a_per_project_operator_trims_only_in_their_project(project, other_project) -> None:  # type: ignore[no-untyped-def]
+    from sessions_app.models import SessionItem
+    from sessions_app.services import session_items_append
+
+    olga = factories.make_user("olga")
+    Membership.objects.create(user=olga, project=project, roles=["operator"])
+    Membership.objects.create(user=olga, project=other_project, roles=["reviewer"])
+    client = Client()
+    client.force_login(olga)
+    mine, theirs = factories.make_session(project, ref="S-a"), factories.make_session(other_project, ref="S-b")
+    for session in (mine, theirs):
+        session_items_append(project=session.project, session_id=session.pk,
+                             items=[{"role": "user", "content": str(i)} for i in range(3)])
+    trim = {"keep_last": 1, "expected_last_seq": 3, "confirm": "on"}
+    assert 'id="trim"' not in client.get(reverse("sessions:session_timeline", args=[theirs.pk])).content.decode()
+    assert client.post(reverse("sessions:session_trim", args=[theirs.pk]), trim).status_code == 403
+    assert SessionItem.objects.filter(session=theirs).count() == 3
+    assert 'id="trim"' in client.get(reverse("sessions:session_timeline", args=[mine.pk])).content.decode()
+    assert client.post(reverse("sessions:session_trim", args=[mine.pk]), trim).status_code == 302
+    assert SessionItem.objects.filter(session=mine).count() == 1
+
+
+def test_membership_roles_edited_in_the_admin_are_audited(project) -> None:  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import User
+
+    admin = User.objects.create_superuser("root", password="pw-123456")
+    membership = Membership.objects.create(user=factories.make_user("paula"), project=project)
+    client = Client()
+    client.force_login(admin)
+    response = client.post(reverse("admin:harness_membership_change", args=[membership.pk]),
+                           {"user": membership.user_id, "project": project.pk, "roles": ["reviewer"]})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    membership.refresh_from_db()
+    assert membership.roles == ["reviewer"]
+    entry = AuditEntry.objects.get(action="membership.roles")
+    assert (entry.actor, entry.data["roles"], entry.data["before"]) == ("user:root", ["reviewer"], [])
+
+
+def test_the_admin_freezes_a_project_through_the_same_service(project) -> None:  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import User
+
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", password="pw-123456"))
+    response = client.post(reverse("admin:harness_project_changelist"),
+                           {"action": "freeze", "_selected_action": [project.pk]})
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert project.frozen_at is not None and project.frozen_by.username == "root"
+    assert AuditEntry.objects.filter(action="project.frozen", actor="user:root").count() == 1
