@@ -209,3 +209,21 @@ def test_the_admin_freezes_a_project_through_the_same_service(project) -> None: 
     project.refresh_from_db()
     assert project.frozen_at is not None and project.frozen_by.username == "root"
     assert AuditEntry.objects.filter(action="project.frozen", actor="user:root").count() == 1
+
+
+def test_assignment_follows_the_per_project_roles(scene: Scene, other_scene: Scene, reviewer_client, paula  # type: ignore[no-untyped-def]
+                                                  ) -> None:
+    from tests.console.test_approval_assign import _assign
+
+    detail = reviewer_client.get(reverse("runs:approval_detail", args=[scene.approval.pk])).content.decode()
+    assert '<option value="paula">paula</option>' in detail  # a reviewer of this project by her membership
+    assert _assign(reviewer_client, scene, "paula").status_code == 302
+    assert ApprovalRequest.objects.get(pk=scene.approval.pk).assigned_to.username == "paula"
+    # In the project where she only reads, paula is no assignee and assigns nothing.
+    other_reviewer = factories.make_user("rob", role="reviewer", projects=[other_scene.project])
+    rob = Client()
+    rob.force_login(other_reviewer)
+    assert _assign(rob, other_scene, "paula").status_code == 302  # refused with a message, nothing written
+    assert ApprovalRequest.objects.get(pk=other_scene.approval.pk).assigned_to is None
+    assert _assign(paula, other_scene, "rob").status_code == 302
+    assert ApprovalRequest.objects.get(pk=other_scene.approval.pk).assigned_to is None
