@@ -297,6 +297,9 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": float(HARNESS_RECOVERY_INTERVAL_SECONDS)},
     },
     "prune-idempotency-keys": {"task": "harness.prune_idempotent_requests", "schedule": 3600.0},
+    # Each project's retention policy (runs_app.retention): bounded rounds per pass, so a pass that overlaps
+    # the next hour's is only slower, never wrong (each round re-reads the keep rules).
+    "retention-pass": {"task": "runs.retention_pass", "schedule": 3600.0, "options": {"expires": 3600.0}},
     # Proves beat -> broker -> worker -> database end to end; /readyz reads its time (harness.health).
     "worker-heartbeat": {
         "task": "worker.heartbeat",

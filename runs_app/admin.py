@@ -1,6 +1,8 @@
 from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.utils.html import format_html_join
 from django.http import HttpRequest
 
 from harness.actors import Actor
@@ -18,11 +20,13 @@ from runs_app.models import (
     Handoff,
     HandoffStatus,
     NodeExecution,
+    RetentionPolicy,
     Run,
     RunEvent,
     RunStatus,
     Task,
 )
+from runs_app.retention import FIELDS, retention_pass, retention_policy_set, retention_report
 from runs_app.services import RunAction, approval_decide, handoff_cancel, run_act, run_transition, task_transition
 
 # The admin's moves that are an operator's action on a run (runs_app.services.run_actions): the same service,
@@ -200,3 +204,38 @@ class HandoffAdmin(admin.ModelAdmin[Handoff]):
 class ApprovalExpiryDefaultAdmin(admin.ModelAdmin[ApprovalExpiryDefault]):
     list_display = ["project", "tool", "risk", "expires_after"]
     list_filter = ["project", "risk"]
+
+
+@admin.register(RetentionPolicy)
+class RetentionPolicyAdmin(admin.ModelAdmin[RetentionPolicy]):
+    """A project's retention policy: saved through the service (audited), with its dry run on the page."""
+
+    list_display = ["project", *FIELDS]
+    fields = ["project", *FIELDS, "dry_run"]
+    readonly_fields = ["dry_run"]
+    actions = ["run_pass"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: RetentionPolicy | None = None) -> list[str]:
+        return ["project", "dry_run"] if obj is not None else ["dry_run"]
+
+    @admin.display(description="Dry run (what a pass would remove now, and what the keep rules keep)")
+    def dry_run(self, obj: RetentionPolicy) -> str:
+        if obj.pk is None:
+            return "-"
+        report = retention_report(project=obj.project)
+        return format_html_join(
+            "", "<div>{}: would remove {}; kept: {}</div>",
+            ((kind, part.would_go, ", ".join(f"{rule} {n}" for rule, n in part.kept.items()) or "none")
+             for kind, part in report.items()),
+        )
+
+    def save_model(self, request: HttpRequest, obj: RetentionPolicy, form: ModelForm, change: bool) -> None:
+        saved = retention_policy_set(project=obj.project, actor=Actor.of(request.user),
+                                     settings={name: getattr(obj, name) for name in FIELDS})
+        obj.pk = saved.pk
+
+    @admin.action(description="Run a retention pass now")
+    def run_pass(self, request: HttpRequest, queryset: QuerySet[RetentionPolicy]) -> None:
+        for policy in queryset.select_related("project"):
+            removed = retention_pass(project=policy.project, actor=Actor.of(request.user))
+            self.message_user(request, f"{policy.project}: removed {removed}", messages.SUCCESS)

@@ -1,9 +1,9 @@
-"""/api/v1/runs/..., checkpoints, approvals, effects, tasks, handoffs."""
+"""/api/v1/runs/..., checkpoints, approvals, effects, tasks, handoffs, projects/{id}/retention/."""
 
 from django.urls import path
 
 from harness import api_base  # noqa: F401 - registers the <id:...> converter
-from runs_app import api, api_forks, api_handoffs, api_threads
+from runs_app import api, api_forks, api_handoffs, api_retention, api_threads
 
 urlpatterns = [
     path("runs/", api.RunListCreateApi.as_view(), name="api-runs"),
@@ -38,4 +38,7 @@ urlpatterns = [
     path("tasks/", api.TaskListCreateApi.as_view(), name="api-tasks"),
     path("tasks/<id:pk>/", api.TaskDetailApi.as_view(), name="api-task"),
     path("tasks/<id:pk>/transition/", api.TaskTransitionApi.as_view(), name="api-task-transition"),
+    path("projects/<id:pk>/retention/", api_retention.ProjectRetentionApi.as_view(), name="api-project-retention"),
+    path("projects/<id:pk>/retention/dry-run/", api_retention.ProjectRetentionDryRunApi.as_view(),
+         name="api-project-retention-dry-run"),
 ]

@@ -374,6 +374,36 @@ class ApprovalExpiryDefault(models.Model):
         return f"{self.tool or 'any tool'} / {self.risk or 'any risk'}: {self.expires_after}"
 
 
+# The kinds of history a project's retention policy prunes, each with the scope its `keep_last` counts in.
+RETENTION_KINDS: dict[str, str] = {
+    "items": "per session", "events": "per run", "checkpoints": "per run (or task)",
+    "effects": "per project", "snapshots": "per run",
+}
+
+
+class RetentionPolicy(models.Model):
+    """How much history a project keeps (issue 20): per kind, rows older than `<kind>_max_age_days` or beyond
+    the newest `<kind>_keep_last` of their scope may go. Empty fields keep everything, and a project without a
+    policy keeps everything: retention is off unless someone turns it on. What a resume or an audit still
+    needs is kept whatever the policy says (runs_app.retention)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="retention_policy")
+    items_max_age_days = models.PositiveIntegerField(null=True, blank=True)
+    items_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per session.")
+    events_max_age_days = models.PositiveIntegerField(null=True, blank=True)
+    events_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per run.")
+    checkpoints_max_age_days = models.PositiveIntegerField(null=True, blank=True)
+    checkpoints_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per run (or task).")
+    effects_max_age_days = models.PositiveIntegerField(null=True, blank=True)
+    effects_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per project.")
+    snapshots_max_age_days = models.PositiveIntegerField(null=True, blank=True)
+    snapshots_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per run.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"retention of project {self.project_id}"
+
+
 class ApprovalRequest(models.Model):
     """A pending high-risk action waiting for a human, bound to the action's fingerprint."""
 

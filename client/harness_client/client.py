@@ -285,6 +285,10 @@ class _Operations:
     register_webhook = _CallOp(ops.register_webhook)
     list_webhooks = _PagedOp(ops.list_webhooks)
     deactivate_webhook = _CallOp(ops.deactivate_webhook)
+    # retention
+    get_retention = _CallOp(ops.get_retention)
+    set_retention = _CallOp(ops.set_retention)
+    retention_dry_run = _CallOp(ops.retention_dry_run)
     # handoffs
     issue_handoff = _CallOp(ops.issue_handoff)
     list_handoffs = _PagedOp(ops.list_handoffs)

@@ -431,6 +431,27 @@ class Fork(Model):
     diff: dict[str, Any]
 
 
+# --- retention ------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Retention(Model):
+    """A project's retention policy: every `<kind>_max_age_days` / `<kind>_keep_last` (None: no limit) for the
+    kinds items, events, checkpoints, effects and snapshots. `enabled` False: the project keeps everything."""
+
+    project: str
+    enabled: bool
+    settings: dict[str, int | None]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RetentionDryRun(Model):
+    """What a retention pass would remove now: per kind, `{"would_go": n, "kept": {keep rule: n}}`."""
+
+    project: str
+    kinds: dict[str, dict[str, Any]]
+
+
 # --- webhooks -------------------------------------------------------------------------------------------
 
 WebhookEvent = Literal["approval.requested", "approval.decided", "run.status_changed"]

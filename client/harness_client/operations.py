@@ -51,6 +51,8 @@ from harness_client.models import (
     Page,
     ProvenanceKind,
     ResumePolicy,
+    Retention,
+    RetentionDryRun,
     Risk,
     Run,
     RunEvent,
@@ -683,6 +685,29 @@ def list_webhooks(*, page_size: int | None = None) -> Paged[Webhook]:
 def deactivate_webhook(webhook_id: int, *, request_key: str | None = None) -> Call[Webhook]:
     """No more deliveries to it (audited)."""
     return _WEBHOOKS_DEACTIVATE.call(parse=Webhook.from_json, id=webhook_id, request_key=request_key)
+
+
+# --- retention --------------------------------------------------------------------------------------------
+
+_RETENTION_READ = route("GET", "projects/{id}/retention/", "retention_read")
+_RETENTION_SET = route("PUT", "projects/{id}/retention/", "retention_set")
+_RETENTION_DRY_RUN = route("GET", "projects/{id}/retention/dry-run/", "retention_dry_run")
+
+
+def get_retention(project_id: int) -> Call[Retention]:
+    """The project's retention policy (every setting None: it keeps everything)."""
+    return _RETENTION_READ.call(parse=Retention.from_json, id=project_id)
+
+
+def set_retention(project_id: int, **settings: int | None) -> Call[Retention]:
+    """Replace the project's retention policy: `items_max_age_days=30, events_keep_last=1000, ...` (a setting
+    left out has no limit). What a resume or an audit still needs is kept whatever it says. Audited."""
+    return _RETENTION_SET.call(parse=Retention.from_json, id=project_id, json=settings)
+
+
+def retention_dry_run(project_id: int) -> Call[RetentionDryRun]:
+    """What a retention pass would remove now, per kind, and how many rows each keep rule keeps."""
+    return _RETENTION_DRY_RUN.call(parse=RetentionDryRun.from_json, id=project_id)
 
 
 # --- memory -----------------------------------------------------------------------------------------------

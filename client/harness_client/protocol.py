@@ -27,7 +27,7 @@ __all__ = ["ROUTES", "Call", "Paged", "Route", "Sleep", "Steps"]
 T = TypeVar("T")
 U = TypeVar("U")
 
-Method = Literal["GET", "POST", "PATCH"]
+Method = Literal["GET", "POST", "PATCH", "PUT"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +92,8 @@ class Route:
         body = json_value(dict(json or {}))
         if self.method == "POST":
             return Call("POST", path, parse, params=query, json=body, request_key=request_key or uuid.uuid4().hex)
+        if self.method == "PUT":  # the whole new state: sending it twice leaves what sending it once does
+            return Call("PUT", path, parse, params=query, json=body)
         return Call(self.method, path, parse, params=query, json=body, replayable=False)
 
     def paged(self, parse_item: Callable[[Any], U], *, id: int | None = None, params: Mapping[str, Any] | None = None,

@@ -3,7 +3,8 @@
 A POST carries an Idempotency-Key made once per call and sent again on every retry, so the server applies
 it at most once and replays its first reply (`Idempotent-Replayed: true`). GETs are safe to repeat. A PATCH
 (`save_task`) has no key on the server's side: it is retried only when the request surely never reached
-the server; otherwise its compare-and-set on `expected_version` would turn a lost reply into a 409.
+the server; otherwise its compare-and-set on `expected_version` would turn a lost reply into a 409. A PUT
+(`set_retention`) sends the whole new state, so repeating it is safe.
 """
 
 from __future__ import annotations

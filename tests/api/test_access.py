@@ -110,6 +110,12 @@ ENDPOINTS = [
       lambda w: {"expected_version": w.task.version, "completed_nodes": ["outline"]}, 200, WRITE),
     E("tasks_transition", "POST", "/api/v1/tasks/{id}/transition/",
       lambda w: f"/api/v1/tasks/{w.task.pk}/transition/", lambda w: {"to": "active"}, 200, WRITE),
+    E("retention_read", "GET", "/api/v1/projects/{id}/retention/",
+      lambda w: f"/api/v1/projects/{w.project.pk}/retention/"),
+    E("retention_set", "PUT", "/api/v1/projects/{id}/retention/",
+      lambda w: f"/api/v1/projects/{w.project.pk}/retention/", lambda w: {"events_keep_last": 100}, 200, WRITE),
+    E("retention_dry_run", "GET", "/api/v1/projects/{id}/retention/dry-run/",
+      lambda w: f"/api/v1/projects/{w.project.pk}/retention/dry-run/"),
 ]
 
 

@@ -1,0 +1,133 @@
+"""Retention (issue 20, part 1): a project's policy, its dry run and its pruning pass, through every door.
+
+The keep rules are SQL, written once (runs_app migration 0019: `harness_retention_<kind>(project)` lists the
+rows the policy lets go, each with the first keep rule that holds); the dry run counts that list and the pass
+deletes from it what no rule keeps, through `harness_retention_prune`, the one door past the history triggers
+(README, "Retention"). So what the dry run reports is what a pass removes, as long as nothing changes between.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection, transaction
+
+from harness import faults
+from harness.actors import Actor, ActorKind
+from harness.audit import audit_record
+from harness.errors import ValidationFailed
+from harness.models import Project
+from runs_app.models import RETENTION_KINDS, RetentionPolicy
+
+# In the order a pass removes them: nothing later in the list is pointed at by something earlier.
+KINDS: tuple[str, ...] = tuple(RETENTION_KINDS)
+FIELDS: tuple[str, ...] = tuple(f"{kind}_{limit}" for kind in KINDS for limit in ("max_age_days", "keep_last"))
+# Rows per DELETE statement, and rounds per pass: a pass touches at most BATCH * ROUNDS rows of each kind.
+BATCH = 5000
+ROUNDS = 20
+MAX_SETTING = 2**31 - 1
+RETENTION_ACTOR = Actor(ActorKind.WORKER, "retention")
+
+# One statement per kind (the function names are a fixed list, never the caller's text).
+_REPORT_SQL = {
+    kind: f"SELECT coalesce(kept_by, ''), count(*) FROM harness_retention_{kind}(%s) GROUP BY 1"  # noqa: S608
+    for kind in KINDS
+}
+
+
+@dataclass(frozen=True)
+class KindReport:
+    """Of one kind's rows that the policy lets go: how many go, and how many each keep rule keeps."""
+
+    would_go: int = 0
+    kept: dict[str, int] = field(default_factory=dict)
+
+
+def retention_policy_of(project: Project) -> RetentionPolicy | None:
+    return RetentionPolicy.objects.filter(project=project).first()
+
+
+def retention_policy_set(*, project: Project, actor: Actor, settings: dict[str, int | None]) -> RetentionPolicy:
+    """Replace the project's policy with `settings` (every field; a missing one is None, keep everything).
+
+    1. Validate: known fields only, each None or 0..2**31-1 (`keep_last` 0 keeps none beyond the keep rules).
+    2. Upsert the project's row; audit `retention.policy_set` with the old and new settings.
+    """
+    unknown = sorted(set(settings) - set(FIELDS))
+    if unknown:
+        raise ValidationFailed(f"Unknown retention setting(s): {', '.join(unknown)}.", code="invalid_retention")
+    values = {name: settings.get(name) for name in FIELDS}
+    for name, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SETTING):
+            raise ValidationFailed(f"{name} is a whole number from 0 or empty.", code="invalid_retention")
+    with transaction.atomic():
+        policy = RetentionPolicy.objects.select_for_update().filter(project=project).first()
+        before = retention_settings(policy)
+        if policy is None:
+            policy = RetentionPolicy(project=project)
+        for name, value in values.items():
+            setattr(policy, name, value)
+        policy.save()
+        audit_record(project=project, actor=actor, action="retention.policy_set", target=policy,
+                     data={"before": before, "after": values})
+    return policy
+
+
+def retention_settings(policy: RetentionPolicy | None) -> dict[str, int | None]:
+    return {name: getattr(policy, name) if policy is not None else None for name in FIELDS}
+
+
+def retention_report(*, project: Project) -> dict[str, KindReport]:
+    """The dry run: per kind, how many rows a pass would remove now and, of those the policy lets go but a
+    keep rule keeps, how many each rule keeps. Reads only."""
+    report: dict[str, KindReport] = {}
+    with connection.cursor() as cursor:
+        for kind in KINDS:
+            cursor.execute(_REPORT_SQL[kind], [project.pk])
+            counts = dict(cursor.fetchall())
+            would_go = counts.pop("", 0)
+            report[kind] = KindReport(would_go=would_go, kept=dict(sorted(counts.items())))
+    return report
+
+
+def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: int = BATCH,
+                   rounds: int = ROUNDS) -> dict[str, int]:
+    """Remove what the project's policy lets go and no keep rule keeps, in bounded rounds.
+
+    1. Each round is one transaction: per kind, one DELETE of at most `batch` rows (the prune function
+       re-reads the keep rules in that statement), then one audit entry `retention.pruned` with the round's
+       counts. A pass killed between rounds leaves whole rounds behind, each audited; the next pass carries on.
+    2. Stop after a round that removed nothing, or after `rounds` rounds (the next pass goes on).
+    Returns the rows removed per kind.
+    """
+    if batch < 1 or rounds < 1:
+        raise ValidationFailed("batch and rounds are 1 or more.", code="invalid_retention")
+    total = dict.fromkeys(KINDS, 0)
+    policy = retention_policy_of(project)
+    if policy is None:
+        return total
+    for round_no in range(1, rounds + 1):
+        with transaction.atomic(), connection.cursor() as cursor:
+            removed = {}
+            for kind in KINDS:
+                cursor.execute("SELECT harness_retention_prune(%s, %s, %s)", [project.pk, kind, batch])
+                removed[kind] = cursor.fetchone()[0]
+                faults.point(f"retention.{kind}")  # a test kills the pass here: the round rolls back whole
+            if not any(removed.values()):
+                break
+            audit_record(project=project, actor=actor, action="retention.pruned", target=policy,
+                         data={"round": round_no, "removed": removed, "batch": batch})
+        for kind, count in removed.items():
+            total[kind] += count
+    return total
+
+
+def retention_pass_all(*, batch: int = BATCH, rounds: int = ROUNDS) -> dict[str, dict[str, int]]:
+    """One pass for every project that has a policy (beat's job)."""
+    done: dict[str, dict[str, int]] = {}
+    for project in Project.objects.filter(retention_policy__isnull=False).order_by("pk"):
+        done[project.slug] = retention_pass(project=project, batch=batch, rounds=rounds)
+    return done
+
+
+def report_as_json(report: dict[str, KindReport]) -> dict[str, Any]:
+    return {kind: {"would_go": part.would_go, "kept": part.kept} for kind, part in report.items()}
