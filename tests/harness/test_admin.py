@@ -96,3 +96,27 @@ def test_the_admin_trims_and_compacts_a_sessions_history_through_the_service(adm
     refused = admin_client.post(url, {"operation": "compact", "first_seq": 1, "last_seq": 2, "summary": "x",
                                       "role": "system", "confirm": "on"}, follow=True)
     assert "No item has a seq between 1 and 2" in refused.content.decode()
+
+
+def test_the_admin_sets_a_retention_policy_through_the_service_shows_its_dry_run_and_runs_a_pass(
+    admin_client, project,
+):
+    from harness.models import AuditEntry
+    from runs_app.models import RetentionPolicy
+    from sessions_app.models import SessionItem
+    from sessions_app.services import session_items_append
+
+    session = factories.make_session(project)
+    session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": i} for i in range(3)])
+    added = admin_client.post("/admin/runs_app/retentionpolicy/add/", {"project": project.pk, "items_keep_last": 1})
+    assert added.status_code == 302
+    policy = RetentionPolicy.objects.get(project=project)
+    assert policy.items_keep_last == 1 and policy.events_keep_last is None
+    assert AuditEntry.objects.get(action="retention.policy_set").actor == "user:root"
+
+    page = admin_client.get(f"/admin/runs_app/retentionpolicy/{policy.pk}/change/").content.decode()
+    assert "items: would remove 2; kept: none" in page
+    ran = admin_client.post("/admin/runs_app/retentionpolicy/", {"action": "run_pass", "_selected_action": [policy.pk]})
+    assert ran.status_code == 302
+    assert list(SessionItem.objects.filter(session=session).values_list("seq", flat=True)) == [3]
+    assert AuditEntry.objects.get(action="retention.pruned").actor == "user:root"
