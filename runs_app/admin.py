@@ -2,8 +2,8 @@ from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
 from django.forms import ModelForm
-from django.utils.html import format_html_join
 from django.http import HttpRequest
+from django.utils.html import format_html_join
 
 from harness.actors import Actor
 from harness.admin_helpers import AppendOnlyAdmin, transition_actions

@@ -57,7 +57,8 @@ def retention_policy_set(*, project: Project, actor: Actor, settings: dict[str, 
         raise ValidationFailed(f"Unknown retention setting(s): {', '.join(unknown)}.", code="invalid_retention")
     values = {name: settings.get(name) for name in FIELDS}
     for name, value in values.items():
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SETTING):
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if value is not None and not (whole and 0 <= value <= MAX_SETTING):
             raise ValidationFailed(f"{name} is a whole number from 0 or empty.", code="invalid_retention")
     with transaction.atomic():
         policy = RetentionPolicy.objects.select_for_update().filter(project=project).first()

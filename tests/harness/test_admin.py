@@ -107,7 +107,8 @@ def test_the_admin_sets_a_retention_policy_through_the_service_shows_its_dry_run
     from sessions_app.services import session_items_append
 
     session = factories.make_session(project)
-    session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": i} for i in range(3)])
+    session_items_append(project=project, session_id=session.pk,
+                         items=[{"role": "user", "content": i} for i in range(3)])
     added = admin_client.post("/admin/runs_app/retentionpolicy/add/", {"project": project.pk, "items_keep_last": 1})
     assert added.status_code == 302
     policy = RetentionPolicy.objects.get(project=project)

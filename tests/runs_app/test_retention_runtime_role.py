@@ -43,12 +43,11 @@ def test_a_pass_as_the_runtime_role_prunes_history_only_through_the_prune_functi
     retention_policy_set(project=project, actor=Actor.for_agent("rr"),
                          settings={"events_keep_last": 1, "checkpoints_keep_last": 0})
 
-    with psycopg.connect(_url_as(ROLE), autocommit=True) as raw:
-        with raw.transaction():
-            raw.execute("SET LOCAL harness.history_delete = 'on'")
-            # It may delete checkpoints (a LangGraph thread's), but the trigger refuses these: not its door.
-            with pytest.raises(psycopg.Error, match="refused"):
-                raw.execute("DELETE FROM runs_app_checkpoint WHERE id = %s", [branch.pk])
+    with psycopg.connect(_url_as(ROLE), autocommit=True) as raw, raw.transaction():
+        raw.execute("SET LOCAL harness.history_delete = 'on'")
+        # It may delete checkpoints (a LangGraph thread's), but the trigger refuses these: not its door.
+        with pytest.raises(psycopg.Error, match="refused"):
+            raw.execute("DELETE FROM runs_app_checkpoint WHERE id = %s", [branch.pk])
 
     done = subprocess.run([sys.executable, "manage.py", "retention", "--project", project.slug], cwd=ROOT,
                           env=child_env(DATABASE_URL=_url_as(ROLE)), capture_output=True, text=True, timeout=120)
