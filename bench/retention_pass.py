@@ -120,7 +120,8 @@ def appender(project_id: int) -> Any:
     """Each client appends to a session of its own (made in setup), one item a call."""
     def setup(index: int) -> dict[str, Any]:
         project = Project.objects.get(pk=project_id)
-        return {"project": project, "session": session_create(project=project, role="writer", memory_policy="bounded").pk}
+        session = session_create(project=project, role="writer", memory_policy="bounded")
+        return {"project": project, "session": session.pk}
 
     def op(state: dict[str, Any]) -> None:
         session_items_append(project=state["project"], session_id=state["session"],
@@ -156,7 +157,8 @@ def resumer(project_id: int) -> Any:
 def _passes(project_id: int, out: Any) -> None:
     connections.close_all()
     project = Project.objects.get(pk=project_id)
-    started, removed, passes = time.perf_counter(), {}, 0
+    started, passes = time.perf_counter(), 0
+    removed: dict[str, int] = {}
     while True:
         done = retention_pass(project=project)
         passes += 1

@@ -229,7 +229,9 @@ class RetentionPolicyAdmin(admin.ModelAdmin[RetentionPolicy]):
              for kind, part in report.items()),
         )
 
-    def save_model(self, request: HttpRequest, obj: RetentionPolicy, form: ModelForm, change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: RetentionPolicy, form: ModelForm[RetentionPolicy], change: bool
+    ) -> None:
         saved = retention_policy_set(project=obj.project, actor=Actor.of(request.user),
                                      settings={name: getattr(obj, name) for name in FIELDS})
         obj.pk = saved.pk
