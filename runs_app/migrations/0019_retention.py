@@ -3,7 +3,10 @@
 1. `runs_app_retentionpolicy`: per project, by kind, a maximum age in days and a count to keep.
 2. One function per kind, `harness_retention_<kind>(project)`: the rows the policy lets go (older than the
    age, or beyond the newest `keep_last` of their scope), each with `kept_by`, the first keep rule that holds
-   (NULL: nothing keeps it). The dry run counts these rows; the pass deletes the ones whose `kept_by` is NULL.
+   (NULL: nothing keeps it). Each large rule is a LEFT JOIN to the project's set (live runs, runs' last
+   checkpoints, the kept lineage...), a hash join once per statement, rather than a correlated EXISTS:
+   runs' `last_checkpoint` has no index (it keeps pointer updates HOT), and a lookup per row made a pass
+   quadratic. The small sets (pending approvals' sessions) stay `IN` subqueries. The dry run counts these rows; the pass deletes the ones whose `kept_by` is NULL.
    Both read the same function, so they cannot disagree.
 3. `harness_retention_prune(project, kind, limit)`: deletes at most `limit` rows of one kind that nothing
    keeps, in one statement. SECURITY DEFINER and owned by the tables' owner (the role migrating), with
@@ -30,24 +33,25 @@ LIVE = "NOT IN ('succeeded', 'failed', 'cancelled')"
 
 FUNCTIONS = f"""
 CREATE FUNCTION harness_retention_items(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE AS $$
+RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
 SELECT x.id,
        CASE
-         WHEN EXISTS (SELECT 1 FROM runs_app_run r WHERE r.id = x.run_id AND r.status {LIVE}) THEN 'run_live'
-         WHEN EXISTS (SELECT 1 FROM runs_app_approvalrequest a JOIN runs_app_run r ON r.id = a.run_id
-                       WHERE r.session_id = x.session_id AND a.status = 'pending')
-          AND (x.seq >= (SELECT min(n.seq) FROM (SELECT j.seq FROM sessions_app_sessionitem j
-                                                 WHERE j.session_id = x.session_id
-                                                 ORDER BY j.seq DESC LIMIT 10) n)
-               OR EXISTS (SELECT 1 FROM runs_app_approvalrequest a JOIN runs_app_run r ON r.id = a.run_id
-                            JOIN memory_app_contextsnapshot c ON c.run_id = r.id
-                           WHERE r.session_id = x.session_id AND a.status = 'pending'
-                             AND jsonb_typeof(c.item_seqs) = 'array'
-                             AND c.item_seqs @> to_jsonb(x.seq)))
+         WHEN lr.id IS NOT NULL THEN 'run_live'
+         WHEN CASE WHEN x.session_id IN (SELECT r.session_id FROM runs_app_approvalrequest a
+                                           JOIN runs_app_run r ON r.id = a.run_id
+                                          WHERE a.project_id = p_project AND a.status = 'pending')
+                   THEN x.seq >= (SELECT min(n.seq) FROM (SELECT j.seq FROM sessions_app_sessionitem j
+                                                           WHERE j.session_id = x.session_id
+                                                           ORDER BY j.seq DESC LIMIT 10) n)
+                        OR (x.session_id, x.seq) IN (
+                            SELECT r.session_id, (jsonb_array_elements_text(c.item_seqs))::bigint
+                              FROM runs_app_approvalrequest a JOIN runs_app_run r ON r.id = a.run_id
+                              JOIN memory_app_contextsnapshot c ON c.run_id = r.id
+                             WHERE a.project_id = p_project AND a.status = 'pending'
+                               AND jsonb_typeof(c.item_seqs) = 'array')
+                   ELSE false END
            THEN 'shown_by_pending_approval'
-         WHEN EXISTS (SELECT 1 FROM memory_app_memoryrecord m
-                       WHERE m.source_session_id = x.session_id AND m.source_item_seq = x.seq
-                         AND m.status IN ('active', 'held')) THEN 'memory_provenance'
+         WHEN mp.session_id IS NOT NULL THEN 'memory_provenance'
        END,
        x.id
   FROM (SELECT i.id, i.session_id, i.seq, i.run_id,
@@ -60,11 +64,17 @@ SELECT x.id,
           JOIN sessions_app_session s ON s.id = i.session_id
           JOIN runs_app_retentionpolicy p ON p.project_id = s.project_id
          WHERE s.project_id = p_project) x
+  LEFT JOIN (SELECT r.id FROM runs_app_run r WHERE r.project_id = p_project AND r.status {LIVE}) lr
+         ON lr.id = x.run_id
+  LEFT JOIN (SELECT DISTINCT m.source_session_id AS session_id, m.source_item_seq AS seq
+               FROM memory_app_memoryrecord m
+              WHERE m.project_id = p_project AND m.status IN ('active', 'held') AND m.source_item_seq IS NOT NULL) mp
+         ON mp.session_id = x.session_id AND mp.seq = x.seq
  WHERE x.expired
 $$;
 
 CREATE FUNCTION harness_retention_events(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE AS $$
+RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
 SELECT x.id, CASE WHEN x.status {LIVE} THEN 'run_live' END, x.id
   FROM (SELECT e.id, r.status,
                (p.events_max_age_days IS NOT NULL
@@ -80,7 +90,7 @@ SELECT x.id, CASE WHEN x.status {LIVE} THEN 'run_live' END, x.id
 $$;
 
 CREATE FUNCTION harness_retention_snapshots(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE AS $$
+RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
 SELECT x.id, CASE WHEN x.status {LIVE} THEN 'run_live' END, x.id
   FROM (SELECT c.id, r.status,
                (p.snapshots_max_age_days IS NOT NULL
@@ -96,10 +106,10 @@ SELECT x.id, CASE WHEN x.status {LIVE} THEN 'run_live' END, x.id
 $$;
 
 CREATE FUNCTION harness_retention_effects(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE AS $$
+RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
 SELECT x.id,
        CASE
-         WHEN EXISTS (SELECT 1 FROM runs_app_run r WHERE r.id = x.run_id AND r.status {LIVE}) THEN 'run_live'
+         WHEN lr.id IS NOT NULL THEN 'run_live'
          WHEN x.status NOT IN ('consumed', 'refused', 'abandoned') THEN 'effect_not_consumed'
        END,
        x.id
@@ -112,25 +122,23 @@ SELECT x.id,
           FROM runs_app_externaleffect f
           JOIN runs_app_retentionpolicy p ON p.project_id = f.project_id
          WHERE f.project_id = p_project) x
+  LEFT JOIN (SELECT r.id FROM runs_app_run r WHERE r.project_id = p_project AND r.status {LIVE}) lr
+         ON lr.id = x.run_id
  WHERE x.expired
 $$;
 
 CREATE FUNCTION harness_retention_checkpoints(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE AS $$
-WITH RECURSIVE judged AS (
+RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
+WITH RECURSIVE live AS (
+    SELECT r.id, r.task_id FROM runs_app_run r WHERE r.project_id = p_project AND r.status {LIVE}
+), judged AS (
     SELECT x.id, x.parent_id, x.depth, x.expired,
            CASE
-             WHEN EXISTS (SELECT 1 FROM runs_app_run r WHERE r.id = x.run_id AND r.status {LIVE})
-               OR EXISTS (SELECT 1 FROM runs_app_run r WHERE r.task_id = x.task_id AND r.status {LIVE})
-               THEN 'run_live'
-             WHEN EXISTS (SELECT 1 FROM runs_app_approvalrequest a WHERE a.id = x.approval_id AND a.status = 'pending')
-               THEN 'shown_by_pending_approval'
-             WHEN EXISTS (SELECT 1 FROM runs_app_task t WHERE t.latest_checkpoint_id = x.id)
-               THEN 'task_latest_checkpoint'
-             WHEN EXISTS (SELECT 1 FROM runs_app_run r WHERE r.last_checkpoint_id = x.id)
-               THEN 'run_last_checkpoint'
-             WHEN EXISTS (SELECT 1 FROM runs_app_nodeexecution n WHERE n.checkpoint_id = x.id)
-               THEN 'node_execution'
+             WHEN lr.id IS NOT NULL OR lt.task_id IS NOT NULL THEN 'run_live'
+             WHEN pa.id IS NOT NULL THEN 'shown_by_pending_approval'
+             WHEN tl.id IS NOT NULL THEN 'task_latest_checkpoint'
+             WHEN rl.id IS NOT NULL THEN 'run_last_checkpoint'
+             WHEN ne.id IS NOT NULL THEN 'node_execution'
            END AS own_rule
       FROM (SELECT c.id, c.parent_id, c.depth, c.run_id, c.task_id, c.approval_id,
                    (p.checkpoints_max_age_days IS NOT NULL
@@ -141,16 +149,25 @@ WITH RECURSIVE judged AS (
               FROM runs_app_checkpoint c
               JOIN runs_app_retentionpolicy p ON p.project_id = c.project_id
              WHERE c.project_id = p_project) x
+      LEFT JOIN live lr ON lr.id = x.run_id
+      LEFT JOIN (SELECT DISTINCT l.task_id FROM live l WHERE l.task_id IS NOT NULL) lt ON lt.task_id = x.task_id
+      LEFT JOIN (SELECT a.id FROM runs_app_approvalrequest a WHERE a.project_id = p_project AND a.status = 'pending')
+                pa ON pa.id = x.approval_id
+      LEFT JOIN (SELECT DISTINCT t.latest_checkpoint_id AS id FROM runs_app_task t
+                  WHERE t.project_id = p_project AND t.latest_checkpoint_id IS NOT NULL) tl ON tl.id = x.id
+      LEFT JOIN (SELECT DISTINCT r.last_checkpoint_id AS id FROM runs_app_run r
+                  WHERE r.project_id = p_project AND r.last_checkpoint_id IS NOT NULL) rl ON rl.id = x.id
+      LEFT JOIN (SELECT DISTINCT n.checkpoint_id AS id FROM runs_app_nodeexecution n
+                   JOIN runs_app_run r ON r.id = n.run_id
+                  WHERE r.project_id = p_project AND n.checkpoint_id IS NOT NULL) ne ON ne.id = x.id
 ), anchored (id, parent_id) AS (
     SELECT j.id, j.parent_id FROM judged j WHERE NOT j.expired OR j.own_rule IS NOT NULL
     UNION
     SELECT c.id, c.parent_id FROM runs_app_checkpoint c JOIN anchored a ON c.id = a.parent_id
 )
-SELECT j.id,
-       coalesce(j.own_rule, CASE WHEN EXISTS (SELECT 1 FROM anchored a WHERE a.id = j.id)
-                                 THEN 'lineage_of_kept' END),
-       -j.depth::bigint
+SELECT j.id, coalesce(j.own_rule, CASE WHEN k.id IS NOT NULL THEN 'lineage_of_kept' END), -j.depth::bigint
   FROM judged j
+  LEFT JOIN (SELECT DISTINCT a.id FROM anchored a) k ON k.id = j.id
  WHERE j.expired
 $$;
 
