@@ -19,7 +19,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from harness.actors import Actor
 from harness.errors import ConflictError, DomainError, Forbidden
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, console_roles, project_ids, render_page, role_required
+from harness.views import ConsoleRequest, console_page, project_ids, project_roles, render_page, role_required
 from runs_app import selectors as sel
 from runs_app.forms import ApprovalExtendForm, RunActionForm
 from runs_app.machines import RUN_MACHINE
@@ -174,7 +174,7 @@ approval_extend_view = _approval_action(ApprovalAction.EXTEND)
 def offered_run_actions(request: ConsoleRequest, run: Run) -> list[tuple[str, str, str]]:
     """The actions the run inspector offers an operator (action, label, preview URL): those whose preview
     would not refuse outright. The preview itself, on a click, is the plan's word."""
-    if not console_roles(request)[Role.OPERATOR] or run.status in RUN_MACHINE.terminal:
+    if not project_roles(request, run.project_id)[Role.OPERATOR] or run.status in RUN_MACHINE.terminal:
         return []
     offered = [RunAction.CANCEL]
     if run.status == RunStatus.BLOCKED:

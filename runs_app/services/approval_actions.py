@@ -103,6 +103,8 @@ def _locked(*, project: Project | int, approval_id: int, actor: Actor, reason: s
     project_id = project if isinstance(project, int) else project.pk
     if not user_can_see_project(user, project_id):
         raise NotFoundError(f"Approval {approval_id} does not exist.")
+    if not user_has_role(user, Role.REVIEWER, project_id):  # the role in the approval's project (issue 17)
+        raise Forbidden("Only reviewers of the approval's project cancel or extend it.", code="not_a_reviewer")
     if not reason or len(reason) > REASON_MAX:
         raise ValidationFailed(f"A reason of 1 to {REASON_MAX} characters is required.", code="reason_required")
     approval = ApprovalRequest.objects.select_for_update().filter(project_id=project_id, pk=approval_id).first()

@@ -243,6 +243,8 @@ def _operator_runs(actor: Actor, project: Project | int) -> Any:
     project_id = project if isinstance(project, int) else project.pk
     if not user_can_see_project(user, project_id):
         raise NotFoundError("The run does not exist.")
+    if not user_has_role(user, Role.OPERATOR, project_id):  # the role in the run's project (issue 17)
+        raise Forbidden("Only operators of the run's project act on it.", code="not_an_operator")
     return Run.objects.filter(project_id=project_id)
 
 

@@ -227,3 +227,27 @@ def test_assignment_follows_the_per_project_roles(scene: Scene, other_scene: Sce
     assert ApprovalRequest.objects.get(pk=other_scene.approval.pk).assigned_to is None
     assert _assign(paula, other_scene, "rob").status_code == 302
     assert ApprovalRequest.objects.get(pk=other_scene.approval.pk).assigned_to is None
+
+
+def test_run_and_approval_actions_follow_the_per_project_roles(scene: Scene, other_scene: Scene,  # type: ignore[no-untyped-def]
+                                                               project, other_project) -> None:
+    from runs_app.models import Run, RunStatus
+
+    olga = factories.make_user("olga")  # operator and reviewer in `project`, only a reader in `other_project`
+    Membership.objects.create(user=olga, project=project, roles=["operator", "reviewer"])
+    Membership.objects.create(user=olga, project=other_project, roles=[])
+    client = Client()
+    client.force_login(olga)
+    theirs = other_scene.run
+    inspector = client.get(reverse("runs:run_inspector", args=[theirs.pk])).content.decode()
+    assert reverse("runs:run_cancel", args=[theirs.pk]) not in inspector
+    response = client.post(reverse("runs:run_cancel", args=[theirs.pk]),
+                           {"version": theirs.version, "reason": "not mine"})
+    assert response.status_code == 403
+    assert Run.objects.get(pk=theirs.pk).status != RunStatus.CANCELLED
+    response = client.post(reverse("runs:approval_cancel", args=[other_scene.approval.pk]),
+                           {"version": other_scene.approval.version, "reason": "not mine"})
+    assert response.status_code == 403
+    assert ApprovalRequest.objects.get(pk=other_scene.approval.pk).status == ApprovalStatus.PENDING
+    mine = client.get(reverse("runs:run_inspector", args=[scene.run.pk])).content.decode()
+    assert reverse("runs:run_cancel", args=[scene.run.pk]) in mine
