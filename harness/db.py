@@ -86,7 +86,7 @@ def fetch_instance(model: type[_M], sql: str, params: Any) -> _M | None:
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
-        names = [column[0] for column in cursor.description] if row is not None else []
+        names = _column_names(sql, cursor) if row is not None else ()
     if row is None:
         return None
     by_name = dict(zip(names, row, strict=True))
@@ -101,6 +101,21 @@ def fetch_instance(model: type[_M], sql: str, params: Any) -> _M | None:
             attnames.append(attname)
             values.append(value)
     return model.from_db(connection.alias, attnames, values)
+
+
+# A statement's text fixes its result's columns (they are named in it, never `*` of a table): read from the
+# cursor once. `cursor.description` builds an object per column on every call, a hundred for a run's row.
+_NAMES: dict[str, tuple[str, ...]] = {}
+_NAMES_KEPT = 512  # statements built at run time (a compiled ORM UPDATE) are few shapes; past this, not kept
+
+
+def _column_names(sql: str, cursor: CursorWrapper) -> tuple[str, ...]:
+    names = _NAMES.get(sql)
+    if names is None:
+        names = tuple(column[0] for column in cursor.description)
+        if len(_NAMES) < _NAMES_KEPT:
+            _NAMES[sql] = names
+    return names
 
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -14,7 +14,7 @@ from typing import Any
 from harness.actors import Actor
 from harness.canonical import digest
 from harness.db import columns, fetch_instance
-from runs_app.models import Handoff, HandoffStatus, RunStatus
+from runs_app.models import Handoff, HandoffStatus
 from runs_app.services import handoff_consume
 from worker import faults
 from worker.state import Resume, StepFailed
@@ -70,9 +70,6 @@ def consume(r: Resume) -> dict[str, Any]:
                "result_hash": handoff.result_hash, "packet_fingerprint": handoff.packet_fingerprint,
                "receipt": handoff.receipt, "by": handoff.returned_by,
                "independent": (handoff.independence or {}).get("counts")}
-    updates: dict[str, Any] = {"bound_result": r.bound}
-    if not r.worker_driven:
-        updates.update(lease_owner="", lease_expires_at=None)
-    r.move = {"to": RunStatus.RUNNING, "updates": updates, "hand_back": not r.worker_driven}
+    r.move = {"bound": r.bound, "clear_approval": False, "hand_back": not r.worker_driven}
     return {"handoff": handoff.pk, "receipt": handoff.receipt,
             "driven_by": "worker" if r.worker_driven else "agent"}

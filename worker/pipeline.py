@@ -21,7 +21,6 @@ honours idempotency keys, asked about when the adapter can look it up by key, an
 person (the run blocks at `unknown_effect`; worker.steps.bind_result).
 """
 
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -30,7 +29,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models.expressions import RawSQL
 
 from harness.actors import Actor
 from harness.errors import ConflictError
@@ -41,6 +39,7 @@ from runs_app.models import (
     RunStatus,
 )
 from runs_app.services import (
+    run_bind_result,
     run_metrics_merge,
     run_reblock,
     run_release,
@@ -119,17 +118,17 @@ def _committing(r: Resume) -> Iterator[None]:
 
 def _move_on(r: Resume, started: float) -> None:
     """The binding transaction's one write of the run: the move `continue` decided, the trace collected
-    so far and (for a run handed back to its agent, where nothing follows) the metrics, in one statement."""
+    so far and (for a run handed back to its agent, where nothing follows) the metrics, in one prepared
+    statement (runs_app.services.run_bind_result)."""
     if r.move is None:  # nothing to bind (a plain `continue` resume): the trace is flushed at commit
         return
     move, r.move = r.move, None
-    updates = dict(move["updates"])
-    if move["hand_back"]:
-        updates["metrics"] = _metrics_merged(r, started, "", settle=True)
     events, r.events = r.events, []
     try:
-        r.run = run_transition(project=r.project_id, run_id=r.run_id, to=move["to"], expected_version=None,
-                               lease_owner=r.owner, actor=Actor.for_worker(r.owner), updates=updates, events=events)
+        r.run = run_bind_result(
+            project=r.project_id, run_id=r.run_id, owner=r.owner, bound_result=move["bound"],
+            clear_approval=move["clear_approval"], hand_back=move["hand_back"],
+            metrics=_figures(r, started, "", settle=True) if move["hand_back"] else None, events=events)
     except BaseException:
         r.events = events + r.events  # not written: the transaction rolls back with them (worker.pipeline._committing)
         raise
@@ -277,9 +276,9 @@ def _metrics(r: Resume, started: float, failure: str) -> None:
     r.metrics_written = True
 
 
-def _metrics_merged(r: Resume, started: float, failure: str, *, settle: bool) -> RawSQL:
-    """The run's metrics with the resume's figures merged in, as an expression of the UPDATE that moves the
-    run on (the node count is counted inside it); usage is the claimed row's (r.run, current under our lease).
+def _figures(r: Resume, started: float, failure: str, *, settle: bool) -> dict[str, Any]:
+    """The resume's figures, merged into the run's metrics by the statement that moves the run on (which counts
+    the node executions as `steps`); usage is the claimed row's (r.run, current under our lease).
 
     `settle`: the resume finished and hands the run back, so its starts and attempts are settled (the
     limits count only the ones after: a run that asks for approval many times is never "attempted too
@@ -292,9 +291,4 @@ def _metrics_merged(r: Resume, started: float, failure: str, *, settle: bool) ->
     if settle:
         figures.update(settled_starts=int(metrics.get("starts") or 0),
                        settled_attempts=int(metrics.get("attempts") or 0))
-    # A constant statement; the figures are a bound parameter.
-    return RawSQL(_METRICS_MERGED_SQL, (NodeExecution.Status.SUCCEEDED, json.dumps(figures)))  # noqa: S611
-
-
-_METRICS_MERGED_SQL = """metrics || jsonb_build_object('steps', (
-    SELECT count(*) FROM runs_app_nodeexecution n WHERE n.run_id = runs_app_run.id AND n.status = %s)) || %s::jsonb"""
+    return figures

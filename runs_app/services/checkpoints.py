@@ -8,7 +8,7 @@ from harness.db import api_time_sql, prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
-from runs_app.models import ApprovalRequest, Checkpoint, Run, RunStatus, Task
+from runs_app.models import Checkpoint, Run, RunStatus, Task
 from runs_app.services.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
 
 LANGGRAPH_THREAD_MODE = "langgraph"  # runs_app.services.threads.THREAD_TASK_MODE (which imports this module)
@@ -169,8 +169,6 @@ def _checkpoint_write(
                 "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
             )
         depth = parent_depth + 1
-    if approval_id is not None and not ApprovalRequest.objects.filter(project_id=project_id, pk=approval_id).exists():
-        raise NotFoundError(f"Approval {approval_id} does not exist.")
     body = {
         "run": run_id, "task": task_id, "parent_hash": parent_hash,
         "cursor": cursor or {}, "state": state or {}, "artifact_fingerprints": artifact_fingerprints or {},
@@ -183,6 +181,7 @@ def _checkpoint_write(
         authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
         resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
     )
+    # The approval named is checked inside the write (it exists in this project, or nothing is written).
     run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id, claim)
     if run_id is not None and not run_updated:
         current = Run.objects.filter(pk=run_id).values("status", "version").get()
@@ -217,7 +216,10 @@ WITH facts AS (
        AND (%(run)s::bigint IS NULL OR EXISTS (
                SELECT 1 FROM runs_app_run r
                 WHERE r.id = %(run)s AND r.project_id = %(project)s
-                  AND r.task_id IS NOT DISTINCT FROM %(run_task)s::bigint)) AS ok
+                  AND r.task_id IS NOT DISTINCT FROM %(run_task)s::bigint)) AS ok,
+           (%(approval)s::bigint IS NULL OR EXISTS (
+               SELECT 1 FROM runs_app_approvalrequest a
+                WHERE a.id = %(approval)s AND a.project_id = %(project)s)) AS approval_ok
 ), fence AS (
     SELECT id FROM runs_app_run
      WHERE id = %(run)s
@@ -230,7 +232,7 @@ WITH facts AS (
     SELECT %(project)s, %(run)s, %(task)s, %(parent)s, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
         %(fingerprints)s::jsonb, %(authority)s, %(gate)s::jsonb, %(approval)s, %(policy)s, %(schema)s, %(depth)s,
         %(hash)s, now()
-     WHERE (SELECT ok FROM facts) AND (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM fence))
+     WHERE (SELECT ok AND approval_ok FROM facts) AND (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM fence))
     RETURNING id, created_at, content_hash
 ), run_updated AS (
     UPDATE runs_app_run
@@ -243,7 +245,8 @@ WITH facts AS (
      WHERE id = %(task)s AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), claim AS (""" + claim_sql(_CHECKPOINT_REPLY) + """)
-SELECT facts.ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated) FROM facts LEFT JOIN ins ON true
+SELECT facts.ok, facts.approval_ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated)
+  FROM facts LEFT JOIN ins ON true
 """  # noqa: S608 - the text put in is harness.idempotency's and this module's own SQL
 
 
@@ -260,7 +263,9 @@ def _checkpoint_insert(
     }
     with prepared_cursor() as cursor:
         execute_claimed(cursor, _CHECKPOINT_SQL, params, claim)
-        facts_ok, pk, created_at, run_rows = cursor.fetchone()
+        facts_ok, approval_ok, pk, created_at, run_rows = cursor.fetchone()
+    if not approval_ok:
+        raise NotFoundError(f"Approval {cp.approval_id} does not exist.")
     if not facts_ok:
         raise _FactsChanged
     if pk is None:  # the lease was not held: nothing was written

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Func, JSONField, Q, QuerySet, Value
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -155,6 +156,71 @@ def run_transition(
         if checkpoint is not None:
             run.last_checkpoint_id = checkpoint.pk
         return run
+
+
+def run_bind_result(
+    *, project: Project | int, run_id: int, owner: str, bound_result: dict[str, Any], clear_approval: bool,
+    hand_back: bool, metrics: dict[str, Any] | None, events: list[tuple[str, dict[str, Any]]],
+) -> Run:
+    """The resume's binding move (worker.pipeline): the run, leased by the worker `owner`, goes back to `running`
+    with `bound_result` set, in one prepared statement, as `run_transition` would move it (the same table,
+    the worker's edge, the lease guard, `events` then `status.running` appended with the next seqs).
+
+    `clear_approval`: the pending approval is answered (pending_approval = NULL). `hand_back`: the lease is
+    released in the same write (the agent continues). `metrics`: figures merged into `Run.metrics`, with
+    `steps` (the run's succeeded node executions) counted by the statement. A refused move takes
+    `run_transition`'s path, which says why (404, 409 illegal, lease lost).
+    """
+    project_id = project if isinstance(project, int) else project.pk
+    appended = [*events, (f"status.{RunStatus.RUNNING}", {})]
+    if any(not kind or len(kind) > 64 for kind, _ in appended):
+        raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
+    now = timezone.now()
+    run = fetch_instance(Run, _BIND_SQL, {
+        "to": RunStatus.RUNNING, "bound": json.dumps(bound_result), "clear": clear_approval, "release": hand_back,
+        "figures": None if metrics is None else json.dumps(metrics), "succeeded": NodeExecution.Status.SUCCEEDED,
+        "n": len(appended), "now": now, "rid": run_id, "pid": project_id, "owner": owner,
+        "sources": sorted(RUN_MACHINE.sources_of(RunStatus.RUNNING, "worker")),
+        "kinds": [kind for kind, _ in appended], "data": [json.dumps(data or {}) for _, data in appended],
+    })
+    if run is not None:
+        return run
+    updates: dict[str, Any] = {"bound_result": bound_result}
+    if clear_approval:
+        updates["pending_approval"] = None
+    if hand_back:
+        updates.update(lease_owner="", lease_expires_at=None)
+    if metrics is not None:
+        updates["metrics"] = RawSQL(_METRICS_STEPS_SQL, (NodeExecution.Status.SUCCEEDED, json.dumps(metrics)))  # noqa: S611
+    return run_transition(project=project_id, run_id=run_id, to=RunStatus.RUNNING, expected_version=None,
+                          lease_owner=owner, actor=Actor.for_worker(owner), updates=updates, events=events)
+
+
+# The run's metrics with `figures` merged in and its succeeded node executions counted as `steps`.
+_METRICS_STEPS_SQL = """metrics || jsonb_build_object('steps', (
+    SELECT count(*) FROM runs_app_nodeexecution n WHERE n.run_id = runs_app_run.id AND n.status = %s)) || %s::jsonb"""
+_BIND_SQL = """
+WITH t AS (
+UPDATE runs_app_run
+   SET status = %(to)s, version = version + 1, bound_result = %(bound)s::jsonb,
+       pending_approval_id = CASE WHEN %(clear)s THEN NULL ELSE pending_approval_id END,
+       blocked_step = '', failure_category = '',
+       lease_owner = CASE WHEN %(release)s THEN '' ELSE lease_owner END,
+       lease_expires_at = CASE WHEN %(release)s THEN NULL ELSE lease_expires_at END,
+       metrics = CASE WHEN %(figures)s::jsonb IS NULL THEN metrics ELSE metrics || jsonb_build_object('steps', (
+           SELECT count(*) FROM runs_app_nodeexecution n WHERE n.run_id = runs_app_run.id AND n.status = %(succeeded)s
+       )) || %(figures)s::jsonb END,
+       last_event_seq = last_event_seq + %(n)s, updated_at = %(now)s
+ WHERE id = %(rid)s AND project_id = %(pid)s AND status = ANY(%(sources)s)
+   AND lease_owner = %(owner)s AND lease_expires_at > statement_timestamp()
+""" + returning(Run) + """
+), e AS (
+    INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
+    SELECT t.id, t.last_event_seq - %(n)s + e.ord, e.kind, e.data::jsonb, now()
+      FROM t, unnest(%(kinds)s::text[], %(data)s::text[]) WITH ORDINALITY AS e(kind, data, ord)
+)
+SELECT * FROM t
+"""  # noqa: S608 - the RETURNING list is the model's columns (harness.db.returning); every value is bound
 
 
 def run_reblock(

@@ -5,7 +5,6 @@ from typing import Any
 
 from runs_app.models import (
     FailureCategory,
-    RunStatus,
 )
 from runs_app.services import (
     effect_deliver,
@@ -57,7 +56,6 @@ def run(r: Resume) -> dict[str, Any]:
     if r.bound is None:  # bound above, or by bind_result for a rejection
         raise StepFailed("the decision was not bound to the run")
     gate = r.run.current_node
-    updates: dict[str, Any] = {"bound_result": r.bound, "pending_approval": None}
     if r.worker_driven:  # a task's plan (worker.handlers.is_worker_plan): task_complete_node has its task
         execution = node_execution_start(run=r.run, node=gate or approval.tool)
         if r.approved and not r.abandoned:
@@ -70,10 +68,9 @@ def run(r: Resume) -> dict[str, Any]:
             node_execution_finish(execution=execution, ok=False, error=why,
                                   failure_category=FailureCategory.IRREVERSIBLE if r.abandoned
                                   else FailureCategory.SEMANTIC)
-    else:
-        updates.update(lease_owner="", lease_expires_at=None)
-    # The move itself is the binding transaction's last statement (worker.pipeline._move_on), with the
+    # The move itself (back to running, the result bound, the approval answered and, handed back to the agent,
+    # the lease released) is the binding transaction's last statement (worker.pipeline._move_on), with the
     # trace: the checkpoint after this is still written under our lease.
-    r.move = {"to": RunStatus.RUNNING, "updates": updates, "hand_back": not r.worker_driven}
+    r.move = {"bound": r.bound, "clear_approval": True, "hand_back": not r.worker_driven}
     return {"decision": r.bound["decision"], "receipt": r.bound.get("receipt", ""), "node": gate,
             "driven_by": "worker" if r.worker_driven else "agent"}

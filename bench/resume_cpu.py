@@ -1,0 +1,118 @@
+"""CPU and statements per approval -> resume cycle, in this one process (issue 14, scenario 7's path).
+
+    DATABASE_URL=... .venv/bin/python bench/resume_cpu.py [--cycles 300] [--profile 30]
+
+Builds scenario 7's runs (an agent-driven run at its `publish` gate, checkpointed, a pending approval),
+decides them with their resume messages held back, then resumes each here with `resume_run_by_id`, as the
+worker's task does (no broker, no Celery). Prints the CPU time (process time: the database's own work is not
+in it, and the other processes on the machine disturb it far less than wall time) per decision and per
+resume, and the statements and commits of each. `--profile N` prints the cProfile of the resume's hottest
+functions (by own time), over N more cycles. Every resumed run is checked as scenario 7 checks it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+os.environ.setdefault("HARNESS_DEMO", "1")  # scenario 7's runs call the demo's publish_chapter tool
+
+import django  # noqa: E402
+
+django.setup()
+
+from unittest import mock  # noqa: E402
+
+from django.db import connection  # noqa: E402
+
+import worker.tasks  # noqa: E402
+from bench.scenarios_store import _project  # noqa: E402
+from bench.scenarios_worker import resume_check, reviewer, waiting_run  # noqa: E402
+from harness.actors import Actor  # noqa: E402
+from runs_app.services import approval_decide  # noqa: E402
+from worker.pipeline import resume_run_by_id  # noqa: E402
+
+
+class _Count:
+    """Statements, and commits (a statement outside any atomic block commits on its own)."""
+
+    def __init__(self) -> None:
+        self.statements = self.commits = 0
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        self.statements += 1
+        self.commits += not connection.in_atomic_block
+        return execute(sql, params, many, context)
+
+
+def _decided(n: int) -> list[int]:
+    project = _project()
+    user = reviewer(project)
+    pending = [waiting_run(project, i) for i in range(n)]
+    held: list[int] = []
+    with mock.patch.object(worker.tasks, "enqueue_resume", held.append):
+        for _, approval_id in pending:
+            approval_decide(project=project, approval_id=approval_id, actor=Actor.for_user(user), decision="approve")
+    return held
+
+
+def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None) -> tuple[float, _Count]:
+    count = _Count()
+    commit = connection.commit
+
+    def counted_commit() -> None:
+        count.commits += 1
+        commit()
+
+    cpu = 0.0
+    with mock.patch.object(connection, "commit", counted_commit), connection.execute_wrapper(count):
+        for run_id in run_ids:
+            start = time.process_time()
+            if profiler is not None:
+                profiler.enable()
+            outcome = resume_run_by_id(run_id, owner="worker:bench-cpu:1")
+            if profiler is not None:
+                profiler.disable()
+            cpu += time.process_time() - start
+            if outcome != "done":
+                sys.exit(f"run {run_id}: {outcome}")
+    if not all(resume_check(run_id) for run_id in run_ids):
+        sys.exit("a resumed run does not have its result bound and a new checkpoint")
+    return cpu, count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cycles", type=int, default=300)
+    parser.add_argument("--profile", type=int, default=0, help="cycles to profile after the measured ones")
+    args = parser.parse_args()
+    _resume_all(_decided(20))  # warm: imports, caches, prepared statements
+    rounds, per_round = 5, max(1, args.cycles // 5)
+    cpu, statements, commits, cycles = 0.0, 0, 0, 0
+    for _ in range(rounds):  # build, decide and resume in rounds, so the runs' rows stay few and hot
+        run_ids = _decided(per_round)
+        spent, count = _resume_all(run_ids)
+        cpu, statements, commits, cycles = (cpu + spent, statements + count.statements, commits + count.commits,
+                                            cycles + len(run_ids))
+    print(f"{cycles} resumes: {cpu / cycles * 1000:.2f} ms CPU, {statements / cycles:.1f} statements, "
+          f"{commits / cycles:.1f} commits per resume")
+    if args.profile:
+        profiler = cProfile.Profile(time.process_time)  # CPU, not the waits on the database
+        _resume_all(_decided(args.profile), profiler)
+        stats = pstats.Stats(profiler)
+        stats.sort_stats("tottime").print_stats(25)
+        # The project's own functions by cumulative time: where in the resume the CPU goes.
+        stats.sort_stats("cumulative").print_stats(r"/(worker|runs_app|harness|memory_app|sessions_app)/", 60)
+
+
+if __name__ == "__main__":
+    main()
