@@ -31,7 +31,7 @@ from runs_app.models import (
     Run,
     RunStatus,
 )
-from runs_app.services.runs import run_event_append, run_transition
+from runs_app.services.runs import run_event_append, run_events_append, run_transition
 from runs_app.signals import resume_requested
 
 
@@ -166,36 +166,54 @@ class Resend:
     PERSON = "person"  # a person decided to retry it (`effect_resolve`): spent by this dispatch
 
 
-def effect_dispatch(*, project: Project | int, effect_id: int, resend: str = Resend.NONE) -> ExternalEffect:
+def effect_dispatch(
+    *, project: Project | int, effect_id: int, resend: str = Resend.NONE, run_id: int | None = None,
+    events: list[tuple[str, dict[str, Any]]] | None = None,
+) -> ExternalEffect:
     """Mark the call as about to leave (attempts + 1) before it leaves: a crash after this is `unknown`.
 
     An unknown effect leaves again only with a reason to believe that is safe (`resend`); otherwise the
     write's condition holds only for an intended one, and a refused write is a 409. A person's retry is
     spent by the dispatch (`retry_authorized` back to false in the same statement).
-    One statement on PostgreSQL: the transition's UPDATE returns the dispatched row.
+    One statement on PostgreSQL: the transition's UPDATE returns the dispatched row. `events` are appended
+    to run `run_id` (of this project) with the next seqs in the same statement, and only when the dispatch
+    is written: the resume's trace of the steps before it (worker.steps.bind_result), committed with it.
     """
     allowed = {Resend.NONE: Q(status=EffectStatus.INTENDED),
                Resend.PERSON: Q(status=EffectStatus.INTENDED) | Q(retry_authorized=True),
                Resend.ADAPTER: None}[resend]
+    events = events or []
+    if events and run_id is None:
+        raise ValueError("effect_dispatch: events need the run they belong to (run_id)")
+    if any(not kind or len(kind) > 64 for kind, _ in events):
+        raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
+    project_id = project if isinstance(project, int) else project.pk
     now = timezone.now()
     # The transition as one prepared statement (every resume of an approval dispatches: compiling the ORM's
     # UPDATE each time was a tenth of the resume's CPU); the same sources, conditions and values as below.
     dispatched = fetch_instance(ExternalEffect, _DISPATCH_SQL, {
-        "id": effect_id, "pid": project if isinstance(project, int) else project.pk, "now": now,
+        "id": effect_id, "pid": project_id, "now": now,
         "to": EffectStatus.DISPATCHED, "sources": sorted(EFFECT_MACHINE.sources_of(EffectStatus.DISPATCHED)),
         "resend": resend, "intended": EffectStatus.INTENDED, "adapter": Resend.ADAPTER, "person": Resend.PERSON,
+        "rid": run_id, "n": len(events), "kinds": [kind for kind, _ in events],
+        "data": [json.dumps(data or {}) for _, data in events],
     })
     if dispatched is not None:
         return dispatched
-    # Refused: the table's own path says why (missing, illegal from its state, or the resend not allowed).
-    return cas_transition_row(
+    # Refused: the table's own path says why (missing, illegal from its state, or the resend not allowed) and
+    # writes no event; a dispatch it lets through (the effect changed in between) has them appended after it.
+    effect = cas_transition_row(
         ExternalEffect.objects.filter(project=project), pk=effect_id, machine=EFFECT_MACHINE,
         to=EffectStatus.DISPATCHED, expected_version=None, extra_filter=allowed,
         updates={"attempts": F("attempts") + 1, "dispatched_at": now, "retry_authorized": False},
     )
+    if events and run_id is not None:
+        run_events_append(project=project_id, run_id=run_id, events=events)
+    return effect
 
 
 _DISPATCH_SQL = """
+WITH w AS (
 UPDATE runs_app_externaleffect
    SET status = %(to)s, version = version + 1, attempts = attempts + 1, dispatched_at = %(now)s,
        retry_authorized = false, updated_at = %(now)s
@@ -203,7 +221,17 @@ UPDATE runs_app_externaleffect
    AND (%(resend)s::text = %(adapter)s::text OR status = %(intended)s
         OR (%(resend)s::text = %(person)s::text AND retry_authorized))
 """ + returning(ExternalEffect) + """
-"""
+), bumped AS (
+    UPDATE runs_app_run SET last_event_seq = last_event_seq + %(n)s
+     WHERE id = %(rid)s AND project_id = %(pid)s AND %(n)s > 0 AND EXISTS (SELECT 1 FROM w)
+ RETURNING id, last_event_seq - %(n)s AS base
+), ev AS (
+    INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
+    SELECT bumped.id, bumped.base + e.ord, e.kind, e.data::jsonb, now()
+      FROM bumped, unnest(%(kinds)s::text[], %(data)s::text[]) WITH ORDINALITY AS e(kind, data, ord)
+)
+SELECT * FROM w
+"""  # noqa: S608 - the RETURNING list is the model's columns (harness.db.returning); every value is bound
 
 
 def effect_mark_unknown(*, project: Project | int, effect_id: int) -> ExternalEffect:

@@ -133,7 +133,14 @@ def dispatch(r: Resume) -> dict[str, Any] | None:
         r.dispatched = effect
         r.bind_data = {"effect": effect.pk, "executed": False, "reconciled": True}
         return None
-    r.dispatched = effect_dispatch(project=r.project_id, effect_id=effect.pk, resend=resend)
+    # The trace of the steps before (this transaction's) is written by the dispatch's own statement.
+    events, r.events = r.events, []
+    try:
+        r.dispatched = effect_dispatch(project=r.project_id, effect_id=effect.pk, resend=resend, run_id=r.run_id,
+                                       events=events)
+    except BaseException:
+        r.events = events + r.events  # not written: flushed, or rolled back, with the transaction (worker.pipeline)
+        raise
     r.bind_data = {"effect": effect.pk, "executed": True, "reconciled": reconciled,
                    **({"resend": resend} if reconciled else {})}
     return None
