@@ -21,8 +21,9 @@ everything the session's policy admits, one INSERT of the snapshot with its mani
 its dispatch with the pre-call trace (one statement); the delivery with the effect's own event (one
 statement), and its trace; the lock; the consumption with its event (one statement); the checkpoint (its
 approval checked inside the write); the move. Fewer statements, not fewer writes: the run's row is still
-written eight times (the trace and the effects' events each take the run's next seqs). The transactions stay four: the start count before the load, the dispatch before the
-call, the delivery, the binding (DESIGN.md, "Side effects").
+written eight times (the trace and the effects' events each take the run's next seqs). The transactions
+stay four: the start count before the load, the dispatch before the call, the delivery, the binding
+(DESIGN.md, "Side effects").
 """
 
 from collections.abc import Callable, Iterator
