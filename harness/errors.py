@@ -14,16 +14,24 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
+# Set on a response whose refusal depends on a state a person will change (a frozen project): the Idempotency-Key
+# middleware does not store it, so the same key retried after the change is answered afresh (harness.idempotency).
+NOT_FINAL_ATTR = "harness_not_final"
+
 
 class DomainError(Exception):
     code = "domain_error"
     http_status = 400
+    # A 4xx is the final answer to its request and is replayed under its Idempotency-Key, unless this is False.
+    final = True
 
-    def __init__(self, detail: str, *, code: str | None = None, **extra: Any) -> None:
+    def __init__(self, detail: str, *, code: str | None = None, final: bool | None = None, **extra: Any) -> None:
         super().__init__(detail)
         self.detail = detail
         if code is not None:
             self.code = code
+        if final is not None:
+            self.final = final
         self.extra = extra
 
     def as_dict(self) -> dict[str, Any]:
@@ -46,9 +54,10 @@ class ConflictError(DomainError):
         code: str = "conflict",
         current_status: str | None = None,
         current_version: int | None = None,
+        final: bool | None = None,
         **extra: Any,
     ) -> None:
-        super().__init__(detail, code=code, **extra)
+        super().__init__(detail, code=code, final=final, **extra)
         self.current_status = current_status
         self.current_version = current_version
         if current_status is not None:
@@ -92,7 +101,10 @@ _DRF_CODES = {
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}; a database out of reach is a 503 in it."""
     if isinstance(exc, DomainError):
-        return Response(exc.as_dict(), status=exc.http_status)
+        response = Response(exc.as_dict(), status=exc.http_status)
+        if not exc.final:
+            setattr(response, NOT_FINAL_ATTR, True)
+        return response
     if _is_unique_violation(exc):
         # A client-chosen unique value (a ref) taken by a racing or earlier request: theirs to change.
         return Response({"code": "already_exists", "detail": "A record with this reference already exists."},

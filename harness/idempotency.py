@@ -34,6 +34,7 @@ from harness import faults
 from harness.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, token_from_row
 from harness.canonical import canonical_json
 from harness.db import prepared_cursor
+from harness.errors import NOT_FINAL_ATTR
 from harness.middleware import error_response
 from harness.models import IdempotentRequest
 
@@ -151,7 +152,8 @@ class IdempotencyMiddleware:
        different request is refused (422). The wait is bounded (HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS): past
        it the duplicate is answered 409 `idempotency_in_progress` with Retry-After, and nothing was done.
     4. 2xx and final 4xx replies are stored and replayed. A 5xx rolls the work back with the key; a
-       reply that is not final (`_RETRY_LATER`) or not storable (not JSON) commits the work and releases
+       reply that is not final (`_RETRY_LATER`, or a refusal marked not final such as 409
+       project_frozen: harness.errors.NOT_FINAL_ATTR) or not storable (not JSON) commits the work and releases
        the key, so it is answered afresh.
     """
 
@@ -259,6 +261,7 @@ def _settle(record_id: int, response: HttpResponse) -> None:
         and (200 <= response.status_code < 300
              or (400 <= response.status_code < 500 and response.status_code not in _RETRY_LATER))
         and (not content or (_is_json(response) and _JSONB_REFUSES.search(content) is None))
+        and not getattr(response, NOT_FINAL_ATTR, False)
     )
     if storable:
         try:

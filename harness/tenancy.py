@@ -177,4 +177,6 @@ def project_frozen_error(project: Project | int) -> ConflictError | None:
     if frozen_at is None:
         return None
     return ConflictError(f"Project {slug} is frozen since {frozen_at.isoformat()}: no agent write and no decision "
-                         "until an admin unfreezes it.", code="project_frozen")
+                         "until an admin unfreezes it.", code="project_frozen",
+                         # Not the request's final answer: the same key retried after the unfreeze must run.
+                         final=False)

@@ -121,3 +121,21 @@ def test_a_member_with_no_role_anywhere_is_refused_before_the_decision(world: Wo
 
 def test_the_global_reviewer_group_still_reviews_in_every_project_of_its_member(world: World) -> None:
     assert _decide(world.reviewer, world.approval).status_code == 200  # make_user(role="reviewer"): a group
+
+
+@pytest.mark.parametrize("operation", ["sessions_create", "session_items_append", "checkpoints_create"])
+def test_a_keyed_write_refused_by_the_freeze_runs_when_retried_after_the_unfreeze(operation: str, world: World
+                                                                                   ) -> None:
+    # project_frozen is not the request's final answer: it is not stored under the key, so the agent's retry
+    # with the same key after the unfreeze is answered afresh, not with a replay of the 409.
+    endpoint = next(e for e in WRITES if e.operation == operation)
+    path, body = endpoint.path(world), endpoint.body(world)
+    _freeze(world.project)
+    first = world.agent.call(endpoint.method, path, body, HTTP_IDEMPOTENCY_KEY="after-the-freeze")
+    assert (first.status_code, first.json()["code"]) == (409, "project_frozen")
+    admin = Membership.objects.get(project=world.project, user__username=f"admin-{world.project.slug}").user
+    project_unfreeze(project=world.project, actor=Actor.for_user(admin))
+    retried = world.agent.call(endpoint.method, path, body, HTTP_IDEMPOTENCY_KEY="after-the-freeze")
+    assert retried.status_code == 201, retried.content
+    again = world.agent.call(endpoint.method, path, body, HTTP_IDEMPOTENCY_KEY="after-the-freeze")
+    assert again.status_code == 201 and again.json() == retried.json()  # the 201 is stored and replayed
