@@ -101,10 +101,10 @@ _DRF_CODES = {
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}; a database out of reach is a 503 in it."""
     if isinstance(exc, DomainError):
-        response = Response(exc.as_dict(), status=exc.http_status)
+        refusal = Response(exc.as_dict(), status=exc.http_status)
         if not exc.final:
-            setattr(response, NOT_FINAL_ATTR, True)
-        return response
+            setattr(refusal, NOT_FINAL_ATTR, True)
+        return refusal
     if _is_unique_violation(exc):
         # A client-chosen unique value (a ref) taken by a racing or earlier request: theirs to change.
         return Response({"code": "already_exists", "detail": "A record with this reference already exists."},
