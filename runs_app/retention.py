@@ -115,6 +115,10 @@ def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: i
                 faults.point(f"retention.{kind}")  # a test kills the pass here: the round rolls back whole
             if not any(removed.values()):
                 break
+            # The foreign keys are deferred: check them now, not at COMMIT, so the audit entry's lock on the
+            # project's chain head (which every decision's entry waits for) is held for the INSERT alone. A
+            # deleted checkpoint's check scans runs (their last_checkpoint has no index, to keep updates HOT).
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             audit_record(project=project, actor=actor, action="retention.pruned", target=policy,
                          data={"round": round_no, "removed": removed, "batch": batch})
         for kind, count in removed.items():
