@@ -240,6 +240,7 @@ SPECTACULAR_SETTINGS = {
         "TaskStatusEnum": "runs_app.models.TaskStatus",
         "ApprovalStatusEnum": "runs_app.models.ApprovalStatus",
         "EffectStatusEnum": "runs_app.models.EffectStatus",
+        "HandoffStatusEnum": "runs_app.models.HandoffStatus",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

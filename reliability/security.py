@@ -422,6 +422,7 @@ def _owner_ids(world: Any, memory_id: int, snapshot_id: int) -> dict[str, int]:
         "/api/v1/effects/": world.effect.pk, "/api/v1/tasks/": world.task.pk,
         "/api/v1/memory/records/": memory_id, "/api/v1/memory/context/": snapshot_id,
         "/api/v1/handoffs/": _handoff(world).pk, "/api/v1/webhooks/": _webhook(world).pk,
+        "/api/v1/projects/": world.project.pk,
     }
 
 
@@ -1277,10 +1278,11 @@ def console_routes() -> list[tuple[str, list[str]]]:
     return found
 
 
-def _fill(route: str, params: list[str], ids: dict[str, int]) -> str:
+def _fill(route: str, params: list[str], ids: dict[str, int | str]) -> str:
     path = route
     for name in params:
-        path = path.replace(f"<int:{name}>", str(ids[name]))
+        for converter in ("int", "slug"):
+            path = path.replace(f"<{converter}:{name}>", str(ids[name]))
     return "/" + path
 
 
@@ -1297,7 +1299,8 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
     from django.contrib.auth.models import Group
 
     user.groups.add(Group.objects.get_or_create(name="operator")[0])
-    ids = {"approval_id": scene.approval.pk, "run_id": scene.run.pk, "task_id": scene.task.pk,
+    ids: dict[str, int | str] = {
+           "slug": project.slug, "approval_id": scene.approval.pk, "run_id": scene.run.pk, "task_id": scene.task.pk,
            "checkpoint_id": scene.checkpoints[-1].pk, "session_id": scene.session.pk, "record_id": scene.memory.pk,
            "handoff_id": _human_handoff(project), "effect_id": _effect_of(project, scene.run.pk)}
     forms = {"approve": {"version": scene.approval.version}, "reject": {"reason": "no"},
