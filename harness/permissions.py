@@ -70,6 +70,23 @@ class AgentApiAccess(BasePermission):
         return True
 
 
+class OperatorWrites(AgentApiAccess):
+    """Reads as AgentApiAccess; a write is a person's with the operator role (a personal token or a login
+    session), never an agent token's: what it sets decides for the agents (a project's retention policy).
+    The role in the record's own project is the service's check (harness.tenancy.user_has_role)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if request.method in SAFE_METHODS or not _authenticated(request):
+            return super().has_permission(request, view)
+        user = request.user
+        if isinstance(user, AgentPrincipal):
+            refuse_receiver_token(request, view)
+            raise Forbidden("Only an operator sets this; agent tokens cannot.", code="not_an_operator")
+        if not user_has_role(user, Role.OPERATOR):
+            raise Forbidden("Only an operator sets this.", code="not_an_operator")
+        return True
+
+
 class ReviewerOnly(BasePermission):
     """A console user with the reviewer role (login session or personal token); no agent token, ever."""
 

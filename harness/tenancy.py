@@ -85,6 +85,19 @@ def user_has_role(
     return role in memberships.get(project_id, frozenset())
 
 
+def require_project_operator(user: AbstractBaseUser | AnonymousUser | None, project_id: int, *, doing: str) -> None:
+    """A service's check that a person may do an operator's work in this project: not a member, 404 (the project
+    does not exist for them); a member without the operator role there (or no person at all: an agent), 403
+    `not_an_operator`."""
+    person = _person(user)
+    if person is None:
+        raise Forbidden(f"Only operators {doing}.", code="not_an_operator")
+    if not user_can_see_project(person, project_id):
+        raise NotFoundError("This project does not exist.")
+    if not user_has_role(person, Role.OPERATOR, project_id):
+        raise Forbidden(f"Only operators of this project {doing}.", code="not_an_operator")
+
+
 def role_project_ids(user: AbstractBaseUser | AnonymousUser | None, role: str, among: Sequence[int]) -> list[int]:
     """The ids in `among` (projects the user can see) where the user holds `role`."""
     return [pk for pk in among if user_has_role(user, role, pk)]

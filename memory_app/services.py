@@ -18,7 +18,7 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
-from harness.tenancy import Role, user_can_see_project, user_has_role
+from harness.tenancy import require_project_operator
 from harness.transitions import cas_transition, cas_transition_row
 from memory_app import policy as write_policy
 from memory_app.models import (
@@ -59,13 +59,7 @@ def _project_id(project: Project | int) -> int:
 
 
 def _require_operator(actor: Actor, project_id: int) -> None:
-    # Not a member: the project does not exist for them (404); a member without the role: 403.
-    if actor.user is None:
-        raise Forbidden("Only operators curate memory.", code="not_an_operator")
-    if not user_can_see_project(actor.user, project_id):
-        raise NotFoundError("This project does not exist.")
-    if not user_has_role(actor.user, Role.OPERATOR, project_id):  # the role in this project (issue 17)
-        raise Forbidden("Only operators of this project curate its memory.", code="not_an_operator")
+    require_project_operator(actor.user, project_id, doing="curate its memory")  # the role in this project
 
 
 def _require_writer(actor: Actor, project_id: int) -> None:

@@ -568,7 +568,7 @@ OPERATOR_ONLY = ("/held/", "/review/", "/expire/", "/delete/", "/erase/", "/bulk
 def _fit_caller(method: str, template: str) -> str:
     if template.endswith("/decision/"):
         return "reviewer_token"
-    if template.endswith(OPERATOR_ONLY):
+    if template.endswith(OPERATOR_ONLY) or (method == "PUT" and template.endswith("/retention/")):
         return "operator_token"
     return "agent_token"
 

@@ -8,9 +8,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.api_base import MAX_INT, AgentApiView, agent_project, scope
+from harness.api_base import MAX_INT, AgentApiView, scope
 from harness.errors import NotFoundError
 from harness.models import Project
+from harness.permissions import OperatorWrites
 from runs_app.retention import (
     FIELDS,
     report_as_json,
@@ -59,6 +60,8 @@ def _policy_body(project: Project) -> dict[str, Any]:
 
 
 class ProjectRetentionApi(AgentApiView):
+    permission_classes = [OperatorWrites]  # the policy decides what history goes: a person's, not an agent's
+
     @extend_schema(tags=["retention"], operation_id="retention_read", responses={200: RetentionOutSerializer},
                    description="The project's retention policy (every setting null: retention is off).")
     def get(self, request: Request, pk: int) -> Response:
@@ -67,11 +70,10 @@ class ProjectRetentionApi(AgentApiView):
     @extend_schema(tags=["retention"], operation_id="retention_set", request=RetentionInSerializer,
                    responses={200: RetentionOutSerializer},
                    description="Replace the policy: a setting left out or null has no limit. What a resume or an "
-                               "audit still needs is kept whatever the policy says. Audited.")
+                               "audit still needs is kept whatever the policy says. An operator of the project "
+                               "only (a personal token; an agent token gets 403 not_an_operator). Audited.")
     def put(self, request: Request, pk: int) -> Response:
-        project = agent_project(request)
-        if project.pk != pk:
-            raise NotFoundError("No such project.")
+        project = _readable_project(request, pk)  # another project's id: 404 before any other refusal
         data = RetentionInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         retention_policy_set(project=project, actor=Actor.of(request.user), settings=dict(data.validated_data))

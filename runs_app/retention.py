@@ -16,6 +16,7 @@ from harness.actors import Actor, ActorKind
 from harness.audit import audit_record
 from harness.errors import ValidationFailed
 from harness.models import Project
+from harness.tenancy import require_project_operator
 from runs_app.models import RETENTION_KINDS, RetentionPolicy
 
 # In the order a pass removes them: nothing later in the list is pointed at by something earlier.
@@ -49,9 +50,12 @@ def retention_policy_of(project: Project) -> RetentionPolicy | None:
 def retention_policy_set(*, project: Project, actor: Actor, settings: dict[str, int | None]) -> RetentionPolicy:
     """Replace the project's policy with `settings` (every field; a missing one is None, keep everything).
 
-    1. Validate: known fields only, each None or 0..2**31-1 (`keep_last` 0 keeps none beyond the keep rules).
-    2. Upsert the project's row; audit `retention.policy_set` with the old and new settings.
+    1. Only an operator of the project (a person: the console, the admin, a personal token) sets it: the policy
+       decides what history is deleted, which is not the agents' to decide (403 `not_an_operator`).
+    2. Validate: known fields only, each None or 0..2**31-1 (`keep_last` 0 keeps none beyond the keep rules).
+    3. Upsert the project's row; audit `retention.policy_set` with the old and new settings.
     """
+    require_project_operator(actor.user, project.pk, doing="set its retention policy")
     unknown = sorted(set(settings) - set(FIELDS))
     if unknown:
         raise ValidationFailed(f"Unknown retention setting(s): {', '.join(unknown)}.", code="invalid_retention")

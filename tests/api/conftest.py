@@ -59,6 +59,7 @@ class World:
     agent: ApiClient
     reader: ApiClient  # an agent token with the read-only role
     reviewer: ApiClient  # a console user with the reviewer role, personal token
+    operator: ApiClient  # a console user with the operator role, personal token
     roleless: ApiClient  # a project member holding no role, personal token
 
 
@@ -82,6 +83,7 @@ def build_world(project: Project, prefix: str) -> World:
     _, agent_secret = factories.make_agent_token(project, name=f"{prefix}-agent")
     _, reader_secret = factories.make_agent_token(project, name=f"{prefix}-reader", role="reader")
     reviewer = factories.make_user(f"{prefix}-reviewer", role="reviewer", projects=[project])
+    operator = factories.make_user(f"{prefix}-operator", role="operator", projects=[project])
     roleless = factories.make_user(f"{prefix}-member", projects=[project])
     return World(
         project=project, session=session, task=Task.objects.get(pk=task.pk), run=Run.objects.get(pk=run.pk),
@@ -89,6 +91,7 @@ def build_world(project: Project, prefix: str) -> World:
         approval=approval, checkpoint=checkpoint, effect=effect,
         agent=ApiClient(agent_secret), reader=ApiClient(reader_secret),
         reviewer=ApiClient(factories.make_personal_token(reviewer)[1]),
+        operator=ApiClient(factories.make_personal_token(operator)[1]),
         roleless=ApiClient(factories.make_personal_token(roleless)[1]),
     )
 

@@ -14,7 +14,7 @@ from django.test import Client
 from runs_app.models import Checkpoint, Run
 from tests.api.conftest import ApiClient, World
 
-READ, WRITE, DECIDE = "read", "write", "decide"
+READ, WRITE, DECIDE, OPERATE = "read", "write", "decide", "operate"
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ ENDPOINTS = [
     E("retention_read", "GET", "/api/v1/projects/{id}/retention/",
       lambda w: f"/api/v1/projects/{w.project.pk}/retention/"),
     E("retention_set", "PUT", "/api/v1/projects/{id}/retention/",
-      lambda w: f"/api/v1/projects/{w.project.pk}/retention/", lambda w: {"events_keep_last": 100}, 200, WRITE),
+      lambda w: f"/api/v1/projects/{w.project.pk}/retention/", lambda w: {"events_keep_last": 100}, 200, OPERATE),
     E("retention_dry_run", "GET", "/api/v1/projects/{id}/retention/dry-run/",
       lambda w: f"/api/v1/projects/{w.project.pk}/retention/dry-run/"),
 ]
@@ -280,7 +280,7 @@ def _call(client: ApiClient, endpoint: Endpoint, world: World) -> Any:
 
 
 def _owner(world: World, endpoint: Endpoint) -> ApiClient:
-    return world.reviewer if endpoint.kind == DECIDE else world.agent
+    return {DECIDE: world.reviewer, OPERATE: world.operator}.get(endpoint.kind, world.agent)
 
 
 @pytest.mark.django_db
@@ -340,6 +340,7 @@ def test_wrong_role_is_403(endpoint: Endpoint, world: World) -> None:
         READ: (world.roleless, "role_required"),
         WRITE: (world.reader, "token_read_only"),
         DECIDE: (world.agent, "agent_cannot_decide"),
+        OPERATE: (world.agent, "not_an_operator"),
     }[endpoint.kind]
     response = _call(wrong, endpoint, world)
     assert response.status_code == 403, response.content

@@ -5,16 +5,23 @@ import io
 import pytest
 from django.core.management import call_command
 from harness_client import HarnessClient
-from harness_client.errors import ValidationError
+from harness_client.errors import PermissionDenied, ValidationError
 
 from harness.models import AuditEntry
 from runs_app.models import RunEvent
+from tests import factories
 from tests.client.conftest import Live
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_an_agent_sets_its_projects_retention_reads_the_dry_run_and_a_pass_removes_that(
+def _operator(live: Live) -> HarnessClient:
+    """The policy decides what history goes: an operator of the project sets it, by personal token."""
+    user = factories.make_user("client-operator", role="operator", projects=[live.project])
+    return live.client(factories.make_personal_token(user)[1])
+
+
+def test_an_operator_sets_the_projects_retention_the_agent_reads_the_dry_run_and_a_pass_removes_that(
     live: Live, hc: HarnessClient,
 ) -> None:
     assert hc.get_retention(live.project.pk).enabled is False  # off by default: everything is kept
@@ -28,7 +35,10 @@ def test_an_agent_sets_its_projects_retention_reads_the_dry_run_and_a_pass_remov
     hc.transition_run(live_run.id, to="running", expected_version=live_run.version)
     hc.append_event(live_run.id, kind="step", data={})
 
-    policy = hc.set_retention(live.project.pk, events_keep_last=1)
+    with pytest.raises(PermissionDenied) as refused:
+        hc.set_retention(live.project.pk, events_keep_last=1)  # the agent's own token
+    assert refused.value.code == "not_an_operator"
+    policy = _operator(live).set_retention(live.project.pk, events_keep_last=1)
     assert policy.enabled and policy.settings["events_keep_last"] == 1 and policy.settings["items_keep_last"] is None
     dry = hc.retention_dry_run(live.project.pk)
     gone = RunEvent.objects.filter(run_id=done.id).count() - 1
@@ -45,12 +55,12 @@ def test_an_agent_sets_its_projects_retention_reads_the_dry_run_and_a_pass_remov
 
 def test_a_bad_setting_is_a_400_with_its_code(live: Live, hc: HarnessClient) -> None:
     with pytest.raises(ValidationError) as caught:
-        hc.set_retention(live.project.pk, items_keep_last=-1)
+        _operator(live).set_retention(live.project.pk, items_keep_last=-1)
     assert caught.value.code == "invalid"
 
 
 def test_the_command_dry_run_prints_what_would_go_and_why_the_rest_stays(live: Live, hc: HarnessClient) -> None:
-    hc.set_retention(live.project.pk, items_keep_last=0)
+    _operator(live).set_retention(live.project.pk, items_keep_last=0)
     session = hc.create_session(role="writer")
     hc.append_items(session.id, [{"role": "user", "content": "hi"}, {"role": "user", "content": "there"}])
     out = io.StringIO()

@@ -5,16 +5,17 @@ audit entries are never pruned."""
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 
 from harness import faults
 from harness.actors import Actor
 from harness.audit import audit_chain_verify
-from harness.errors import ValidationFailed
+from harness.errors import Forbidden, NotFoundError, ValidationFailed
 from harness.models import AuditEntry, Project
 from memory_app.models import ContextSnapshot
 from memory_app.services import memory_write
-from runs_app.models import Checkpoint, ExternalEffect, Run, RunEvent, RunStatus
+from runs_app.models import Checkpoint, ExternalEffect, RetentionPolicy, Run, RunEvent, RunStatus
 from runs_app.retention import KINDS, retention_pass, retention_policy_set, retention_report
 from runs_app.services import (
     approval_request_create,
@@ -32,6 +33,13 @@ from worker.pipeline import resume_run_by_id
 
 pytestmark = pytest.mark.django_db
 AGENT = Actor.for_agent("retention-test")
+
+
+def _operator(project: Project) -> Actor:
+    """An operator of `project` (made once per project): only such a person sets its retention policy."""
+    user = User.objects.filter(username=f"op-{project.slug}").first() or factories.make_user(
+        f"op-{project.slug}", role="operator", projects=[project])
+    return Actor.for_user(user)
 ALL_ZERO = {f"{kind}_keep_last": 0 for kind in KINDS}
 
 
@@ -63,7 +71,7 @@ def _waiting_run(project: Project, session: Any = None) -> Run:
 
 
 def _keep_none(project: Project, **only: int | None) -> None:
-    retention_policy_set(project=project, actor=AGENT, settings=only or ALL_ZERO)
+    retention_policy_set(project=project, actor=_operator(project), settings=only or ALL_ZERO)
 
 
 def test_without_a_policy_nothing_goes_and_the_dry_run_reports_nothing(project: Project) -> None:
@@ -288,7 +296,7 @@ def test_one_projects_policy_never_touches_another(project: Project, other_proje
     _mixed(other_project)
     other_before = _counts(other_project)
     _keep_none(project)
-    retention_policy_set(project=other_project, actor=AGENT, settings={})
+    retention_policy_set(project=other_project, actor=_operator(other_project), settings={})
 
     assert retention_pass(project=project)["events"] > 0
     assert retention_pass(project=other_project) == dict.fromkeys(KINDS, 0)
@@ -297,10 +305,10 @@ def test_one_projects_policy_never_touches_another(project: Project, other_proje
 
 def test_the_policy_is_validated_and_its_changes_audited(project: Project) -> None:
     with pytest.raises(ValidationFailed):
-        retention_policy_set(project=project, actor=AGENT, settings={"items_forever": 3})
+        retention_policy_set(project=project, actor=_operator(project), settings={"items_forever": 3})
     with pytest.raises(ValidationFailed):
-        retention_policy_set(project=project, actor=AGENT, settings={"items_keep_last": -1})
-    retention_policy_set(project=project, actor=AGENT, settings={"items_keep_last": 5})
+        retention_policy_set(project=project, actor=_operator(project), settings={"items_keep_last": -1})
+    retention_policy_set(project=project, actor=_operator(project), settings={"items_keep_last": 5})
     entry = AuditEntry.objects.get(project=project, action="retention.policy_set")
     assert entry.data["after"]["items_keep_last"] == 5 and entry.data["before"]["items_keep_last"] is None
 
@@ -312,3 +320,17 @@ def test_the_owner_without_the_functions_door_cannot_delete_history(project: Pro
     _events(project, run, 1)
     with pytest.raises(Exception, match="DELETE refused"), connection.cursor() as cursor:
         cursor.execute("DELETE FROM runs_app_runevent WHERE run_id = %s", [run.pk])
+
+
+def test_only_an_operator_of_the_project_sets_its_policy(project: Project, other_project: Project) -> None:
+    """The policy decides what history is deleted: not an agent's call, nor an operator's of another project."""
+    with pytest.raises(Forbidden) as refused:
+        retention_policy_set(project=project, actor=AGENT, settings={"items_keep_last": 0})
+    assert refused.value.code == "not_an_operator"
+    with pytest.raises(NotFoundError):  # not a member: the project does not exist for them
+        retention_policy_set(project=project, actor=_operator(other_project), settings={"items_keep_last": 0})
+    reviewer = factories.make_user("rev-ret", role="reviewer", projects=[project])
+    with pytest.raises(Forbidden):
+        retention_policy_set(project=project, actor=Actor.for_user(reviewer), settings={"items_keep_last": 0})
+    assert not RetentionPolicy.objects.filter(project=project).exists()
+    assert not AuditEntry.objects.filter(project=project, action="retention.policy_set").exists()

@@ -40,7 +40,8 @@ def test_a_pass_as_the_runtime_role_prunes_history_only_through_the_prune_functi
     branch = checkpoint_create(project=project, run_id=run.pk, parent_id=base.pk, label="branch")
     last = checkpoint_create(project=project, run_id=run.pk, parent_id=base.pk, label="last")
     run_transition(project=project, run_id=run.pk, to=RunStatus.SUCCEEDED, expected_version=None)
-    retention_policy_set(project=project, actor=Actor.for_agent("rr"),
+    operator = factories.make_user("rr-operator", role="operator", projects=[project])
+    retention_policy_set(project=project, actor=Actor.for_user(operator),
                          settings={"events_keep_last": 1, "checkpoints_keep_last": 0})
 
     with psycopg.connect(_url_as(ROLE), autocommit=True) as raw, raw.transaction():
