@@ -88,11 +88,12 @@ FINDINGS: list[str] = [
     "Experiments 5 and 6 (issue 19): the tool no longer deduplicates by key, so `max_calls_per_key` counts every "
     "call that acted (the deduplicating fake had hidden a second call: `max_requests_per_key: 2`); with the "
     "adapter declared as not honouring keys, no key was called twice, and a run whose call's outcome a crash left "
-    "unproven waits blocked at `unknown_effect` for a person (5: 28 of 51; 6: 83 of 122).",
+    "unproven waits blocked at `unknown_effect` for a person (the `blocked_at_unknown_effect` figures of 5 and 6).",
     "Experiment 6, poison phases (found with the non-deduplicating tool's run): `starts_after_blocked` was 1: "
     "with BLOCKED among the statuses a resume start counts (so that a run blocked at `unknown_effect` resumes "
     "once a person decides), a message redelivered after the block counted a start on a poison run. Fixed in "
-    "worker/steps/load.py (a blocked run counts a start only when blocked at `unknown_effect`); measured again: 0.",
+    "worker/steps/load.py (a blocked run counts a start only when blocked at `unknown_effect`); experiment 6's "
+    "`starts_after_blocked` figures measure it.",
 ]
 
 
