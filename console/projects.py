@@ -1,6 +1,8 @@
 """The projects page: each project the user can see, the roles they hold in it, and whether it is frozen; an
 admin freezes and unfreezes a project here (harness.projects, the same services as the admin's)."""
 
+from collections.abc import Callable
+
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -44,6 +46,19 @@ def _project(request: HttpRequest, slug: str) -> Project:
     return found
 
 
+def _act(request: HttpRequest, call: Callable[[], object], *, done: str) -> HttpResponse:
+    """Run a freeze or an unfreeze: a refused role is a 403 page, any other refusal a message; back to the list."""
+    try:
+        call()
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except DomainError as exc:
+        messages.error(request, exc.detail)
+    else:
+        messages.success(request, done)
+    return redirect("project_list")
+
+
 @require_POST
 @console_page
 def project_freeze_view(request: HttpRequest, slug: str) -> HttpResponse:
@@ -52,15 +67,9 @@ def project_freeze_view(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "Freezing a project needs a reason.")
         return redirect("project_list")
-    try:
-        project_freeze(project=project, actor=Actor.of(request.user), reason=form.cleaned_data["reason"])
-    except Forbidden as exc:
-        raise PermissionDenied(exc.detail) from None
-    except DomainError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, f"Project {project.slug} is frozen.")
-    return redirect("project_list")
+    return _act(request, lambda: project_freeze(project=project, actor=Actor.of(request.user),
+                                                reason=form.cleaned_data["reason"]),
+                done=f"Project {project.slug} is frozen.")
 
 
 @require_POST
@@ -69,12 +78,5 @@ def project_unfreeze_view(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
     form = UnfreezeForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
-    try:
-        project_unfreeze(project=project, actor=Actor.of(request.user), reason=reason)
-    except Forbidden as exc:
-        raise PermissionDenied(exc.detail) from None
-    except DomainError as exc:
-        messages.error(request, exc.detail)
-    else:
-        messages.success(request, f"Project {project.slug} is unfrozen; retry its blocked runs.")
-    return redirect("project_list")
+    return _act(request, lambda: project_unfreeze(project=project, actor=Actor.of(request.user), reason=reason),
+                done=f"Project {project.slug} is unfrozen; retry its blocked runs.")

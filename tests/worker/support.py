@@ -188,6 +188,11 @@ class Workers:
                 worker._log.close()
 
 
+def keyed_adapters(service: FakeService) -> dict[str, dict[str, object]]:
+    """HARNESS_TOOL_ADAPTERS for the demo's publish_chapter tool at `service`, declared as honouring keys."""
+    return {"publish_chapter": {"kind": "http", "url": service.url, "honours_idempotency_key": True}}
+
+
 def demo_run(project: Project | None = None) -> Run:
     project = project or factories.make_project("novelforge")
     return demo_scenario_create(project=project)

@@ -25,7 +25,7 @@ from runs_app.services import (
 )
 from sessions_app.services import session_items_append
 from tests import factories
-from tests.worker.support import FakeService, approve, demo_run, reviewer
+from tests.worker.support import FakeService, approve, demo_run, keyed_adapters, reviewer
 from worker import faults
 from worker.pipeline import resume_run_by_id
 from worker.recovery import recovery_pass
@@ -41,10 +41,6 @@ def service() -> Iterator[FakeService]:
     fake.stop()
 
 
-def _adapters(service: FakeService) -> dict:
-    return {"publish_chapter": {"kind": "http", "url": service.url, "honours_idempotency_key": True}}
-
-
 def _key(run: Run) -> str:
     return run.pending_approval.idempotency_key
 
@@ -58,7 +54,7 @@ def test_an_approved_run_over_its_token_budget_makes_no_tool_call(service) -> No
     Run.objects.filter(pk=run.pk).update(token_budget=1000, tokens_used=1000)
     approve(run, reviewer(run.project))
 
-    with override_settings(HARNESS_TOOL_ADAPTERS=_adapters(service)):
+    with override_settings(HARNESS_TOOL_ADAPTERS=keyed_adapters(service)):
         assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
 
     run.refresh_from_db()
@@ -76,7 +72,7 @@ def test_an_approved_run_past_its_deadline_makes_no_tool_call(service) -> None: 
     Run.objects.filter(pk=run.pk).update(deadline=timezone.now() - dt.timedelta(minutes=1))
     approve(run, reviewer(run.project))
 
-    with override_settings(HARNESS_TOOL_ADAPTERS=_adapters(service)):
+    with override_settings(HARNESS_TOOL_ADAPTERS=keyed_adapters(service)):
         assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
 
     run.refresh_from_db()
@@ -93,7 +89,7 @@ def test_a_worker_plan_that_reaches_its_cost_budget_runs_no_further_node(service
     faults.install(lambda name: run_record_usage(project=run.project_id, run_id=run.pk, tokens=10,
                                                  cost=Decimal("0.5000")) if name == "after_commit" else None)
     try:
-        with override_settings(HARNESS_TOOL_ADAPTERS=_adapters(service)):
+        with override_settings(HARNESS_TOOL_ADAPTERS=keyed_adapters(service)):
             assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
     finally:
         faults.install(None)
@@ -128,7 +124,7 @@ def test_a_reviewer_who_lost_the_role_after_approving_does_not_authorize_the_cal
     approve(run, rita)
     rita.groups.remove(Group.objects.get(name="reviewer"))
 
-    with override_settings(HARNESS_TOOL_ADAPTERS=_adapters(service)):
+    with override_settings(HARNESS_TOOL_ADAPTERS=keyed_adapters(service)):
         assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
 
     run.refresh_from_db()
@@ -145,7 +141,7 @@ def test_a_revoked_token_that_asked_does_not_authorize_the_call(service, project
     approve(run, reviewer(project))
     ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
 
-    with override_settings(HARNESS_TOOL_ADAPTERS=_adapters(service)):
+    with override_settings(HARNESS_TOOL_ADAPTERS=keyed_adapters(service)):
         assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
 
     run.refresh_from_db()
@@ -162,7 +158,7 @@ def test_a_checkpoint_taken_under_another_framework_major_version_is_not_resumed
                                        actor=Actor.for_agent("a"))
     approve(Run.objects.get(pk=run.pk), reviewer(project))
 
-    with override_settings(HARNESS_TOOL_ADAPTERS=_adapters(service), HARNESS_FRAMEWORK_VERSION="1.4"):
+    with override_settings(HARNESS_TOOL_ADAPTERS=keyed_adapters(service), HARNESS_FRAMEWORK_VERSION="1.4"):
         assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
 
     run.refresh_from_db()
@@ -179,7 +175,7 @@ def test_an_expired_token_that_asked_does_not_authorize_the_call(service, projec
     approve(run, reviewer(project))
     ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
 
-    with override_settings(HARNESS_TOOL_ADAPTERS=_adapters(service)):
+    with override_settings(HARNESS_TOOL_ADAPTERS=keyed_adapters(service)):
         assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
 
     run.refresh_from_db()
