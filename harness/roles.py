@@ -21,6 +21,8 @@ RESTRICTED: dict[str, tuple[str, ...]] = {
     # Written only by the chaining trigger, which runs as the owner (SECURITY DEFINER).
     "harness_auditchainhead": ("SELECT",),
     "runs_app_runevent": ("SELECT", "INSERT"),
+    # Runs go only with their whole history, through the retention door (runs_app migration 0020).
+    "runs_app_run": ("SELECT", "INSERT", "UPDATE"),
     # A task's state history: appended by its trigger on runs_app_task (as the writer), never rewritten;
     # deleted only with its task.
     "runs_app_taskstateversion": ("SELECT", "INSERT", "DELETE"),

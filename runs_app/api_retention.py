@@ -45,7 +45,8 @@ class RetentionKindSerializer(serializers.Serializer[dict[str, Any]]):
 
 class RetentionDryRunOutSerializer(serializers.Serializer[dict[str, Any]]):
     project = serializers.CharField()
-    kinds = serializers.DictField(child=RetentionKindSerializer(), help_text="By kind: items, events, ...")
+    kinds = serializers.DictField(child=RetentionKindSerializer(),
+                                  help_text="By kind: items, events, checkpoints, effects, snapshots, runs.")
 
 
 def _readable_project(request: Request, pk: int) -> Project:

@@ -378,6 +378,8 @@ class ApprovalExpiryDefault(models.Model):
 RETENTION_KINDS: dict[str, str] = {
     "items": "per session", "events": "per run", "checkpoints": "per run (or task)",
     "effects": "per project", "snapshots": "per run",
+    # Last: a run that goes takes its remaining history with it (what the kinds before it left).
+    "runs": "per project",
 }
 
 
@@ -398,6 +400,10 @@ class RetentionPolicy(models.Model):
     effects_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per project.")
     snapshots_max_age_days = models.PositiveIntegerField(null=True, blank=True)
     snapshots_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per run.")
+    # A finished run with its whole history (runs_app migration 0020); its age runs from its last change.
+    runs_max_age_days = models.PositiveIntegerField(null=True, blank=True,
+                                                    help_text="Finished runs, by the time of their last change.")
+    runs_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per project (live runs count too).")
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -437,7 +437,8 @@ class Fork(Model):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Retention(Model):
     """A project's retention policy: every `<kind>_max_age_days` / `<kind>_keep_last` (None: no limit) for the
-    kinds items, events, checkpoints, effects and snapshots. `enabled` False: the project keeps everything."""
+    kinds items, events, checkpoints, effects, snapshots and runs (a finished run goes with its whole history).
+    `enabled` False: the project keeps everything."""
 
     project: str
     enabled: bool

@@ -700,7 +700,7 @@ def get_retention(project_id: int) -> Call[Retention]:
 
 
 def set_retention(project_id: int, **settings: int | None) -> Call[Retention]:
-    """Replace the project's retention policy: `items_max_age_days=30, events_keep_last=1000, ...` (a setting
+    """Replace the project's retention policy: `items_max_age_days=30, runs_keep_last=1000, ...` (a setting
     left out has no limit). What a resume or an audit still needs is kept whatever it says. Audited."""
     return _RETENTION_SET.call(parse=Retention.from_json, id=project_id, json=settings)
 

@@ -96,6 +96,7 @@ def test_the_api_runs_as_the_runtime_role_and_cannot_rewrite_history_over_sql() 
             "UPDATE harness_auditchainhead SET seq = 0",
             "DELETE FROM runs_app_runevent",
             "TRUNCATE runs_app_runevent CASCADE",
+            "DELETE FROM runs_app_run",
             "UPDATE runs_app_runevent SET data = '{}'",
             "DELETE FROM runs_app_checkpoint WHERE external_id = ''",
             "UPDATE runs_app_checkpoint SET label = 'rewritten'",

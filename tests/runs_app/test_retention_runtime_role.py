@@ -13,7 +13,7 @@ from django.db import connection
 
 from harness.actors import Actor
 from harness.models import AuditEntry
-from runs_app.models import Checkpoint, RunEvent, RunStatus
+from runs_app.models import Checkpoint, Run, RunEvent, RunStatus
 from runs_app.retention import retention_policy_set
 from runs_app.services import checkpoint_create, run_event_append, run_transition
 from tests import factories
@@ -57,3 +57,30 @@ def test_a_pass_as_the_runtime_role_prunes_history_only_through_the_prune_functi
     assert set(Checkpoint.objects.filter(run=run).values_list("pk", flat=True)) == {base.pk, last.pk}
     assert not Checkpoint.objects.filter(pk=branch.pk).exists()
     assert AuditEntry.objects.filter(project=project, action="retention.pruned").count() == 1
+
+
+def test_a_pass_as_the_runtime_role_removes_a_finished_run_which_the_role_cannot_delete_itself() -> None:
+    call_command("runtime_role", ROLE, "--create")
+    project = factories.make_project(f"rr-{uuid.uuid4().hex[:8]}")
+    done, kept = factories.make_run(project), factories.make_run(project)
+    for run in (done, kept):
+        run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
+        run_event_append(project=project, run_id=run.pk, kind="step", data={})
+        checkpoint_create(project=project, run_id=run.pk, label="last")
+    run_transition(project=project, run_id=done.pk, to=RunStatus.SUCCEEDED, expected_version=None)
+    operator = factories.make_user("rr-run-operator", role="operator", projects=[project])
+    retention_policy_set(project=project, actor=Actor.for_user(operator), settings={"runs_keep_last": 0})
+
+    # Not its door: no DELETE privilege on runs (harness.roles), and the owner's trigger besides.
+    with psycopg.connect(_url_as(ROLE), autocommit=True) as raw, raw.transaction():
+        raw.execute("SET LOCAL harness.history_delete = 'on'")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            raw.execute("DELETE FROM runs_app_run WHERE id = %s", [done.pk])
+
+    done_pass = subprocess.run([sys.executable, "manage.py", "retention", "--project", project.slug], cwd=ROOT,
+                               env=child_env(DATABASE_URL=_url_as(ROLE)), capture_output=True, text=True, timeout=120)
+    assert done_pass.returncode == 0, done_pass.stderr
+    assert "runs 1" in done_pass.stdout
+    assert not Run.objects.filter(pk=done.pk).exists()
+    assert not RunEvent.objects.filter(run_id=done.pk).exists() and not Checkpoint.objects.filter(run_id=done.pk)
+    assert Run.objects.filter(pk=kept.pk).exists() and RunEvent.objects.filter(run_id=kept.pk).exists()
