@@ -78,6 +78,11 @@ def _finish(project: Project, run: Run, to: str = RunStatus.SUCCEEDED) -> Run:
     return Run.objects.get(pk=run.pk)
 
 
+def _running_from(project: Project, run: Run) -> Run:
+    run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
+    return Run.objects.get(pk=run.pk)
+
+
 def _finished(project: Project, session: Any = None, **kwargs: Any) -> Run:
     return _finish(project, _running(project, session, **kwargs))
 
@@ -307,3 +312,19 @@ def test_the_keep_rules_call_live_exactly_the_runs_the_transition_table_can_stil
     rules = importlib.import_module("runs_app.migrations.0020_retention_runs")
     finished = {state for state, targets in RUN_MACHINE.table.items() if not targets}
     assert rules.LIVE.startswith("NOT IN (") and set(re.findall(r"'(\w+)'", rules.LIVE)) == finished
+
+
+def test_a_finished_fork_goes_before_its_finished_source_one_run_a_round(project: Project) -> None:
+    source = _running(project)
+    base = checkpoint_create(project=project, run_id=source.pk, label="base")
+    _finish(project, source)
+    fork = checkpoint_fork(project=project, checkpoint_id=base.pk, actor=_operator(project), reason="branch")
+    _finish(project, _running_from(project, fork.run))
+    _runs_keep_none(project)
+
+    # The fork's checkpoint has its parent in the source: the source waits for the fork to go.
+    assert _runs_report(project) == (1, {"lineage_of_kept": 1})
+    assert retention_pass(project=project, batch=1) == {**dict.fromkeys(KINDS, 0), "runs": 2}
+    assert not Run.objects.filter(pk__in=[source.pk, fork.run.pk]).exists()
+    rounds = AuditEntry.objects.filter(project=project, action="retention.pruned").order_by("seq")
+    assert [entry.data["removed"]["runs"] for entry in rounds] == [1, 1]
