@@ -133,6 +133,11 @@ _ERROR_SCHEMA = {
         "current_status": {"type": "string"},
         "current_version": {"type": "integer"},
         "fields": {"type": "object", "additionalProperties": True},
+        "unknown_fields": {
+            "type": "array", "items": {"type": "string"},
+            "description": "With `unknown_field`: each field the body names that the operation does not take, as "
+                           "a path (`parent_checkpoint`, `items[0].colour`).",
+        },
     },
     "required": ["code", "detail"],
     "additionalProperties": True,
@@ -144,6 +149,8 @@ _ERRORS_ALWAYS = {
     "404": "Not found in the caller's projects",
 }
 _ERRORS_ON_WRITE = {
+    "400": "Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, "
+           "with `unknown_fields`; a field the server sets, such as id, status or version, included)",
     "409": "Conflict: illegal transition, stale version, lost lease, or a duplicate in progress",
     "413": "Body too large",
     "422": "Idempotency-Key reused with a different request",
@@ -159,8 +166,10 @@ _IDEMPOTENCY_HEADER = {
 
 def document_errors_and_idempotency(result: dict[str, Any], generator: Any, request: Any, public: bool
                                     ) -> dict[str, Any]:
-    """Spectacular hook: every API operation documents the error shape; every POST the Idempotency-Key."""
-    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = _ERROR_SCHEMA
+    """Spectacular hook: every API operation documents the error shape; every POST the Idempotency-Key; every
+    request body's objects are closed (`additionalProperties: false`: harness.body refuses another field)."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components["Error"] = _ERROR_SCHEMA
     ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for path, operations in result.get("paths", {}).items():
         if not path.startswith("/api/v1/"):
@@ -186,4 +195,25 @@ def document_errors_and_idempotency(result: dict[str, Any], generator: Any, requ
                 parameters = operation.setdefault("parameters", [])
                 if not any(p.get("name") == "Idempotency-Key" for p in parameters):
                     parameters.append(_IDEMPOTENCY_HEADER)
+            _close_objects(operation.get("requestBody", {}), components, set())
     return result
+
+
+def _close_objects(schema: Any, components: dict[str, Any], seen: set[str]) -> None:
+    """Mark every component a request body refers to, nested ones included, as taking no other property. The
+    free-form values (a DictField: `additionalProperties: {}`) are inline, not components, and stay open."""
+    if isinstance(schema, list):
+        for part in schema:
+            _close_objects(part, components, seen)
+    elif isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            name = ref.rsplit("/", 1)[1]
+            component = components.get(name)
+            if name not in seen and isinstance(component, dict):
+                seen.add(name)
+                if component.get("type") == "object" and "properties" in component:
+                    component["additionalProperties"] = False
+                _close_objects(component, components, seen)
+        for value in schema.values():
+            _close_objects(value, components, seen)

@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from harness.actors import Actor
 from harness.api_base import IdField, NewestFirstPagination, scope
 from harness.auth import AgentPrincipal
+from harness.body import InSerializer
 from harness.errors import Forbidden, NotFoundError, ValidationFailed
 from harness.filters import ApiFilterBackend, validated
 from harness.models import Project
@@ -143,7 +144,7 @@ def _record_out(project_id: int, record_id: int) -> dict[str, Any]:
     return MemoryRecordOutSerializer(selectors.memory_get(project_ids=[project_id], record_id=record_id)).data
 
 
-class WriteInSerializer(serializers.Serializer[None]):
+class WriteInSerializer(InSerializer):
     project = serializers.SlugField(required=False, help_text="Operators name the project; agents need not.")
     scope = serializers.ChoiceField(choices=MemoryScope.choices)
     scope_key = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
@@ -173,7 +174,7 @@ class RetrieveFilterSerializer(serializers.Serializer[None]):
     k = serializers.IntegerField(required=False, default=10, min_value=1, max_value=selectors.MAX_K)
 
 
-class SupersedeInSerializer(serializers.Serializer[None]):
+class SupersedeInSerializer(InSerializer):
     content = serializers.CharField(required=False, max_length=_CONTENT_MAX, trim_whitespace=False, allow_blank=True)
     replacement_id = IdField(required=False, help_text="Resolve a conflict: this live record stands instead.")
     subject = serializers.CharField(required=False, allow_blank=True, max_length=200)
@@ -186,7 +187,7 @@ class SupersedeInSerializer(serializers.Serializer[None]):
     expected_version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
 
 
-class VersionInSerializer(serializers.Serializer[None]):
+class VersionInSerializer(InSerializer):
     expected_version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
 
 
@@ -198,11 +199,11 @@ class ExpireInSerializer(VersionInSerializer):
     at = serializers.DateTimeField(required=False, help_text="When it expires; now by default.")
 
 
-class EraseInSerializer(serializers.Serializer[None]):
+class EraseInSerializer(InSerializer):
     include_history = serializers.BooleanField(default=True, help_text="Also erase the versions it replaced.")
 
 
-class BulkInSerializer(serializers.Serializer[None]):
+class BulkInSerializer(InSerializer):
     project = serializers.SlugField()
     ids = serializers.ListField(child=IdField(), min_length=1, max_length=services.MAX_BULK)
 
@@ -230,7 +231,7 @@ class ProjectFilterSerializer(serializers.Serializer[None]):
     project = serializers.SlugField(required=False)
 
 
-class ContextInSerializer(serializers.Serializer[None]):
+class ContextInSerializer(InSerializer):
     run_id = IdField()
     # Without one, the run's session's own `context_budget_chars`.
     budget_chars = serializers.IntegerField(min_value=1, max_value=context.MAX_BUDGET_CHARS, required=False,

@@ -7,11 +7,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
+from harness.body import InSerializer
 from memory_app.api import OperatorRecordView, _named_project, _validated
 from memory_app.erasure import MAX_SUBJECT, person_erase, person_erase_preview
 
 
-class ErasureInSerializer(serializers.Serializer[None]):
+class ErasureInSerializer(InSerializer):
     project = serializers.SlugField()
     subject = serializers.CharField(max_length=MAX_SUBJECT)
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")

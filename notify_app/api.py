@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from harness.actors import Actor
 from harness.api_base import AgentApiView, AgentListView, agent_project, scope
+from harness.body import NO_FIELDS, InSerializer, reject_unknown_fields
 from harness.models import Project
 from notify_app import selectors, services
 from notify_app.models import Webhook, WebhookEvent
@@ -32,7 +33,7 @@ class WebhookCreatedSerializer(WebhookOutSerializer):
         fields = [*WebhookOutSerializer.Meta.fields, "secret"]
 
 
-class WebhookInSerializer(serializers.Serializer[None]):
+class WebhookInSerializer(InSerializer):
     url = serializers.URLField(max_length=500, help_text="http(s); receives a signed POST per event.")
     events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEvent.choices), min_length=1,
                                    max_length=len(WebhookEvent.values))
@@ -66,6 +67,7 @@ class WebhookDeactivateApi(AgentApiView):
     @extend_schema(tags=["webhooks"], operation_id="webhooks_deactivate", request=None,
                    responses={200: WebhookOutSerializer}, description="No more deliveries to it (audited).")
     def post(self, request: Request, pk: int) -> Response:
+        reject_unknown_fields(request.data, NO_FIELDS)  # it takes no field: `{}` or no body
         webhook = services.webhook_deactivate(project=agent_project(request), webhook_id=pk,
                                               actor=Actor.of(request.user))
         return Response(WebhookOutSerializer(webhook).data)

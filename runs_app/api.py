@@ -1,7 +1,8 @@
 """The agent API for runs, events, checkpoints, approvals, effects and tasks.
 
 One view per operation, each thin: validate an input serializer (which names only what a client may
-set, so server-owned fields are never writable), call one service, render an output serializer.
+set, so server-owned fields are never writable, and refuses any other field: harness.body), call one
+service, render an output serializer.
 """
 
 from decimal import Decimal
@@ -27,6 +28,7 @@ from harness.api_base import (
     agent_project,
     scope,
 )
+from harness.body import InSerializer, body_shape
 from harness.errors import DomainError
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
@@ -57,7 +59,7 @@ def _validated(serializer_class: type[serializers.Serializer[None]], data: Any) 
     return dict(serializer.validated_data)
 
 
-class _RenamedInSerializer(serializers.Serializer[None]):
+class _RenamedInSerializer(InSerializer):
     # An input serializer with a field whose JSON name (`data`, `parent`, `label`) is an attribute of
     # Serializer or Field: declared under another Python name, it takes its JSON name here, in its place
     # (`json_names`: Python name -> JSON name). Its source is the JSON name, so validated_data has that key.
@@ -91,7 +93,7 @@ class RunOutSerializer(serializers.ModelSerializer[Run]):
         read_only_fields = fields
 
 
-class RunCreateInSerializer(serializers.Serializer[None]):
+class RunCreateInSerializer(InSerializer):
     session = IdField()
     task = IdField(required=False, allow_null=True, default=None)
     ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
@@ -107,14 +109,14 @@ class RunCreateInSerializer(serializers.Serializer[None]):
     )
 
 
-class LeaseInSerializer(serializers.Serializer[None]):
+class LeaseInSerializer(InSerializer):
     owner = serializers.CharField(max_length=200)
     lease_seconds = serializers.IntegerField(
         min_value=1, max_value=3600, default=settings.HARNESS_DEFAULT_LEASE_SECONDS
     )
 
 
-class RunTransitionInSerializer(serializers.Serializer[None]):
+class RunTransitionInSerializer(InSerializer):
     to = serializers.ChoiceField(choices=RunStatus.choices)
     expected_version = IdField()
     lease_owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
@@ -125,7 +127,7 @@ class RunTransitionInSerializer(serializers.Serializer[None]):
         help_text="Why the run fails or blocks (seed 000, section 10); a run that goes on clears it.")
 
 
-class UsageInSerializer(serializers.Serializer[None]):
+class UsageInSerializer(InSerializer):
     tokens = serializers.IntegerField(min_value=0, max_value=services.MAX_TOKENS_PER_CALL,
                                       help_text="The model call's tokens (prompt and completion).")
     cost = serializers.DecimalField(max_digits=12, decimal_places=4, min_value=0,
@@ -292,8 +294,7 @@ class CheckpointInSerializer(_RenamedInSerializer):
 _CHECKPOINT_IDS = ("run", "task", "parent", "approval")
 _CHECKPOINT_DICTS = ("cursor", "state", "artifact_fingerprints")
 _CHECKPOINT_TEXTS = (("label", 120), ("authority_ref", 200))
-_CHECKPOINT_KEYS = frozenset((*_CHECKPOINT_IDS, *_CHECKPOINT_DICTS, "label", "authority_ref", "pending_gate",
-                              "resume_policy", "schema_version", "lease_owner"))
+_CHECKPOINT_KEYS = body_shape(CheckpointInSerializer).fields  # another field: the serializer refuses it
 _RESUME_POLICIES = frozenset(ResumePolicy.values)
 
 
@@ -424,7 +425,7 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
         read_only_fields = fields
 
 
-class ApprovalCreateInSerializer(serializers.Serializer[None]):
+class ApprovalCreateInSerializer(InSerializer):
     tool = serializers.CharField(max_length=120)
     arguments = serializers.DictField(required=False, default=dict)
     risk = serializers.ChoiceField(choices=Risk.choices, default=Risk.HIGH)
@@ -438,7 +439,7 @@ class ApprovalCreateInSerializer(serializers.Serializer[None]):
                   "(the resume binds the decision to the run, releases it, and the agent claims it and goes on).")
 
 
-class ApprovalDecisionInSerializer(serializers.Serializer[None]):
+class ApprovalDecisionInSerializer(InSerializer):
     decision = serializers.ChoiceField(choices=[services.Decision.APPROVE, services.Decision.REJECT])
     reason = serializers.CharField(max_length=_TEXT_MAX, required=False, default="", allow_blank=True)
     edited_arguments = serializers.DictField(required=False, allow_null=True, default=None)
@@ -509,7 +510,7 @@ class EffectOutSerializer(serializers.ModelSerializer[ExternalEffect]):
         read_only_fields = fields
 
 
-class EffectIntendInSerializer(serializers.Serializer[None]):
+class EffectIntendInSerializer(InSerializer):
     idempotency_key = serializers.CharField(max_length=200)
     tool = serializers.CharField(max_length=120)
     arguments = serializers.JSONField(required=False, allow_null=True, default=None)
@@ -517,7 +518,7 @@ class EffectIntendInSerializer(serializers.Serializer[None]):
     approval = IdField(required=False, allow_null=True, default=None)
 
 
-class EffectDeliverInSerializer(serializers.Serializer[None]):
+class EffectDeliverInSerializer(InSerializer):
     idempotency_key = serializers.CharField(max_length=200)
     result = serializers.JSONField(allow_null=True)
     result_hash = serializers.RegexField(
@@ -611,7 +612,7 @@ class TaskOutSerializer(serializers.ModelSerializer[Task]):
         read_only_fields = fields
 
 
-class TaskFieldsSerializer(serializers.Serializer[None]):
+class TaskFieldsSerializer(InSerializer):
     objective = serializers.CharField(max_length=_TEXT_MAX)
     constraints = serializers.ListField(child=serializers.JSONField(), required=False)
     plan = serializers.ListField(child=serializers.CharField(max_length=120), required=False)
@@ -632,7 +633,7 @@ class TaskSaveInSerializer(TaskFieldsSerializer):
     expected_version = IdField()
 
 
-class TaskTransitionInSerializer(serializers.Serializer[None]):
+class TaskTransitionInSerializer(InSerializer):
     to = serializers.ChoiceField(choices=TaskStatus.choices)
     expected_version = IdField(required=False, allow_null=True, default=None)
 

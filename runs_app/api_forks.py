@@ -9,12 +9,13 @@ from rest_framework.response import Response
 
 from harness.actors import Actor
 from harness.api_base import AgentApiView, IdField, agent_project
+from harness.body import InSerializer
 from runs_app import services
 from runs_app.api import CheckpointOutSerializer, RunOutSerializer, checkpoint_out
 from runs_app.services.forks import MAX_REASON_CHARS
 
 
-class ForkInSerializer(serializers.Serializer[None]):
+class ForkInSerializer(InSerializer):
     reason = serializers.CharField(max_length=MAX_REASON_CHARS, help_text="Why: recorded with who and the diff.")
     state = serializers.DictField(required=False, allow_null=True, default=None,
                                   help_text="The edited state (absent: the source checkpoint's state).")

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 
 from harness.actors import Actor
 from harness.api_base import AgentApiView, AgentListView, IdField, agent_project, scope
+from harness.body import InSerializer
 from harness.filters import ApiFilter
 from harness.models import Project
 from harness.permissions import receiver_token_id
@@ -61,7 +62,7 @@ class HandoffIssuedSerializer(HandoffOutSerializer):
         read_only_fields = fields
 
 
-class PacketInputSerializer(serializers.Serializer[None]):
+class PacketInputSerializer(InSerializer):
     name = serializers.CharField(max_length=120)
     fingerprint = serializers.CharField(max_length=71, help_text="SHA-256 (hex, `sha256:` allowed) of the input.")
     value = serializers.JSONField(required=False, help_text="The input itself; its digest must be the fingerprint.")
@@ -69,7 +70,7 @@ class PacketInputSerializer(serializers.Serializer[None]):
                                      help_text="A task artifact of the origin run; its fingerprint must match.")
 
 
-class HandoffIssueInSerializer(serializers.Serializer[None]):
+class HandoffIssueInSerializer(InSerializer):
     receiver_session = IdField()
     objective = serializers.CharField(max_length=_TEXT_MAX)
     inputs = PacketInputSerializer(many=True, required=False, default=list)
@@ -83,20 +84,20 @@ class HandoffIssueInSerializer(serializers.Serializer[None]):
     lease_owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
 
 
-class HandoffAcceptInSerializer(serializers.Serializer[None]):
+class HandoffAcceptInSerializer(InSerializer):
     run = IdField(required=False, allow_null=True, default=None,
                   help_text="The receiver's own run (its invocation), in the receiver session; omitted, a new run "
                             "of the receiver session is made for it.")
     expected_version = IdField(required=False, allow_null=True, default=None)
 
 
-class HandoffReturnInSerializer(serializers.Serializer[None]):
+class HandoffReturnInSerializer(InSerializer):
     packet_fingerprint = serializers.CharField(max_length=64, help_text="The fingerprint of the packet answered.")
     result = serializers.JSONField()
     result_hash = serializers.CharField(max_length=64, required=False, allow_null=True, default=None)
 
 
-class HandoffCancelInSerializer(serializers.Serializer[None]):
+class HandoffCancelInSerializer(InSerializer):
     reason = serializers.CharField(max_length=_TEXT_MAX)
     expected_version = IdField(required=False, allow_null=True, default=None)
 

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from harness.actors import Actor
 from harness.api_base import MAX_INT, AgentApiView, scope
+from harness.body import InSerializer
 from harness.errors import NotFoundError
 from harness.models import Project
 from harness.permissions import OperatorWrites
@@ -27,7 +28,7 @@ def _setting() -> serializers.IntegerField:
 
 
 # One optional whole number per setting: `<kind>_max_age_days` and `<kind>_keep_last` for every kind.
-RetentionInSerializer = type("RetentionInSerializer", (serializers.Serializer,), {name: _setting() for name in FIELDS})
+RetentionInSerializer = type("RetentionInSerializer", (InSerializer,), {name: _setting() for name in FIELDS})
 
 
 class RetentionOutSerializer(serializers.Serializer[dict[str, Any]]):  # documents the body the views build

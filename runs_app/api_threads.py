@@ -3,7 +3,8 @@ pending writes, stored as runs and checkpoints (the mapping: runs_app.services.t
 
 Thin views, hot paths: a body is checked by the service (each bad field a 400 with its own code), the
 reads' JSON is written by PostgreSQL and sent as it comes, after DRF's authentication and permission.
-The serializers here only document the bodies in the schema.
+The serializers here document the bodies in the schema, and name the fields each body takes: any other is
+400 unknown_field (harness.body).
 """
 
 import json
@@ -16,6 +17,7 @@ from rest_framework.request import Request
 
 from harness.actors import Actor
 from harness.api_base import AgentApiView, agent_project, scope
+from harness.body import BodyShape, body_shape, reject_unknown_fields
 from harness.errors import ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.parsers import find_unstorable
@@ -28,10 +30,11 @@ def _json_response(body: Any, status: int = 200) -> HttpResponse:
     return HttpResponse(json.dumps(body), content_type=_JSON, status=status)
 
 
-def _body(request: Request) -> dict[str, Any]:
+def _body(request: Request, shape: BodyShape) -> dict[str, Any]:
     data = request.data
     if not isinstance(data, dict):
         raise ValidationFailed("The body must be a JSON object.", code="invalid_body")
+    reject_unknown_fields(data, shape)
     return data
 
 
@@ -70,6 +73,7 @@ _WRITES_IN = inline_serializer("ThreadWritesIn", {
     "writes": serializers.ListField(child=serializers.ListField(), help_text="[idx, channel, value] each."),
 })
 _THREAD_IN = inline_serializer("ThreadIn", {"thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID)})
+_PUT_SHAPE, _WRITES_SHAPE, _THREAD_SHAPE = body_shape(_PUT_IN), body_shape(_WRITES_IN), body_shape(_THREAD_IN)
 _THREAD = OpenApiParameter("thread_id", str, required=True)
 _NS = OpenApiParameter("checkpoint_ns", str, description='"" (the root graph) when omitted.')
 _ID = OpenApiParameter("checkpoint_id", str)
@@ -116,7 +120,7 @@ class ThreadCheckpointsApi(AgentApiView):
                    description="Store a LangGraph checkpoint (the thread is created on its first one); the same "
                                "id and content again answers 200, other content 409 checkpoint_exists.")
     def post(self, request: Request) -> HttpResponse:
-        data = _body(request)
+        data = _body(request, _PUT_SHAPE)
         try:
             stored = threads.thread_checkpoint_put(
                 project=agent_project(request), thread_id=data.get("thread_id", ""),
@@ -153,7 +157,7 @@ class ThreadWritesApi(AgentApiView):
                    responses={201: inline_serializer("ThreadWritesStored", {"written": serializers.IntegerField()})},
                    description="Store a task's pending writes for a checkpoint (which may not be stored yet).")
     def post(self, request: Request) -> HttpResponse:
-        data = _body(request)
+        data = _body(request, _WRITES_SHAPE)
         rows = data.get("writes")
         if not isinstance(rows, list) or not all(
             isinstance(row, list) and len(row) == 3 and type(row[0]) is int and -(2**31) <= row[0] < 2**31
@@ -179,7 +183,7 @@ class ThreadEnsureApi(AgentApiView):
                        "session": serializers.IntegerField()})},
                    description="The thread's run (and its session), created if the thread is new.")
     def post(self, request: Request) -> HttpResponse:
-        data = _body(request)
+        data = _body(request, _THREAD_SHAPE)
         thread_id = threads.thread_id_valid(data.get("thread_id", ""))
         run = threads.thread_ensure(project=agent_project(request), thread_id=thread_id)
         return _json_response({"thread_id": thread_id, "run": run.pk, "session": run.session_id})
@@ -191,7 +195,7 @@ class ThreadDeleteApi(AgentApiView):
                        "checkpoints": serializers.IntegerField(), "writes": serializers.IntegerField()})},
                    description="Delete a thread's checkpoints and pending writes (audited); its run stays.")
     def post(self, request: Request) -> HttpResponse:
-        data = _body(request)
+        data = _body(request, _THREAD_SHAPE)
         deleted = threads.thread_delete(project=agent_project(request), thread_id=data.get("thread_id", ""),
                                         actor=Actor.of(request.user))
         return _json_response(deleted)

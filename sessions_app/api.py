@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from harness.actors import Actor
 from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
+from harness.body import InSerializer, body_shape
 from harness.errors import ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
@@ -19,8 +20,8 @@ from sessions_app import selectors, services, trimming
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
 
-# --- serializers: inputs name only what a client may set; outputs are read-only ------------------
-# An input serializer only reads a body, never an instance: Serializer[None].
+# --- serializers: inputs name only what a client may set (any other field is 400 unknown_field:
+# harness.body.InSerializer); outputs are read-only ------------------------------------------------
 
 
 class SessionOutSerializer(serializers.ModelSerializer[Session]):
@@ -35,7 +36,7 @@ class SessionOutSerializer(serializers.ModelSerializer[Session]):
         read_only_fields = fields
 
 
-class SessionCreateInSerializer(serializers.Serializer[None]):
+class SessionCreateInSerializer(InSerializer):
     role = serializers.ChoiceField(choices=SessionRole.choices, default=SessionRole.MANAGER)
     memory_policy = serializers.ChoiceField(choices=MemoryPolicy.choices, default=MemoryPolicy.BOUNDED)
     # What a projection of the session's context may hold (memory_app.context).
@@ -45,7 +46,7 @@ class SessionCreateInSerializer(serializers.Serializer[None]):
     ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
 
 
-class SessionTransitionInSerializer(serializers.Serializer[None]):
+class SessionTransitionInSerializer(InSerializer):
     to = serializers.ChoiceField(choices=SessionStatus.choices)
     expected_version = IdField(required=False, allow_null=True, default=None)
 
@@ -61,13 +62,13 @@ class ItemOutSerializer(serializers.ModelSerializer[SessionItem]):
         read_only_fields = fields
 
 
-class ItemInSerializer(serializers.Serializer[None]):
+class ItemInSerializer(InSerializer):
     role = serializers.ChoiceField(choices=ItemRole.choices)
     content = serializers.JSONField()
     run = IdField(required=False, allow_null=True, default=None)
 
 
-class ItemsAppendInSerializer(serializers.Serializer[None]):
+class ItemsAppendInSerializer(InSerializer):
     # What ItemInSerializer(many=True, allow_empty=False, max_length=...) builds, spelled out: the stubs'
     # many=True signature does not take the list's max_length.
     items: serializers.ListSerializer[None] = serializers.ListSerializer(
@@ -86,7 +87,7 @@ class ItemsLatestOutSerializer(serializers.Serializer[dict[str, Any]]):  # docum
     items = ItemOutSerializer(many=True, help_text="The newest `limit` items, oldest first.")
 
 
-class ItemsRemoveInSerializer(serializers.Serializer[None]):
+class ItemsRemoveInSerializer(InSerializer):
     expected_last_seq = serializers.IntegerField(
         min_value=0, max_value=2**63 - 1, required=False, allow_null=True, default=None,
         help_text="Remove only while the session's last_seq is still this (else 409 seq_conflict).")
@@ -106,7 +107,7 @@ class ItemsTrimInSerializer(ItemsRemoveInSerializer):
     keep_last = serializers.IntegerField(min_value=0, max_value=2**63 - 1, help_text="How many newest items stay.")
 
 
-class SummaryInSerializer(serializers.Serializer[None]):
+class SummaryInSerializer(InSerializer):
     role = serializers.ChoiceField(choices=ItemRole.choices, default=ItemRole.SYSTEM)
     content = serializers.JSONField()
 
@@ -142,6 +143,8 @@ def trimmed_out(trimmed: trimming.Trimmed) -> dict[str, Any]:
 
 _ROLES = frozenset(ItemRole.values)
 _CREATED_AT = serializers.DateTimeField()
+_APPEND_FIELDS = body_shape(ItemsAppendInSerializer).fields
+_ITEM_FIELDS = body_shape(ItemsAppendInSerializer).items["items"].fields
 
 
 def _plain_id(value: Any, low: int) -> bool:
@@ -150,7 +153,7 @@ def _plain_id(value: Any, low: int) -> bool:
 
 def items_append_fast(data: Any) -> tuple[list[services.NewItem], int | None] | None:
     """The validated (items, expected_last_seq) of a plain well-formed body, or None: ask the serializer."""
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or not _APPEND_FIELDS.issuperset(data):
         return None
     items, expected = data.get("items"), data.get("expected_last_seq")
     if not isinstance(items, list) or not 0 < len(items) <= services.MAX_ITEMS_PER_APPEND or not _plain_id(
@@ -159,7 +162,7 @@ def items_append_fast(data: Any) -> tuple[list[services.NewItem], int | None] | 
         return None
     out: list[services.NewItem] = []
     for item in items:
-        if not isinstance(item, dict):
+        if not isinstance(item, dict) or not _ITEM_FIELDS.issuperset(item):
             return None
         role, content, run = item.get("role"), item.get("content"), item.get("run")
         if type(role) is not str or role not in _ROLES or content is None or not _plain_id(run, 1):

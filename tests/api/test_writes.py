@@ -18,29 +18,49 @@ from tests.api.conftest import ApiClient, World
 pytestmark = pytest.mark.django_db
 
 
-# --- mass assignment ---------------------------------------------------------------------------------
+# --- mass assignment: a field the server sets is refused (400 unknown_field), never taken nor dropped ---
 
 
-def test_a_new_session_ignores_posted_server_fields(world: World, other_world: World) -> None:
+def _refused(client: ApiClient, method: str, path: str, body: dict, server_set: list[str], model: type) -> None:
+    """The body with the server's fields is 400 unknown_field naming each one, and no row was written."""
+    before = model.objects.count()
+    response = client.call(method, path, body)
+    assert response.status_code == 400, response.content
+    assert (response.json()["code"], response.json()["unknown_fields"]) == ("unknown_field", server_set)
+    assert model.objects.count() == before
+    for name in server_set:
+        body.pop(name)
+
+
+def test_a_new_session_may_not_set_server_fields(world: World, other_world: World) -> None:
     body = {"role": "writer", "status": "completed", "version": 99, "last_seq": 7, "project": "globex", "id": 1}
+    _refused(world.agent, "POST", "/api/v1/sessions/", body, ["status", "version", "last_seq", "project", "id"],
+             Session)
     response = world.agent.post("/api/v1/sessions/", body)
     assert response.status_code == 201
     session = Session.objects.get(pk=response.json()["id"])
     assert (session.status, session.version, session.last_seq, session.project) == ("created", 1, 0, world.project)
 
 
-def test_a_new_run_ignores_posted_status_lease_and_version(world: World) -> None:
+def test_a_new_run_may_not_set_status_lease_or_version(world: World) -> None:
     body = {"session": world.session.pk, "status": "succeeded", "version": 50, "lease_owner": "me",
             "lease_expires_at": "2099-01-01T00:00:00Z", "tokens_used": 5, "bound_result": {"x": 1}}
+    _refused(world.agent, "POST", "/api/v1/runs/", body,
+             ["status", "version", "lease_owner", "lease_expires_at", "tokens_used", "bound_result"], Run)
     response = world.agent.post("/api/v1/runs/", body)
     assert response.status_code == 201
     run = Run.objects.get(pk=response.json()["id"])
     assert (run.status, run.version, run.lease_owner, run.tokens_used, run.bound_result) == ("created", 1, "", 0, None)
 
 
-def test_appended_items_get_server_seq_whatever_the_client_posts(world: World) -> None:
+def test_appended_items_may_not_set_their_seq(world: World) -> None:
     items = [{"role": "user", "content": "a", "seq": 100}, {"role": "assistant", "content": {"t": "b"}, "seq": 1}]
-    response = world.agent.post(f"/api/v1/sessions/{world.session.pk}/items/", {"items": items})
+    path = f"/api/v1/sessions/{world.session.pk}/items/"
+    response = world.agent.post(path, {"items": items})
+    assert response.status_code == 400
+    assert response.json()["unknown_fields"] == ["items[0].seq", "items[1].seq"]
+    assert not SessionItem.objects.filter(session=world.session).exists()
+    response = world.agent.post(path, {"items": [{k: v for k, v in i.items() if k != "seq"} for i in items]})
     assert response.status_code == 201
     assert [i["seq"] for i in response.json()["items"]] == [1, 2]
     assert list(SessionItem.objects.filter(session=world.session).values_list("seq", flat=True)) == [1, 2]
@@ -49,36 +69,45 @@ def test_appended_items_get_server_seq_whatever_the_client_posts(world: World) -
 def test_an_approval_request_cannot_arrive_decided(world: World) -> None:
     body = {"tool": "t", "idempotency_key": "k", "status": "approved", "decided_by": 1,
             "approved_fingerprint": "f" * 64, "action_fingerprint": "0" * 64}
-    response = world.agent.post(f"/api/v1/runs/{world.running_run.pk}/approvals/", body)
+    path = f"/api/v1/runs/{world.running_run.pk}/approvals/"
+    _refused(world.agent, "POST", path, body,
+             ["status", "decided_by", "approved_fingerprint", "action_fingerprint"], ApprovalRequest)
+    assert Run.objects.get(pk=world.running_run.pk).status == "running"
+    response = world.agent.post(path, body)
     assert response.status_code == 201
     approval = ApprovalRequest.objects.get(pk=response.json()["id"])
     assert (approval.status, approval.decided_by, approval.approved_fingerprint) == ("pending", None, "")
-    assert approval.action_fingerprint != "0" * 64
     assert Run.objects.get(pk=world.running_run.pk).status == "waiting_approval"
 
 
-def test_an_effect_intent_ignores_posted_result_and_receipt(world: World) -> None:
+def test_an_effect_intent_may_not_set_its_result_or_receipt(world: World) -> None:
     body = {"idempotency_key": "e-9", "tool": "t", "status": "consumed", "result_hash": "a" * 64, "receipt": "r"}
+    _refused(world.agent, "POST", "/api/v1/effects/", body, ["status", "result_hash", "receipt"], ExternalEffect)
     response = world.agent.post("/api/v1/effects/", body)
     assert response.status_code == 201
     effect = ExternalEffect.objects.get(pk=response.json()["id"])
     assert (effect.status, effect.result_hash, effect.receipt) == ("intended", "", "")
 
 
-def test_a_task_save_ignores_status_and_uses_expected_version(world: World) -> None:
+def test_a_task_save_may_not_set_status_and_uses_expected_version(world: World) -> None:
     body = {"expected_version": world.task.version, "status": "completed", "version": 40, "plan": ["x"]}
-    response = world.agent.patch(f"/api/v1/tasks/{world.task.pk}/", body)
+    path = f"/api/v1/tasks/{world.task.pk}/"
+    _refused(world.agent, "PATCH", path, body, ["status", "version"], Task)
+    assert Task.objects.get(pk=world.task.pk).version == world.task.version
+    response = world.agent.patch(path, body)
     assert response.status_code == 200
     task = Task.objects.get(pk=world.task.pk)
     assert (task.status, task.version, task.plan) == ("open", world.task.version + 1, ["x"])
 
 
 def test_a_checkpoint_hash_and_depth_are_computed(world: World) -> None:
+    from runs_app.models import Checkpoint
+
     body = {"run": world.run.pk, "parent": world.checkpoint.pk, "content_hash": "0" * 64, "depth": 9}
+    _refused(world.agent, "POST", "/api/v1/checkpoints/", body, ["content_hash", "depth"], Checkpoint)
     response = world.agent.post("/api/v1/checkpoints/", body)
     assert response.status_code == 201
     assert response.json()["depth"] == 1
-    assert response.json()["content_hash"] != "0" * 64
 
 
 # --- compare-and-set and conflicts in the one error shape ---------------------------------------------
