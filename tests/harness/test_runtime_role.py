@@ -70,7 +70,7 @@ def test_the_api_runs_as_the_runtime_role_and_cannot_rewrite_history_over_sql() 
         post(f"/api/v1/sessions/{session['id']}/items/", {"items": [{"role": "user", "content": {"t": 1}}]},
              agent, key="rt-items")
         post(f"/api/v1/runs/{run.pk}/events/", {"kind": "rt.probe", "data": {}}, agent, key="rt-event")
-        post("/api/v1/checkpoints/", {"run": run.pk, "checkpoint_label": "rt"}, agent, key="rt-checkpoint")
+        post("/api/v1/checkpoints/", {"run": run.pk, "label": "rt"}, agent, key="rt-checkpoint")
         approval = post(f"/api/v1/runs/{run.pk}/approvals/", {"tool": "send", "arguments": {"n": 1},
                                                               "idempotency_key": "rt-approval"}, agent)
         post(f"/api/v1/approvals/{approval['id']}/decision/", {"decision": "reject", "reason": "not now"}, person)

@@ -164,10 +164,15 @@ def test_the_write_reply_says_what_the_policy_decided_and_why(world):
 
 
 def test_server_owned_fields_are_not_writable(world):
-    response = client_for(world, "agent").post(f"{BASE}/records/", {
-        "scope": "project", "content": "Owned by the server.", "source_run_id": world.run.pk,
-        "status": "deleted", "version": 99, "source_note": "agent:someone-else", "superseded_by": world.record.pk,
-    }, format="json")
+    body = {"scope": "project", "content": "Owned by the server.", "source_run_id": world.run.pk}
+    server_owned = {"status": "deleted", "version": 99, "source_note": "agent:someone-else",
+                    "superseded_by": world.record.pk}
+    before = MemoryRecord.objects.count()
+    response = client_for(world, "agent").post(f"{BASE}/records/", {**body, **server_owned}, format="json")
+    assert (response.status_code, response.json()["code"]) == (400, "unknown_field")  # refused, never dropped
+    assert response.json()["unknown_fields"] == list(server_owned)
+    assert MemoryRecord.objects.count() == before
+    response = client_for(world, "agent").post(f"{BASE}/records/", body, format="json")
     record = response.json()["record"]
     assert (record["status"], record["version"], record["provenance"]["by"], record["superseded_by"]) == (
         "active", 1, "agent:agent-1", None)
