@@ -72,13 +72,21 @@ class NotFoundError(HarnessError):
 
 
 class ValidationError(HarnessError):
-    """400 (invalid input; `fields` names each bad field) or 422 (a memory write the policy rejected,
-    or an Idempotency-Key reused with a different request)."""
+    """400 (invalid input; `fields` names each bad field; `unknown_field`: `unknown_fields` names each field the
+    operation does not take) or 422 (a memory write the policy rejected, or an Idempotency-Key reused with a
+    different request)."""
 
     @property
     def fields(self) -> dict[str, Any]:
         fields = self.body.get("fields") if isinstance(self.body, Mapping) else None
         return dict(fields) if isinstance(fields, Mapping) else {}
+
+    @property
+    def unknown_fields(self) -> list[str]:
+        """With code `unknown_field`: the path of each field the body named that the operation does not take
+        (`parent_checkpoint`, `items[0].seq`); nothing was written."""
+        named = self.body.get("unknown_fields") if isinstance(self.body, Mapping) else None
+        return [str(path) for path in named] if isinstance(named, list) else []
 
 
 class ConflictError(HarnessError):

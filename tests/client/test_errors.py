@@ -42,6 +42,12 @@ def test_each_error_status_is_its_exception_with_the_code_and_detail(live: Live)
             hc.transition_run(run.id, "flying", expected_version=claimed.version)  # type: ignore[arg-type]
         assert (invalid.value.status, invalid.value.code) == (400, "invalid") and "to" in invalid.value.fields
 
+        with pytest.raises(ValidationError) as unknown:  # a mapping with a field an item does not take
+            hc.append_items(session.id, [{"role": "user", "content": "hi", "seq": 5}])
+        assert (unknown.value.status, unknown.value.code) == (400, "unknown_field")
+        assert unknown.value.unknown_fields == ["items[0].seq"]
+        assert hc.get_session(session.id).last_seq == 0
+
         with pytest.raises(ValidationError) as bad_filter:
             list(hc.list_runs(status="flying"))  # type: ignore[arg-type]
         assert "status" in bad_filter.value.fields
@@ -62,7 +68,7 @@ def test_each_error_status_is_its_exception_with_the_code_and_detail(live: Live)
         assert agents_do_not_decide.value.status == 403
 
     # None of these 4xx was retried: each request went out once.
-    assert len(recorder.exchanges) == 14
+    assert len(recorder.exchanges) == 16
 
     with HarnessClient(live.url, "hc_not-a-token") as stranger, pytest.raises(AuthenticationError) as denied:
         stranger.get_session(session.id)
