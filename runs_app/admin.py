@@ -89,6 +89,9 @@ class RunAdmin(admin.ModelAdmin[Run]):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # runs are created by agents through the API
 
+    def has_delete_permission(self, request: HttpRequest, obj: Run | None = None) -> bool:
+        return False  # a run goes only by retention, with its whole history (the database refuses any other DELETE)
+
 
 @admin.register(RunEvent)
 class RunEventAdmin(AppendOnlyAdmin[RunEvent]):

@@ -55,7 +55,7 @@ def test_status_and_version_are_read_only_in_the_change_form(admin_client, proje
 
 @pytest.mark.parametrize("path", [
     "/admin/sessions_app/sessionitem/{pk}/delete/", "/admin/runs_app/runevent/{pk}/delete/",
-                                  "/admin/runs_app/checkpoint/{pk}/delete/"])
+                                  "/admin/runs_app/checkpoint/{pk}/delete/", "/admin/runs_app/run/{pk}/delete/"])
 def test_append_only_history_cannot_be_deleted_in_the_admin(admin_client, project, path):
     from runs_app.services import checkpoint_create
     from sessions_app.services import session_items_append
@@ -66,6 +66,7 @@ def test_append_only_history_cannot_be_deleted_in_the_admin(admin_client, projec
                                             items=[{"role": "user", "content": "x"}])[0].pk,
         "runevent": RunEvent.objects.filter(run=run).first().pk,
         "checkpoint": checkpoint_create(project=project, run_id=run.pk).pk,
+        "run": run.pk,  # a run goes only by retention (runs_app migration 0020)
     }
     model = path.split("/")[3]
     assert admin_client.post(path.format(pk=rows[model]), {"post": "yes"}).status_code == 403
