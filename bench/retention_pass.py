@@ -21,6 +21,7 @@ pass's time and rows, and the four throughputs. Not part of bin/bench: the fixtu
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import os
 import time
@@ -34,8 +35,10 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402
 
-from bench import bulk  # noqa: E402
+from bench import bulk, procs  # noqa: E402
 from bench.core import Measure, Settings, measure  # noqa: E402
+from bench.scenarios_api import ITEM_1K, _Http  # noqa: E402
+from bench.scenarios_http import agent_token  # noqa: E402
 from bench.scenarios_worker import reviewer  # noqa: E402
 from harness.actors import Actor  # noqa: E402
 from harness.models import Project  # noqa: E402
@@ -116,6 +119,19 @@ def build(sessions: int, items: int, runs: int) -> Project:
     return project
 
 
+def operator(project: Project) -> Actor:
+    """An operator of the project (only an operator sets a retention policy, never an agent token)."""
+    from django.contrib.auth.models import Group, User
+
+    from harness.models import Membership
+    from harness.tenancy import Role
+
+    user, _ = User.objects.get_or_create(username=f"bench-operator-{project.slug}")
+    user.groups.add(Group.objects.get_or_create(name=Role.OPERATOR)[0])
+    Membership.objects.get_or_create(user=user, project=project)
+    return Actor.for_user(user)
+
+
 def appender(project_id: int) -> Any:
     """Each client appends to a session of its own (made in setup), one item a call."""
     def setup(index: int) -> dict[str, Any]:
@@ -126,6 +142,22 @@ def appender(project_id: int) -> Any:
     def op(state: dict[str, Any]) -> None:
         session_items_append(project=state["project"], session_id=state["session"],
                              items=[{"role": "user", "content": {"text": "a turn"}}])
+
+    return setup, op
+
+
+def http_appender(project_id: int, port: int, token: str) -> Any:
+    """What an agent does: a keyed append (fresh Idempotency-Key, ~1 KB item) over HTTP to the real server,
+    each client to a session of its own, one keep-alive connection each (as scenario H1)."""
+    body = json.dumps({"items": [ITEM_1K]}).encode()
+
+    def setup(index: int) -> dict[str, Any]:
+        project = Project.objects.get(pk=project_id)
+        session = session_create(project=project, role="writer", memory_policy="bounded")
+        return {"http": _Http(port, token), "path": f"/api/v1/sessions/{session.pk}/items/"}
+
+    def op(state: dict[str, Any]) -> None:
+        state["http"].post(state["path"], body)
 
     return setup, op
 
@@ -160,8 +192,10 @@ def _passes(project_id: int, out: Any) -> None:
     started, passes = time.perf_counter(), 0
     removed: dict[str, int] = {}
     while True:
+        began = time.perf_counter()
         done = retention_pass(project=project)
         passes += 1
+        print(f"  pass {passes}: {time.perf_counter() - began:.1f} s {done}", flush=True)
         for kind, count in done.items():
             removed[kind] = removed.get(kind, 0) + count
         if not any(done.values()):
@@ -173,11 +207,24 @@ def _passes(project_id: int, out: Any) -> None:
     os._exit(0)
 
 
-def paths(project: Project, settings: Settings) -> tuple[Measure, Measure]:
-    append_setup, append_op = appender(project.pk)
-    resume_setup, resume_op = resumer(project.pk)
-    return (measure("R", "append", setup=append_setup, op=append_op, clients=2, settings=settings),
-            measure("R", "resume", setup=resume_setup, op=resume_op, clients=1, settings=settings))
+PATHS = ("append, in-process (2 clients)", "keyed append over HTTP (2 clients)", "approval -> resume (1 client)")
+
+
+def paths(project: Project, settings: Settings, port: int, token: str) -> tuple[Measure, ...]:
+    """The three paths, one after the other (each in fresh client processes)."""
+    subjects = (appender(project.pk), http_appender(project.pk, port, token), resumer(project.pk))
+    return tuple(measure("R", name, setup=setup, op=op, clients=2 if "2 clients" in name else 1, settings=settings)
+                 for name, (setup, op) in zip(PATHS, subjects, strict=True))
+
+
+def _row(windows: list[tuple[Measure, ...]], i: int) -> str:
+    """Ops/s over all windows; p50 the median window's, p99 the worst window's."""
+    if not windows:
+        return "- | - | - | 0"
+    ops = sum(w[i].ops for w in windows) / sum(w[i].seconds for w in windows)
+    p50 = sorted(w[i].p50_ms for w in windows)[len(windows) // 2]
+    p99 = max(w[i].p99_ms for w in windows)
+    return f"{ops:.0f} | {p50:.1f} | {p99:.1f} | {len(windows)}"
 
 
 def main() -> None:
@@ -186,45 +233,55 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--build-only", action="store_true", help="build the fixture, print its project, stop")
+    parser.add_argument("--project", help="a fixture built before (e.g. in a copy of a --build-only database)")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
-    project = build(args.sessions, args.items, args.runs)
-    retention_policy_set(project=project, actor=AGENT, settings={
-        "items_keep_last": 100, "events_keep_last": 1, "checkpoints_keep_last": 0, "effects_keep_last": 10_000})
+    if args.project:
+        project = Project.objects.get(slug=args.project)
+    else:
+        project = build(args.sessions, args.items, args.runs)
+        retention_policy_set(project=project, actor=operator(project), settings={
+            "items_keep_last": 100, "events_keep_last": 1, "checkpoints_keep_last": 0, "effects_keep_last": 10_000})
+    if args.build_only:
+        print(f"project {project.slug}")
+        return
     started = time.perf_counter()
     report = retention_report(project=project)
     print(f"dry run in {time.perf_counter() - started:.1f} s:", flush=True)
     for kind, part in report.items():
         print(f"  {kind}: would remove {part.would_go:,}; kept {part.kept}", flush=True)
     settings = Settings(duration=args.seconds, warmup=2.0)
-    quiet = paths(project, settings)
-
-    connections.close_all()
-    ctx = mp.get_context("fork")
-    out = ctx.Queue()
-    runner = ctx.Process(target=_passes, args=(project.pk, out))
-    runner.start()
-    beside: list[tuple[Measure, Measure]] = []
-    while runner.is_alive() and out.empty():
-        pair = paths(project, settings)
-        if runner.is_alive() and out.empty():  # only windows the pass outlasted
-            beside.append(pair)
-    seconds, removed, passes = out.get()
-    runner.join(30)
+    token = agent_token(project.slug)
+    server = procs.start_granian(workers=2, name="bench-retention-api")
+    try:
+        quiet = [paths(project, settings, server.port, token)]
+        print("  quiet:", ", ".join(f"{m.ops_per_s:.0f}/s p50 {m.p50_ms:.1f} p99 {m.p99_ms:.1f}" for m in quiet[0]),
+              flush=True)
+        connections.close_all()
+        ctx = mp.get_context("fork")
+        out = ctx.Queue()
+        runner = ctx.Process(target=_passes, args=(project.pk, out))
+        runner.start()
+        beside: list[tuple[Measure, ...]] = []
+        while runner.is_alive() and out.empty():
+            window = paths(project, settings, server.port, token)
+            print("  window:", ", ".join(f"{m.ops_per_s:.0f}/s p50 {m.p50_ms:.1f} p99 {m.p99_ms:.1f}" for m in window),
+                  flush=True)
+            if runner.is_alive() and out.empty():  # only windows the pass outlasted
+                beside.append(window)
+        seconds, removed, passes = out.get()
+        runner.join(30)
+        quiet.append(paths(project, settings, server.port, token))  # after: the same paths, quiet again
+    finally:
+        server.stop()
     total = sum(removed.values())
     print(f"passes: {passes} in {seconds:.1f} s, {total:,} rows ({total / seconds:,.0f} rows/s): {removed}")
-    print("| path | quiet ops/s | p50 ms | p99 ms | beside the pass ops/s | p50 ms | p99 ms | windows |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for i, name in enumerate(("append (2 clients)", "approval -> resume (1 client)")):
-        q = quiet[i]
-        if beside:
-            ops = sum(pair[i].ops for pair in beside) / sum(pair[i].seconds for pair in beside)
-            p50 = sorted(pair[i].p50_ms for pair in beside)[len(beside) // 2]
-            p99 = max(pair[i].p99_ms for pair in beside)
-            during = f"{ops:.0f} | {p50:.1f} | {p99:.1f} | {len(beside)}"
-        else:
-            during = "- | - | - | 0 (the pass ended before a window did)"
-        print(f"| {name} | {q.ops_per_s:.0f} | {q.p50_ms:.1f} | {q.p99_ms:.1f} | {during} |")
+    print("| path | quiet ops/s | p50 ms | p99 ms | windows | beside the pass ops/s | p50 ms | p99 ms | windows |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for i, name in enumerate(PATHS):
+        print(f"| {name} | {_row(quiet, i)} | {_row(beside, i)} |")
+    print("quiet windows (before, after):", [[f"{w[i].ops_per_s:.0f}" for i in range(len(PATHS))] for w in quiet])
 
 
 if __name__ == "__main__":

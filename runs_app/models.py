@@ -167,9 +167,12 @@ class Run(models.Model):
     pending_approval = models.ForeignKey(
         "ApprovalRequest", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    # Not indexed: only deleting a checkpoint would look runs up by it, and history is append-only.
+    # Not indexed (the pointer update stays HOT). Its foreign key is (id, last_checkpoint) -> the checkpoint's
+    # (run, id), migration 0021, not Django's (last_checkpoint) -> id: a run's last checkpoint is one of its own,
+    # and deleting a checkpoint (retention) checks the runs through their primary key, not a scan of them all.
     last_checkpoint = models.ForeignKey(
-        "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
+        "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False,
+        db_constraint=False,
     )
     error = models.JSONField(null=True, blank=True, help_text="Why the run failed or is blocked.")
     blocked_step = models.CharField(max_length=64, blank=True, default="")
@@ -279,10 +282,11 @@ class Checkpoint(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
-            models.Index(fields=["run", "-id"]),
             models.Index(fields=["task", "-id"]),
         ]
         constraints = [
+            # A run's checkpoints, newest first; unique (id is) so that runs' last_checkpoint key can name it.
+            models.UniqueConstraint(models.F("run"), models.F("id").desc(), name="checkpoint_run_id_unique"),
             models.CheckConstraint(
                 condition=Q(run__isnull=False) | Q(task__isnull=False), name="checkpoint_has_owner"
             ),
