@@ -168,7 +168,7 @@ class Run(models.Model):
         "ApprovalRequest", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     # Not indexed (the pointer update stays HOT). Its foreign key is (id, last_checkpoint) -> the checkpoint's
-    # (run, id), migration 0021, not Django's (last_checkpoint) -> id: a run's last checkpoint is one of its own,
+    # (run, id), migration 0022, not Django's (last_checkpoint) -> id: a run's last checkpoint is one of its own,
     # and deleting a checkpoint (retention) checks the runs through their primary key, not a scan of them all.
     last_checkpoint = models.ForeignKey(
         "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False,

@@ -126,7 +126,7 @@ def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: i
                 break
             # The foreign keys are deferred: check them now, not at COMMIT, so the audit entry's lock on the
             # project's chain head (which every decision's entry waits for) is held for the INSERT alone. (A
-            # deleted checkpoint's check on runs goes through their primary key: runs_app migration 0021.)
+            # deleted checkpoint's check on runs goes through their primary key: runs_app migration 0022.)
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             audit_record(project=project, actor=actor, action="retention.pruned", target=policy,
                          data={"round": round_no, "removed": removed, "batch": batch})

@@ -1,4 +1,4 @@
-"""A run's last checkpoint is kept by a foreign key through the run's own id (runs_app migration 0021).
+"""A run's last checkpoint is kept by a foreign key through the run's own id (runs_app migration 0022).
 
 (id, last_checkpoint) -> checkpoint (run, id): a run points only at a stored checkpoint of its own, and a checkpoint
 that a run points at cannot be deleted, not even through the retention door. The key is what lets a retention pass

@@ -24,7 +24,7 @@ DROP_KEY = "ALTER TABLE runs_app_run DROP CONSTRAINT run_last_checkpoint_of_run"
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("runs_app", "0020_retention_runs"),
+        ("runs_app", "0021_retention_runs_pointers_first"),
     ]
     operations = [
         migrations.AlterField(
