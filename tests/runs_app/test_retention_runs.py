@@ -63,8 +63,11 @@ def _operator(project: Project) -> Actor:
     return Actor.for_user(user)
 
 
-def _runs_keep_none(project: Project) -> None:
-    retention_policy_set(project=project, actor=_operator(project), settings={"runs_keep_last": 0})
+def _runs_keep_none(project: Project, *, items_too: bool = False) -> None:
+    """No finished run beyond the keep rules (and, with `items_too`, no item either: a run whose items its
+    session still holds stays, `items_in_conversation`)."""
+    settings = {"runs_keep_last": 0, "items_keep_last": 0} if items_too else {"runs_keep_last": 0}
+    retention_policy_set(project=project, actor=_operator(project), settings=settings)
 
 
 def _running(project: Project, session: Any = None, **kwargs: Any) -> Run:
@@ -148,12 +151,12 @@ def test_a_finished_run_goes_with_its_whole_history(project: Project) -> None:
     history = _history_of(run.pk)
     assert all(history.values()), history  # the fixture reaches every table
     record = MemoryRecord.objects.get(source_run_id=run.pk)
-    _runs_keep_none(project)
+    _runs_keep_none(project, items_too=True)
 
-    assert _runs_report(project) == (1, {})
+    assert _runs_report(project) == (0, {"items_in_conversation": 1})  # until the items policy takes its items
     removed = retention_pass(project=project)
 
-    assert removed == {**dict.fromkeys(KINDS, 0), "runs": 1}
+    assert removed == {**dict.fromkeys(KINDS, 0), "items": 3, "runs": 1}
     assert not Run.objects.filter(pk=run.pk).exists()
     assert _history_of(run.pk) == dict.fromkeys(history, 0)
     record.refresh_from_db()
@@ -257,14 +260,41 @@ def test_a_live_run_in_the_same_session_resumes_after_a_pass(project: Project) -
     live = _running(project, session)
     approval_request_create(project=project, run_id=live.pk, tool="send", arguments={"n": 1},
                             idempotency_key="live", actor=AGENT, executor="agent")
-    _runs_keep_none(project)
+    _runs_keep_none(project, items_too=True)
     assert _runs_report(project) == (0, {"run_live": 1, "shown_by_pending_approval": 1})
 
     approve(Run.objects.get(pk=live.pk), reviewer(project, "rita-runs"))  # decided: nothing pending any more
-    assert retention_pass(project=project)["runs"] == 1
+    removed = retention_pass(project=project)
+    assert (removed["items"], removed["runs"]) == (3, 1)
     assert not Run.objects.filter(pk=old.pk).exists()
     assert resume_run_by_id(live.pk, owner="worker:test:1") == "done"
     assert Run.objects.get(pk=live.pk).status == RunStatus.RUNNING
+
+
+def test_a_run_whose_items_the_conversation_still_holds_stays(project: Project) -> None:
+    """The runs policy never cuts items out of a conversation: they go by the items policy, then their run."""
+    session = factories.make_session(project)
+    session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": {"n": 0}}])
+    wrote = _running(project, session)
+    session_items_append(project=project, session_id=session.pk,
+                         items=[{"role": "assistant", "content": {"n": n}, "run_id": wrote.pk} for n in (1, 2)])
+    _finish(project, wrote)
+    session_items_append(project=project, session_id=session.pk, items=[{"role": "user", "content": {"n": 3}}])
+    silent = _finished(project, session)
+    _runs_keep_none(project)
+
+    assert _runs_report(project) == (1, {"items_in_conversation": 1})
+    assert retention_pass(project=project)["runs"] == 1
+    assert not Run.objects.filter(pk=silent.pk).exists()
+    assert list(SessionItem.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)) == [
+        1, 2, 3, 4]
+
+    retention_policy_set(project=project, actor=_operator(project),
+                         settings={"runs_keep_last": 0, "items_keep_last": 1})
+    removed = retention_pass(project=project)
+    assert (removed["items"], removed["runs"]) == (3, 1)  # the oldest three items first, then their run
+    assert not Run.objects.filter(pk=wrote.pk).exists()
+    assert list(SessionItem.objects.filter(session=session).values_list("seq", flat=True)) == [4]
 
 
 def test_one_projects_run_policy_never_touches_another(project: Project, other_project: Project) -> None:
@@ -281,7 +311,7 @@ def test_one_projects_run_policy_never_touches_another(project: Project, other_p
 def test_a_pass_killed_in_the_runs_step_rolls_back_the_whole_round(project: Project) -> None:
     run = _full_history_run(project)
     history = _history_of(run.pk)
-    _runs_keep_none(project)
+    _runs_keep_none(project, items_too=True)
 
     def crash(name: str) -> None:
         if name == "retention.runs":
