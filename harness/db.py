@@ -10,7 +10,7 @@ and the test suite's query counts see it.
 
 import datetime as dt
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Self, TypeVar
 
 import orjson
@@ -18,6 +18,10 @@ import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
+from django.db.models.base import ModelState
+from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
+from django.db.models.query_utils import DeferredAttribute
+from django.db.models.signals import post_init, pre_init
 
 _M = TypeVar("_M", bound=Model)
 
@@ -86,36 +90,62 @@ def fetch_instance(model: type[_M], sql: str, params: Any) -> _M | None:
     with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
-        names = _column_names(sql, cursor) if row is not None else ()
-    if row is None:
+        plan = _row_plan(model, sql, cursor) if row is not None else None
+    if row is None or plan is None:
         return None
-    by_name = dict(zip(names, row, strict=True))
-    attnames: list[str] = []
-    values: list[Any] = []
-    # In the model's field order: from_db fills the fields it was not given (deferred) by position.
-    for column, (attname, converters) in _fields_by_column(model).items():
-        if column in by_name:
-            value = by_name[column]
-            for converter in converters:
-                value = converter(value, None, connection)
-            attnames.append(attname)
-            values.append(value)
-    return model.from_db(connection.alias, attnames, values)
+    attnames, picks = plan
+    values = []
+    for index, converters in picks:
+        value = row[index]
+        for converter in converters:
+            value = converter(value, None, connection)
+        values.append(value)
+    return build_instance(model, attnames, values)
 
 
-# A statement's text fixes its result's columns (they are named in it, never `*` of a table): read from the
-# cursor once. `cursor.description` builds an object per column on every call, a hundred for a run's row.
-_NAMES: dict[str, tuple[str, ...]] = {}
-_NAMES_KEPT = 512  # statements built at run time (a compiled ORM UPDATE) are few shapes; past this, not kept
+# A statement's text fixes its result's columns (they are named in it, never `*` of a table): which of them
+# build the model, and with which converters, is worked out once per statement. `cursor.description` builds an
+# object per column on every call, a hundred for a run's row.
+_Plan = tuple[tuple[str, ...], tuple[tuple[int, tuple[Callable[..., Any], ...]], ...]]
+_PLANS: dict[tuple[type[Model], str], _Plan] = {}
+_PLANS_KEPT = 512  # statements built at run time (a compiled ORM UPDATE) are few shapes; past this, not kept
 
 
-def _column_names(sql: str, cursor: CursorWrapper) -> tuple[str, ...]:
-    names = _NAMES.get(sql)
-    if names is None:
-        names = tuple(column[0] for column in cursor.description)
-        if len(_NAMES) < _NAMES_KEPT:
-            _NAMES[sql] = names
-    return names
+def _row_plan(model: type[Model], sql: str, cursor: CursorWrapper) -> _Plan:
+    plan = _PLANS.get((model, sql))
+    if plan is None:
+        index = {column[0]: i for i, column in enumerate(cursor.description)}
+        # In the model's field order: the fields the statement does not return are left deferred.
+        fields = [(attname, index[column], tuple(converters))
+                  for column, (attname, converters) in _fields_by_column(model).items() if column in index]
+        plan = tuple(f[0] for f in fields), tuple((f[1], f[2]) for f in fields)
+        if len(_PLANS) < _PLANS_KEPT:
+            _PLANS[(model, sql)] = plan
+    return plan
+
+
+def build_instance(model: type[_M], attnames: Sequence[str], values: Sequence[Any]) -> _M:
+    """`model.from_db(alias, attnames, values)` (values already converted, in the model's field order), without
+    `Model.__init__`'s per-field `setattr` and its two signals, when that changes nothing: the model keeps
+    Django's `__init__` and `from_db`, nobody listens to `pre_init`/`post_init`, and every field's descriptor
+    is Django's plain one, which keeps the value in the instance's `__dict__` under its attname. A resume
+    builds a dozen instances; `__init__` was a fifteenth of its CPU. Otherwise (a model that needs more),
+    `from_db` itself."""
+    if not _plainly_built(model) or pre_init.has_listeners(model) or post_init.has_listeners(model):
+        return model.from_db(connection.alias, list(attnames), list(values))
+    instance = model.__new__(model)
+    state = ModelState()
+    state.adding, state.db = False, connection.alias
+    instance._state = state
+    instance.__dict__.update(zip(attnames, values, strict=True))
+    return instance
+
+
+@functools.cache
+def _plainly_built(model: type[Model]) -> bool:
+    plain = (DeferredAttribute, ForeignKeyDeferredAttribute)
+    return (model.__init__ is Model.__init__ and model.from_db.__func__ is Model.from_db.__func__  # type: ignore[attr-defined]
+            and all(type(getattr(model, f.attname, None)) in plain for f in model._meta.concrete_fields))
 
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import Model
 
 from harness.audit import entry_break, entry_content_of
-from harness.db import prepared_cursor
+from harness.db import build_instance, prepared_cursor
 from harness.tenancy import Role
 from runs_app.models import ApprovalRequest, ApprovalStatus, Checkpoint, Run, Task
 from sessions_app.models import Session
@@ -92,17 +92,21 @@ SELECT {selected}, {extra},
 """  # noqa: S608 - the selected columns are the models' own (_fields); every value is bound
 
 
+@functools.cache
+def _attnames(model: type[Model]) -> tuple[str, ...]:
+    return tuple(attname for _, attname, _ in _fields(model))
+
+
 def _instance(model: type[Model], alias: str, row: dict[str, Any]) -> Any:
     if row[f"{alias}__id"] is None:
         return None
-    attnames, values = [], []
-    for column, attname, converters in _fields(model):
+    values = []
+    for column, _, converters in _fields(model):
         value = row[f"{alias}__{column}"]
         for convert in converters:
             value = convert(value, None, connection)
-        attnames.append(attname)
         values.append(value)
-    return model.from_db(connection.alias, attnames, values)
+    return build_instance(model, _attnames(model), values)
 
 
 @dataclass(frozen=True)

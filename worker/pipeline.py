@@ -116,6 +116,23 @@ def _committing(r: Resume) -> Iterator[None]:
         raise
 
 
+def _deliver(r: Resume, result: Any) -> None:
+    """The delivery's transaction: on the usual path one statement, the delivery with its effect's event and the
+    step's trace (worker.steps.bind_result.deliver), atomic by itself, so no BEGIN/COMMIT round trips are
+    opened around it. The other paths (already delivered, a conflict) commit their own writes
+    (runs_app.services.effects.effect_deliver), then the trace: a conflict's failure is traced and the run
+    blocked by `resume_run_by_id`, as any failing step's."""
+    try:
+        data = _bind_module.deliver(r, result)
+    except StepFailed as exc:
+        exc.name(_bind.name)
+        raise
+    if data is not None:  # not traced by the delivery's statement
+        with _committing(r):
+            trace(r, _bind.name, True, **data)
+            r.steps_ok += 1
+
+
 def _move_on(r: Resume, started: float) -> None:
     """The binding transaction's one write of the run: the move `continue` decided, the trace collected
     so far and (for a run handed back to its agent, where nothing follows) the metrics, in one prepared
@@ -153,7 +170,8 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
 
     1. Count the start (committed before the load, so a start that dies loading still counts).
     2. The pre-bind steps in one transaction, up to the effect's dispatch (committed before the call).
-    3. The call, with no transaction open; then its delivery and the `bind_result` trace, committed.
+    3. The call, with no transaction open; then its delivery and the `bind_result` trace, committed (one
+       statement on the usual path, `_deliver`).
     4. The binding steps in one transaction: consume the result, move the run on, checkpoint (and,
        for a run handed back to its agent, the metrics).
     5. A worker-driven run: drive its remaining nodes to the end; a rejected gate fails it, or routes it to the
@@ -177,7 +195,7 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
             except StepFailed as exc:
                 exc.name(_bind.name)
                 raise
-            _steps_committed(r, ((_bind.name, lambda r: _bind_module.deliver(r, result)),))
+            _deliver(r, result)
             faults.point("after_deliver")
         with _committing(r):
             for name, step in BINDING_STEPS:

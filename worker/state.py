@@ -135,10 +135,15 @@ def unsettled(metrics: dict[str, Any] | None, counter: str) -> int:
 
 def trace(r: Resume, step: str, ok: bool, reason: str = "", **data: Any) -> None:
     """Collect a step's trace event; `flush` writes what was collected, in the step's transaction."""
+    r.events.append(trace_event(r, step, ok, reason, **data))
+
+
+def trace_event(r: Resume, step: str, ok: bool, reason: str = "", **data: Any) -> tuple[str, dict[str, Any]]:
+    """A step's trace event (kind, data), for a statement that writes it with its own write."""
     payload = {"ok": ok, "owner": r.owner, **data}
     if reason:
         payload["reason"] = reason
-    r.events.append((f"resume.{step}", payload))
+    return f"resume.{step}", payload
 
 
 def flush(r: Resume) -> None:

@@ -31,7 +31,7 @@ from runs_app.models import (
     Run,
     RunStatus,
 )
-from runs_app.services.runs import run_event_append, run_events_append, run_transition
+from runs_app.services.runs import events_json, run_event_append, run_events_append, run_transition
 from runs_app.signals import resume_requested
 
 
@@ -195,8 +195,7 @@ def effect_dispatch(
         "id": effect_id, "pid": project_id, "now": now,
         "to": EffectStatus.DISPATCHED, "sources": sorted(EFFECT_MACHINE.sources_of(EffectStatus.DISPATCHED)),
         "resend": resend, "intended": EffectStatus.INTENDED, "adapter": Resend.ADAPTER, "person": Resend.PERSON,
-        "rid": run_id, "n": len(events), "kinds": [kind for kind, _ in events],
-        "data": [json.dumps(data or {}) for _, data in events],
+        "rid": run_id, "n": len(events), "events": events_json(events),
     })
     if dispatched is not None:
         return dispatched
@@ -227,8 +226,8 @@ UPDATE runs_app_externaleffect
  RETURNING id, last_event_seq - %(n)s AS base
 ), ev AS (
     INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
-    SELECT bumped.id, bumped.base + e.ord, e.kind, e.data::jsonb, now()
-      FROM bumped, unnest(%(kinds)s::text[], %(data)s::text[]) WITH ORDINALITY AS e(kind, data, ord)
+    SELECT bumped.id, bumped.base + e.ord, e.ev->>0, e.ev->1, now()
+      FROM bumped, jsonb_array_elements(%(events)s::jsonb) WITH ORDINALITY AS e(ev, ord)
 )
 SELECT * FROM w
 """  # noqa: S608 - the RETURNING list is the model's columns (harness.db.returning); every value is bound
@@ -372,6 +371,7 @@ class Delivery:
 
     outcome: str
     effect: ExternalEffect
+    events_written: bool = False  # the caller's `events` went in with the effect's own (effect_deliver)
 
     @property
     def receipt(self) -> str:
@@ -385,6 +385,8 @@ def effect_deliver(
     result: Any,
     result_hash: str | None = None,
     consume: bool = True,
+    run_id: int | None = None,
+    events: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> Delivery:
     """Deliver an effect's result, validate it, and (by default) consume it once.
 
@@ -393,7 +395,15 @@ def effect_deliver(
     3. The same hash again: `already_consumed`, with the original receipt; nothing changes.
     4. A different hash for the same key is a hard stop: the effect becomes `conflict`, its run
        `blocked`, and both stay that way after this returns (committed, not rolled back).
+
+    `events` (for run `run_id`, the effect's own) are appended after the effect's `effect.<status>` event in the
+    same statement, only by the usual delivery or consumption (`_effect_deliver_fast`); `Delivery.events_written`
+    says whether they were: when not, they are the caller's to write (the resume's trace, worker.steps.bind_result).
     """
+    if events and run_id is None:
+        raise ValueError("effect_deliver: events need the run they belong to (run_id)")
+    if any(not kind or len(kind) > 64 for kind, _ in events or ()):
+        raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
     project_id = project if isinstance(project, int) else project.pk
     computed = digest(result)
     if result_hash is not None and result_hash != computed:
@@ -401,10 +411,12 @@ def effect_deliver(
             "result_hash is not the SHA-256 of the result's canonical JSON.", code="result_hash_mismatch",
             expected_hash=computed,
         )
-    effects = ExternalEffect.objects.filter(project_id=project_id)
-    fast = _effect_deliver_fast(project_id, idempotency_key, result, computed, consume=consume)
+    fast = _effect_deliver_fast(project_id, idempotency_key, result, computed, consume=consume, run_id=run_id,
+                                events=events or [])
     if fast is not None:
         return fast
+    # Only the other cases build a queryset (building it on the fast path was a twentieth of a resume's CPU).
+    effects = ExternalEffect.objects.filter(project_id=project_id)
     with transaction.atomic():
         effect = effects.select_for_update().filter(idempotency_key=idempotency_key).first()
         if effect is None:
@@ -443,16 +455,22 @@ def effect_deliver(
 
 # The effect's own event (`effect.<status>`, on its run) goes in the same statement as the write: the run's
 # next seq taken and the event inserted by the CTE's other members, as `run_event_append` does on its own.
+# The caller's `events` (`%(n)s` of them) follow it when the effect's run is `%(rid)s`, with the seqs after it.
 _EFFECT_EVENT_SQL = """
 ), bumped AS (
-    UPDATE runs_app_run SET last_event_seq = last_event_seq + 1
+    UPDATE runs_app_run
+       SET last_event_seq = last_event_seq + 1 + CASE WHEN id = %(rid)s::bigint THEN %(n)s::int ELSE 0 END
      WHERE id = (SELECT run_id FROM w) AND project_id = %(pid)s
- RETURNING id, last_event_seq
+ RETURNING id, last_event_seq, CASE WHEN id = %(rid)s::bigint THEN %(n)s::int ELSE 0 END AS extra
 ), ev AS (
     INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
-    SELECT bumped.id, bumped.last_event_seq, 'effect.' || w.status,
+    SELECT bumped.id, bumped.last_event_seq - bumped.extra, 'effect.' || w.status,
            jsonb_build_object('key', %(key)s::text, 'result_hash', %(hash)s::text, 'receipt', w.receipt), now()
       FROM bumped, w
+    UNION ALL
+    SELECT bumped.id, bumped.last_event_seq - bumped.extra + e.ord, e.ev->>0, e.ev->1, now()
+      FROM bumped, jsonb_array_elements(%(events)s::jsonb) WITH ORDINALITY AS e(ev, ord)
+     WHERE bumped.extra > 0
 )
 SELECT * FROM w
 """
@@ -474,7 +492,8 @@ UPDATE runs_app_externaleffect
 
 
 def _effect_deliver_fast(
-    project_id: int, idempotency_key: str, result: Any, computed: str, *, consume: bool
+    project_id: int, idempotency_key: str, result: Any, computed: str, *, consume: bool, run_id: int | None,
+    events: list[tuple[str, dict[str, Any]]],
 ) -> Delivery | None:
     """The two usual deliveries as one conditional UPDATE each, with the effect's event, in one statement; or
     None for the rest.
@@ -486,7 +505,8 @@ def _effect_deliver_fast(
     """
     now = timezone.now()
     params = {"pid": project_id, "key": idempotency_key, "hash": computed, "now": now,
-              "delivered": EffectStatus.DELIVERED, "consumed": EffectStatus.CONSUMED}
+              "delivered": EffectStatus.DELIVERED, "consumed": EffectStatus.CONSUMED,
+              "rid": run_id if events else None, "n": len(events), "events": events_json(events)}
     if consume:
         sql, params["receipt"] = _CONSUME_SQL, uuid.uuid4().hex
     else:
@@ -497,7 +517,8 @@ def _effect_deliver_fast(
     effect = fetch_instance(ExternalEffect, sql, params)
     if effect is None:
         return None
-    return Delivery("consumed" if consume else "delivered", effect)
+    return Delivery("consumed" if consume else "delivered", effect,
+                    events_written=bool(events) and effect.run_id == run_id)
 
 
 def _effect_conflict(project_id: int, effect: ExternalEffect, computed: str) -> Delivery:

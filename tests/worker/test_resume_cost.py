@@ -1,15 +1,15 @@
 """What one decision and one resume cost the database, pinned: a regression of either fails here.
 
-Measured at deb381c (before issue 14's cut), at 7b4222f, and now, on one approval -> resume cycle of an
-agent-driven run whose approved tool the worker calls (bench scenario 7):
+Measured at deb381c (before issue 14's cut), at 7b4222f, at 49baee2, and now, on one approval -> resume cycle
+of an agent-driven run whose approved tool the worker calls (bench scenario 7):
 
-| | before | 7b4222f | now |
-|---|---:|---:|---:|
-| decision, `approval_decide` (statements / transactions) | 6 / 4 | 3 / 1 (+2 reads once per user) | 3 / 1 |
-| decision, `POST /api/v1/approvals/{id}/decision/` (statements) | 14 | 10 | 10 |
-| resume, approval executed by the worker (statements / transactions) | 25 / 4 | 17 / 4 | 13 / 4 |
-| resume, `executor="agent"` (nothing called) | 17 / 3 | 10 / 3 | 9 / 3 |
-| writes of the run's row in a resume (all transactions; in the binding one) | 12; 6 | 8; 3 | 8; 3 |
+| | before | 7b4222f | 49baee2 | now |
+|---|---:|---:|---:|---:|
+| decision, `approval_decide` (statements / transactions) | 6 / 4 | 3 / 1 (+2 reads once per user) | 3 / 1 | 3 / 1 |
+| decision, `POST /api/v1/approvals/{id}/decision/` (statements) | 14 | 10 | 10 | 10 |
+| resume, approval executed by the worker (statements / transactions) | 25 / 4 | 17 / 4 | 13 / 4 | 12 / 4 |
+| resume, `executor="agent"` (nothing called) | 17 / 3 | 10 / 3 | 9 / 3 | 9 / 3 |
+| writes of the run's row in a resume (all transactions; in the binding one) | 12; 6 | 8; 3 | 8; 3 | 7; 3 |
 
 The decision reads nothing before its one conditional UPDATE (the checks that need the row are in its
 WHERE; a refused write reads it to say why), and the reviewer's groups and projects once per user
@@ -18,12 +18,12 @@ and the audit log's decision in one statement (worker.loading), renews no lease 
 moves the run on with its trace and metrics in one prepared statement (runs_app.services.run_bind_result).
 What is left: the start count; the claim; the context's two (memory_app.context: one prepared read of
 everything the session's policy admits, one INSERT of the snapshot with its manifest); the effect's intent;
-its dispatch with the pre-call trace (one statement); the delivery with the effect's own event (one
-statement), and its trace; the lock; the consumption with its event (one statement); the checkpoint (its
-approval checked inside the write); the move. Fewer statements, not fewer writes: the run's row is still
-written eight times (the trace and the effects' events each take the run's next seqs). The transactions
-stay four: the start count before the load, the dispatch before the call, the delivery, the binding
-(DESIGN.md, "Side effects").
+its dispatch with the pre-call trace (one statement); the delivery with the effect's own event and the
+step's trace (one statement, atomic by itself: no BEGIN/COMMIT around it); the lock; the consumption with
+its event (one statement); the checkpoint (its approval checked inside the write); the move. Fewer
+statements, not fewer writes: the run's row is still written seven times (the trace and the effects' events
+each take the run's next seqs). The transactions stay four: the start count before the load, the dispatch
+before the call, the delivery, the binding (DESIGN.md, "Side effects").
 """
 
 from collections.abc import Callable, Iterator
@@ -52,7 +52,7 @@ from tests.worker.support import approve, reviewer
 from worker.pipeline import resume_run_by_id
 from worker.registry import STEP_NAMES
 
-RESUME_STATEMENTS, RESUME_COMMITS = 13, 4
+RESUME_STATEMENTS, RESUME_COMMITS = 12, 4
 AGENT_RESUME_STATEMENTS, AGENT_RESUME_COMMITS = 9, 3
 DECISION_STATEMENTS = 3
 
@@ -97,7 +97,7 @@ def _agent_run_waiting_for_approval(project) -> Run:  # type: ignore[no-untyped-
     return Run.objects.get(pk=run.pk)
 
 
-def test_an_approval_resume_of_an_agent_run_takes_four_transactions_and_thirteen_statements(
+def test_an_approval_resume_of_an_agent_run_takes_four_transactions_and_twelve_statements(
     transactional_db, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     # Real commits are what is counted, so no test transaction wraps this; the resume message the

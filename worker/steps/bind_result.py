@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from harness.canonical import digest
 from harness.errors import ConflictError
 from runs_app.models import (
     ApprovalStatus,
@@ -32,14 +33,14 @@ from worker import faults, handoff
 from worker.adapters import AdapterError, ToolAdapter, ToolRefused
 from worker.keepalive import lease_kept
 from worker.limits import check_limits
-from worker.state import Resume, Retry, StepFailed, Stop, trace
+from worker.state import Resume, Retry, StepFailed, Stop, trace, trace_event
 
 UNKNOWN_EFFECT = "unknown_effect"  # the block a person decides (runs_app.services.effects.effect_resolve)
 
 log = logging.getLogger(__name__)
 
 
-def run(r: Resume) -> dict[str, Any]:
+def run(r: Resume) -> dict[str, Any] | None:
     """Get the approved action's result through its effect record: reuse a bound one, else call once.
 
     1. The agent runs the tool itself (executor "agent"): bind the decision (the approved arguments and
@@ -240,14 +241,33 @@ def call(r: Resume) -> Any:
     return result
 
 
-def deliver(r: Resume, result: Any) -> dict[str, Any]:
-    """Record the call's result as delivered (not consumed yet); the step's trace data."""
+def deliver(r: Resume, result: Any) -> dict[str, Any] | None:
+    """Record the call's result as delivered (not consumed yet).
+
+    The step's trace (and whatever this transaction traced before it) rides in the delivery's statement, after
+    the effect's `effect.delivered` event, as the pre-call trace rides with the dispatch: None then (traced).
+    A delivery that takes the locked path (already delivered, a conflict) writes no trace: the step's trace data
+    is returned for the pipeline to write, and a conflict's failure is traced as any other.
+    """
     effect, approval = r.dispatched, r.approval
     if effect is None or approval is None:  # `call` had both
         raise StepFailed("the approved action's result has no dispatched effect to deliver to")
-    delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=result,
-                              consume=False)
+    # The hash the delivery will record (a different one is a conflict, which fails the step below).
+    data = {**r.bind_data, "attempt": effect.attempts, "result_hash": digest(result)}
+    events, r.events = [*r.events, trace_event(r, "bind_result", True, **data)], []
+    try:
+        delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=result,
+                                  consume=False, run_id=r.run_id, events=events)
+    except BaseException:
+        r.events = events[:-1] + r.events  # not written: flushed, or rolled back, with the transaction
+        raise
+    if not delivery.events_written:
+        r.events = events[:-1] + r.events
     if delivery.outcome == "conflict":
         raise StepFailed("the tool returned a different result for the same idempotency key", effect=effect.pk)
     r.effect, r.result, r.dispatched = delivery.effect, delivery.effect.result, None
-    return {**r.bind_data, "attempt": effect.attempts, "result_hash": delivery.effect.result_hash}
+    data["result_hash"] = delivery.effect.result_hash
+    if delivery.events_written:
+        r.steps_ok += 1  # what the pipeline counts for a step whose trace it writes (worker.pipeline._run_step)
+        return None
+    return data
