@@ -1,24 +1,40 @@
-"""CPU per agent request in the Django process, by middleware chain: the full one and the API's (issue 14).
+"""CPU per agent request in the Django process, for the three hottest calls (issue 14).
 
-    DATABASE_URL=... .venv/bin/python bench/cpu_per_request.py [--requests 2000]
+    DATABASE_URL=... SECRET_KEY=x DEBUG=0 HARNESS_DEMO=1 ALLOWED_HOSTS=127.0.0.1 \
+      .venv/bin/python bench/cpu_per_request.py [--requests 2000] [--only append,latest,checkpoint]
+      [--chains] [--profile N [--profile-out FILE]]
 
-Builds keyed appends (`POST /api/v1/sessions/{id}/items/`, a ~1 KB item, a fresh Idempotency-Key, a real
-agent token) as WSGI requests and hands each to `harness.wsgi.application` through one chain or the other,
-taking turns, in this one process (no HTTP server, no client). Prints the CPU time (process time: the
-database's own work is not in it) per request for each chain. The numbers depend on the machine; the
-difference between the two lines is what the shorter chain saves.
+The requests are scenario H's (bench/scenarios_api.py), built as WSGI environs with a real agent token:
+    append      POST /api/v1/sessions/{id}/items/           one ~1 KB item, a fresh Idempotency-Key   (H1)
+    latest      GET  /api/v1/sessions/{id}/items/latest/?limit=50 of a 10,000-item session            (H2)
+    checkpoint  POST /api/v1/checkpoints/                   a chain: each one the last one's child, ~1 KB
+                                                            state, a fresh Idempotency-Key            (H3)
+Each is handed to `harness.wsgi.application(environ, start_response)` as a WSGI server hands it (the request
+built, the request_started/finished signals, the handler's choice of chain, the body's bytes joined), in this one
+process: no HTTP server, no client. Prints the CPU time (process time: the database's own work is not in it, the
+client side of psycopg is) per request. The scenarios take turns, in rounds, so a busy machine slows each alike.
+
+--chains  also the append through each middleware chain alone (settings.MIDDLEWARE and API_MIDDLEWARE), taking
+          turns: what the API's shorter chain saves.
+--profile N  after the measurement, N more requests of each scenario under cProfile with a CPU timer
+          (`cProfile.Profile(time.process_time)`), the top functions by own and by cumulative CPU time printed
+          (to FILE with --profile-out, else stdout).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import io
 import json
 import os
+import pstats
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -38,49 +54,170 @@ from django.db import close_old_connections  # noqa: E402
 
 from harness.models import Project  # noqa: E402
 from harness.wsgi import application  # noqa: E402
-from sessions_app.services import session_create  # noqa: E402
+from runs_app.models import Checkpoint  # noqa: E402
+from runs_app.services import run_create  # noqa: E402
+from sessions_app.models import Session, SessionItem  # noqa: E402
+from sessions_app.services import NewItem, session_create, session_items_append  # noqa: E402
 
-BODY = json.dumps({"items": [{"role": "user", "content": {"text": "x" * 1000}}]}).encode()
+# Scenario H's payloads (bench/scenarios_api.py: ITEM_1K, STATE_1K), spelled out so this script imports no bench
+# module that needs the peers' packages.
+TEXT_1K = ("The keeper climbs the stair at dusk; the lamp is cold and the storm is late. " * 13)[:1000]
+APPEND_BODY = json.dumps({"items": [{"role": "user", "content": {"text": TEXT_1K}}]}).encode()
+STATE_1K = {"completed": ["outline", "draft"], "notes": TEXT_1K}
+READ_REF = "cpu-per-request-10k"
 
 
-def _request(path: str, token: str) -> WSGIRequest:
-    return WSGIRequest({
-        "REQUEST_METHOD": "POST", "PATH_INFO": path, "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80",
-        "HTTP_HOST": "127.0.0.1", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(BODY),
-        "CONTENT_LENGTH": str(len(BODY)), "CONTENT_TYPE": "application/json",
-        "HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_IDEMPOTENCY_KEY": uuid.uuid4().hex,
-    })
+def _environ(method: str, path: str, token: str, body: bytes = b"", query: str = "") -> dict[str, Any]:
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query, "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "80", "SERVER_PROTOCOL": "HTTP/1.1", "REMOTE_ADDR": "127.0.0.1", "HTTP_HOST": "127.0.0.1",
+        "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr,
+        "HTTP_AUTHORIZATION": f"Bearer {token}",
+    }
+    if method == "POST":
+        environ.update({"CONTENT_LENGTH": str(len(body)), "CONTENT_TYPE": "application/json",
+                        "HTTP_IDEMPOTENCY_KEY": uuid.uuid4().hex})
+    return environ
+
+
+class Scenario:
+    """Builds one request's environ; `check` reads its answer (a chain's next parent, say)."""
+
+    def __init__(self, name: str, status: int, build: Callable[[], dict[str, Any]],
+                 check: Callable[[bytes], None] = lambda body: None) -> None:
+        self.name, self.status, self.build, self.check = name, status, build, check
+
+
+def _latest_fixture(project: Project) -> int:
+    """A 10,000-item session (made once in this database, reused by later runs)."""
+    session = Session.objects.filter(project=project, ref=READ_REF).first()
+    if session is None or SessionItem.objects.filter(session=session).count() != 10_000:
+        if session is not None:
+            Session.objects.filter(pk=session.pk).update(ref=f"{READ_REF}-stale-{uuid.uuid4().hex[:6]}")
+        session = session_create(project=project, role="manager", memory_policy="bounded", ref=READ_REF)
+        item: NewItem = {"role": "user", "content": {"text": TEXT_1K}, "run_id": None}
+        for _ in range(20):
+            session_items_append(project=project, session_id=session.pk, items=[item] * 500)
+    return session.pk
+
+
+def scenarios(project: Project, token: str) -> dict[str, Scenario]:
+    writer = session_create(project=project, role="writer", memory_policy="session").pk
+    append_path = f"/api/v1/sessions/{writer}/items/"
+    latest_path = f"/api/v1/sessions/{_latest_fixture(project)}/items/latest/"
+    run = run_create(project=project,
+                     session_id=session_create(project=project, role="manager", memory_policy="bounded").pk).pk
+    chain: dict[str, int | None] = {"last": Checkpoint.objects.filter(run_id=run).order_by("-id")
+                                    .values_list("id", flat=True).first()}
+
+    def checkpoint() -> dict[str, Any]:
+        body = json.dumps({"run": run, "parent": chain["last"], "label": "step", "state": STATE_1K,
+                           "cursor": {"node": "draft"}}).encode()
+        return _environ("POST", "/api/v1/checkpoints/", token, body)
+
+    def next_parent(body: bytes) -> None:
+        chain["last"] = json.loads(body)["id"]
+
+    return {
+        "append": Scenario("append (H1)", 201, lambda: _environ("POST", append_path, token, APPEND_BODY)),
+        "latest": Scenario("latest 50 of 10,000 (H2)", 200,
+                           lambda: _environ("GET", latest_path, token, query="limit=50")),
+        "checkpoint": Scenario("checkpoint write (H3)", 201, checkpoint, next_parent),
+    }
+
+
+def serve_wsgi(environ: dict[str, Any]) -> tuple[int, bytes]:
+    """What a WSGI server does with one request: call the application, join the body, close the iterable."""
+    status: list[str] = []
+
+    def start_response(line: str, headers: Any, exc_info: Any = None) -> Callable[[bytes], object]:
+        status.append(line)
+        return lambda data: None
+
+    result = application(environ, start_response)
+    try:
+        body = b"".join(result)
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+    return int(status[0].split(" ", 1)[0]), body
+
+
+def _run(scenario: Scenario, count: int) -> float:
+    """CPU seconds for `count` requests of a scenario (environs built before the clock starts, except the
+    checkpoint chain's, which needs each answer: its body is a few µs of json.dumps)."""
+    environs = [scenario.build() for _ in range(count)] if scenario.name != "checkpoint write (H3)" else None
+    start = time.process_time()
+    for i in range(count):
+        status, body = serve_wsgi(environs[i] if environs is not None else scenario.build())
+        if status != scenario.status:
+            sys.exit(f"{scenario.name}: {status} {body[:300]!r}")
+        scenario.check(body)
+    return time.process_time() - start
+
+
+def _chains(path: str, token: str, requests: int) -> None:
+    """The append through each middleware chain alone (no WSGI layer): what the API chain saves."""
+    chains = {"full chain (settings.MIDDLEWARE)": lambda r: WSGIHandler.get_response(application, r),
+              "API chain (settings.API_MIDDLEWARE)": application.api_chain.get_response}
+    cpu = dict.fromkeys(chains, 0.0)
+    for serve in chains.values():  # warm both
+        for _ in range(50):
+            serve(WSGIRequest(_environ("POST", path, token, APPEND_BODY)))
+    rounds = 10
+    for _ in range(rounds):
+        for name, serve in chains.items():
+            requests_ = [WSGIRequest(_environ("POST", path, token, APPEND_BODY)) for _ in range(requests // rounds)]
+            start = time.process_time()
+            for request in requests_:
+                response = serve(request)
+                if response.status_code != 201:
+                    sys.exit(f"{name}: {response.status_code} {response.getvalue()[:200]!r}")
+            cpu[name] += time.process_time() - start
+    for name, seconds in cpu.items():
+        print(f"{name:40s} {1000 * seconds / requests:.3f} ms of CPU per keyed append (the chain alone)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--requests", type=int, default=2000, help="per scenario")
+    parser.add_argument("--only", default="append,latest,checkpoint")
+    parser.add_argument("--chains", action="store_true")
+    parser.add_argument("--profile", type=int, default=0)
+    parser.add_argument("--profile-out", default="")
     args = parser.parse_args()
     project = Project.objects.get_or_create(slug="bench-cpu", defaults={"name": "Bench CPU"})[0]
     out = io.StringIO()
     call_command("create_agent_token", project=project.slug, name=f"cpu-{uuid.uuid4().hex[:6]}", stdout=out,
                  stderr=io.StringIO())
     token = out.getvalue().strip().splitlines()[-1]
-    path = f"/api/v1/sessions/{session_create(project=project, role='writer', memory_policy='session').pk}/items/"
-    chains = {"full chain (settings.MIDDLEWARE)": lambda r: WSGIHandler.get_response(application, r),
-              "API chain (settings.API_MIDDLEWARE)": application.api_chain.get_response}
-    cpu = dict.fromkeys(chains, 0.0)
+    every = scenarios(project, token)
+    chosen = {name: every[name] for name in args.only.split(",")}
     close_old_connections()
-    for serve in chains.values():  # warm both
-        for _ in range(50):
-            serve(_request(path, token))
+    for scenario in chosen.values():  # warm each
+        _run(scenario, 50)
     rounds = 10
+    cpu = dict.fromkeys(chosen, 0.0)
     for _ in range(rounds):
-        for name, serve in chains.items():
-            requests = [_request(path, token) for _ in range(args.requests // rounds)]
-            start = time.process_time()
-            for request in requests:
-                response = serve(request)
-                if response.status_code != 201:
-                    sys.exit(f"{name}: {response.status_code} {response.getvalue()[:200]!r}")
-            cpu[name] += time.process_time() - start
+        for name, scenario in chosen.items():
+            cpu[name] += _run(scenario, args.requests // rounds)
     for name, seconds in cpu.items():
-        print(f"{name:40s} {1000 * seconds / args.requests:.3f} ms of CPU per keyed append")
+        print(f"{chosen[name].name:28s} {1000 * seconds / args.requests:.3f} ms of CPU per request")
+    if args.chains:
+        _chains(every["append"].build()["PATH_INFO"], token, args.requests)
+    if args.profile:
+        report = open(args.profile_out, "w") if args.profile_out else sys.stdout  # noqa: SIM115
+        for scenario in chosen.values():
+            profiler = cProfile.Profile(time.process_time)
+            profiler.enable()
+            _run(scenario, args.profile)
+            profiler.disable()
+            print(f"\n===== {scenario.name}: {args.profile} requests, cProfile by CPU =====", file=report)
+            for key in ("tottime", "cumulative"):
+                pstats.Stats(profiler, stream=report).sort_stats(key).print_stats(45)
+        if report is not sys.stdout:
+            report.close()
 
 
 if __name__ == "__main__":

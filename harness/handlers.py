@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import ResolverMatch, get_resolver
 
 API_PREFIX = "/api/v1/"
 
@@ -27,7 +28,24 @@ def is_agent_call(request: HttpRequest) -> bool:
 PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
-class _Chain(BaseHandler):
+def resolved(request: HttpRequest) -> ResolverMatch:
+    """The request's view, resolved once: a middleware that must know the view before the handler calls it (the
+    Idempotency-Key's, harness.idempotency) resolves it here, and the handlers below reuse the match instead of
+    resolving the path again (30-50 µs of CPU on every API call: bench/cpu_per_request.py). Raises Resolver404."""
+    match = request.resolver_match
+    if match is None:
+        match = request.resolver_match = get_resolver(getattr(request, "urlconf", None)).resolve(request.path_info)
+    return match
+
+
+class _ResolveOnce(BaseHandler):
+    def resolve_request(self, request: HttpRequest) -> ResolverMatch:
+        if request.resolver_match is not None and not hasattr(request, "urlconf"):
+            return request.resolver_match  # resolved by a middleware (`resolved` above), for this same path
+        return super().resolve_request(request)
+
+
+class _Chain(_ResolveOnce):
     """A handler whose chain is another list of middleware (built once, at start-up, like the full one)."""
 
     def __init__(self, middleware: list[str]) -> None:
@@ -43,7 +61,7 @@ class _Chain(BaseHandler):
             settings.MIDDLEWARE = full
 
 
-class HarnessWSGIHandler(WSGIHandler):
+class HarnessWSGIHandler(_ResolveOnce, WSGIHandler):
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async)
         self.api_chain = _Chain(settings.API_MIDDLEWARE)

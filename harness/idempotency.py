@@ -27,7 +27,7 @@ from django.db import (
 )
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404
 from django.utils import timezone
 
 from harness import faults
@@ -35,6 +35,7 @@ from harness.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, token_from_
 from harness.canonical import canonical_json
 from harness.db import prepared_cursor
 from harness.errors import NOT_FINAL_ATTR
+from harness.handlers import resolved
 from harness.middleware import error_response
 from harness.models import IdempotentRequest
 
@@ -339,7 +340,7 @@ def claim_of(request: HttpRequest) -> Claim | None:
 
 def _claims_in_statement(request: HttpRequest) -> bool:
     try:
-        match = resolve(request.path_info)
+        match = resolved(request)
     except Resolver404:
         return False
     view_class = getattr(match.func, "view_class", None)

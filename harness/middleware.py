@@ -40,6 +40,13 @@ def json_depth(body: bytes, stop_above: int | None = None) -> int:
     return deepest
 
 
+def _may_nest_deeper(body: bytes, max_depth: int) -> bool:
+    """Whether the body has more opening brackets than `max_depth`, strings included: one with no more cannot nest
+    deeper, and two counts in C (about 1 µs on a 1 KB body) spare every ordinary request json_depth's scan
+    (about 50 µs: bench/cpu_per_request.py)."""
+    return body.count(b"[") + body.count(b"{") > max_depth
+
+
 class RequestLimitsMiddleware:
     """Refuse bodies over DATA_UPLOAD_MAX_MEMORY_SIZE (413), chunked bodies (411) and JSON deeper than
     HARNESS_MAX_JSON_DEPTH (400)."""
@@ -77,6 +84,6 @@ class RequestLimitsMiddleware:
         except RequestDataTooBig:
             return error_response(413, "body_too_large", f"The request body is over {limit} bytes.")
         max_depth: int = settings.HARNESS_MAX_JSON_DEPTH
-        if json_depth(body, stop_above=max_depth) > max_depth:
+        if _may_nest_deeper(body, max_depth) and json_depth(body, stop_above=max_depth) > max_depth:
             return error_response(400, "json_too_deep", f"JSON may nest at most {max_depth} levels.")
         return None

@@ -66,3 +66,25 @@ def test_pages_and_cookie_calls_keep_the_full_chain() -> None:
     assert status == 200 and headers["X-Frame-Options"] == "DENY" and "csrftoken" in headers.get("Set-Cookie", "")
     status, headers, _ = _call("GET", "/api/v1/sessions/")  # no token: a console user's cookie would be read
     assert status in (401, 403) and "Cookie" in headers.get("Vary", "")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_keyed_post_resolves_its_url_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The Idempotency-Key's middleware must know the view before the handler calls it; the handler reuses its match.
+    from django.urls import get_resolver
+
+    project = factories.make_project("once")
+    _, token = factories.make_agent_token(project)
+    session = factories.make_session(project)
+    root = get_resolver()
+    resolve, resolved = root.resolve, []
+    monkeypatch.setattr(root, "resolve", lambda path: resolved.append(path) or resolve(path))
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    for path, body in [(f"/api/v1/sessions/{session.pk}/items/", {"items": [{"role": "user", "content": {}}]}),
+                       ("/api/v1/sessions/", {})]:
+        resolved.clear()
+        status, _, answer = _call("POST", path, body=body, HTTP_IDEMPOTENCY_KEY=f"once-{path}", **auth)
+        assert (status, resolved) == (201, [path]), answer
+    resolved.clear()
+    status, _, _ = _call("POST", "/api/v1/no-such-thing/", body={}, HTTP_IDEMPOTENCY_KEY="once-404", **auth)
+    assert status == 404 and resolved == ["/api/v1/no-such-thing/"] * 2  # a miss is resolved again, to raise its 404
