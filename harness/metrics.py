@@ -18,6 +18,7 @@ kernel imports no app); each is a collector object with `collect()`.
 import hmac
 import os
 from collections.abc import Iterator
+from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -99,6 +100,16 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     return HttpResponse(generate_latest(scrape_registry()), content_type=CONTENT_TYPE_LATEST)
 
 
+# Each (method, route, status)'s two labelled series, looked up once per process: `labels()` builds and locks its
+# way to the same child object on every call (about half of this function's CPU on every request). As many
+# entries as the labelled series themselves, which the registry holds anyway.
+_request_series: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+
 def observe_request(method: str, route: str, status: int, seconds: float) -> None:
-    HTTP_REQUESTS.labels(method, route, str(status)).inc()
-    HTTP_LATENCY.labels(method, route).observe(seconds)
+    series = _request_series.get((method, route, status))
+    if series is None:
+        series = _request_series[(method, route, status)] = (
+            HTTP_REQUESTS.labels(method, route, str(status)), HTTP_LATENCY.labels(method, route))
+    series[0].inc()
+    series[1].observe(seconds)
