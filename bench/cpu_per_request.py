@@ -179,6 +179,42 @@ def _chains(path: str, token: str, requests: int) -> None:
         print(f"{name:40s} {1000 * seconds / requests:.3f} ms of CPU per keyed append (the chain alone)")
 
 
+# The parts of a request, each a function whose cumulative CPU time is the part's (they may nest: the token's
+# statement is inside the authentication, every statement inside "statements"; where several functions of the
+# file have the name, the outermost's, the largest, is taken: URLResolver.resolve holds URLPattern.resolve).
+# cProfile's own cost per call inflates Python-heavy parts against C ones, so the shares are a map of where to
+# look, not a measurement of it.
+PARTS = [
+    ("the whole WSGI call", "django/core/handlers/wsgi.py", "__call__"),
+    ("middleware and handler (all below)", "harness/observe.py", "__call__"),
+    ("DRF's dispatch (all below)", "rest_framework/views.py", "dispatch"),
+    ("  authentication (token statement included)", "harness/auth.py", "authenticate"),
+    ("  content negotiation", "rest_framework/views.py", "perform_content_negotiation"),
+    ("  throttle", "rest_framework/views.py", "check_throttles"),
+    ("  permissions", "rest_framework/views.py", "check_permissions"),
+    ("  body parse (request.data)", "rest_framework/request.py", "_load_data_and_files"),
+    ("  rendering (response)", "rest_framework/response.py", "rendered_content"),
+    ("statements: Django cursor + psycopg (all)", "django/db/backends/utils.py", "execute"),
+    ("URL resolve (every resolve of the request)", "django/urls/resolvers.py", "resolve"),
+    ("request signals (started/finished)", "django/dispatch/dispatcher.py", "send"),
+    ("access line (logging)", "logging/__init__.py", "info"),
+    ("request metrics", "harness/metrics.py", "observe_request"),
+    ("body limits: JSON depth", "harness/middleware.py", "json_depth"),
+    ("Idempotency-Key: fingerprint", "harness/idempotency.py", "request_fingerprint"),
+]
+
+
+def print_parts(stats: pstats.Stats, report: Any) -> None:
+    raw: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]  # pstats' own table
+    total = sum(row[3] for (path, _, name), row in raw.items() if path.endswith("cpu_per_request.py")
+                and name == "serve_wsgi")
+    print(f"{'part':46s} {'CPU s':>7s} {'share':>6s}", file=report)
+    for label, path_end, function in PARTS:
+        seconds = max((row[3] for (path, _, name), row in raw.items() if path.endswith(path_end) and name == function),
+                      default=0.0)
+        print(f"{label:46s} {seconds:7.3f} {100 * seconds / total if total else 0:5.1f}%", file=report)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=2000, help="per scenario")
@@ -214,8 +250,10 @@ def main() -> None:
             _run(scenario, args.profile)
             profiler.disable()
             print(f"\n===== {scenario.name}: {args.profile} requests, cProfile by CPU =====", file=report)
+            stats = pstats.Stats(profiler, stream=report)
+            print_parts(stats, report)
             for key in ("tottime", "cumulative"):
-                pstats.Stats(profiler, stream=report).sort_stats(key).print_stats(45)
+                stats.sort_stats(key).print_stats(45)
         if report is not sys.stdout:
             report.close()
 
