@@ -7,9 +7,10 @@ Every API reply goes through both, so each keeps DRF's answer and only takes a s
   a 1 KB reply), values orjson does not know through DRF's encoder (dates as DRF writes them, decimals, lazy
   text), \\u2028 and \\u2029 escaped as DRF escapes them. Anything orjson refuses (an integer past 64 bits, a
   key that is not text) and any indented rendering go to DRF's renderer. Two differences, neither reachable
-  by a value a client sent or the database holds in a reply: a float with a negative exponent is written `1e-7`
-  where json writes `1e-07` (the same number), and a non-finite float (which the parser refuses and jsonb
-  cannot store) is written `null` where DRF's renderer raised.
+  by a value a client sent or the database holds in a reply: a float may be written in another form of the
+  same number (`1e-7` where json writes `1e-07`, `0.00006103515625` where it writes `6.103515625e-05`), and a
+  non-finite float (which the parser refuses and jsonb cannot store) is written `null` where DRF's renderer
+  raised.
 - `ContentNegotiation` answers a request that names no format and accepts anything (`*/*`, or no Accept
   header) or exactly the one renderer's media type, with that renderer, as DRF's negotiation would, without
   parsing the Accept header; any other request is negotiated by DRF.

@@ -67,13 +67,20 @@ BINDING_STEPS: tuple[tuple[str, StepRun], ...] = tuple(
     (step.name, step.load().run) for step in STEPS if step.phase == BINDING)
 
 
-def _run_step(r: Resume, name: str, step: StepRun) -> None:
-    """Run one step and collect its trace; a step that returns None traces itself later."""
+@contextmanager
+def _failing_as(name: str) -> Iterator[None]:
+    """A StepFailed raised inside is the failure of step `name` (its trace and the run's block name it)."""
     try:
-        data = step(r)
+        yield
     except StepFailed as exc:
         exc.name(name)
         raise
+
+
+def _run_step(r: Resume, name: str, step: StepRun) -> None:
+    """Run one step and collect its trace; a step that returns None traces itself later."""
+    with _failing_as(name):
+        data = step(r)
     if data is None:
         return
     if r.run is not None:
@@ -122,15 +129,12 @@ def _deliver(r: Resume, result: Any) -> None:
     opened around it. The other paths (already delivered, a conflict) commit their own writes
     (runs_app.services.effects.effect_deliver), then the trace: a conflict's failure is traced and the run
     blocked by `resume_run_by_id`, as any failing step's."""
-    try:
+    with _failing_as(_bind.name):
         data = _bind_module.deliver(r, result)
-    except StepFailed as exc:
-        exc.name(_bind.name)
-        raise
     if data is not None:  # not traced by the delivery's statement
         with _committing(r):
             trace(r, _bind.name, True, **data)
-            r.steps_ok += 1
+    r.steps_ok += 1
 
 
 def _move_on(r: Resume, started: float) -> None:
@@ -183,18 +187,12 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
     started = time.monotonic()
     outcome, failure = "done", ""
     try:
-        try:
+        with _failing_as("load"):
             count_start(r)  # one statement, committed on its own before the load
-        except StepFailed as exc:
-            exc.name("load")
-            raise
         _steps_committed(r, PRE_CALL_STEPS)
         if r.dispatched is not None:
-            try:
+            with _failing_as(_bind.name):
                 result = _bind_module.call(r)
-            except StepFailed as exc:
-                exc.name(_bind.name)
-                raise
             _deliver(r, result)
             faults.point("after_deliver")
         with _committing(r):

@@ -267,7 +267,4 @@ def deliver(r: Resume, result: Any) -> dict[str, Any] | None:
         raise StepFailed("the tool returned a different result for the same idempotency key", effect=effect.pk)
     r.effect, r.result, r.dispatched = delivery.effect, delivery.effect.result, None
     data["result_hash"] = delivery.effect.result_hash
-    if delivery.events_written:
-        r.steps_ok += 1  # what the pipeline counts for a step whose trace it writes (worker.pipeline._run_step)
-        return None
-    return data
+    return None if delivery.events_written else data
