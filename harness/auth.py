@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.http import HttpRequest
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.permissions import SAFE_METHODS
@@ -62,15 +63,10 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             secret = header[1].decode()
         except UnicodeError:
             raise exceptions.AuthenticationFailed("The token is not valid.") from None
-        digest = ApiToken.hash_secret(secret)
-        found: tuple[str, ApiToken | None] | None = getattr(request._request, FOUND_TOKEN_ATTR, None)
-        token = found[1] if found is not None and found[0] == digest else token_lookup(digest)
+        token = bearer_token(request._request, ApiToken.hash_secret(secret))
         if token is None:
             raise exceptions.AuthenticationFailed("The token is not valid or was revoked.")
-        now = timezone.now()
-        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
-            # Throttled so a busy agent does not write the token row on every request.
-            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        touch_last_used(token)
         if token.kind == ApiToken.Kind.AGENT:
             if token.project is None:  # the table's apitoken_kind_owner constraint gives every agent token one
                 raise exceptions.AuthenticationFailed("The token is not valid.")
@@ -85,6 +81,27 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return self.keyword
+
+
+def bearer_token(request: HttpRequest, digest: str) -> ApiToken | None:
+    """The live token with this digest: the one the request's first statement found already (the Idempotency-Key's
+    reservation, or the plain path's lookup: FOUND_TOKEN_ATTR), else looked up now, and kept for the rest of the
+    request."""
+    found: tuple[str, ApiToken | None] | None = getattr(request, FOUND_TOKEN_ATTR, None)
+    if found is not None and found[0] == digest:
+        return found[1]
+    token = token_lookup(digest)
+    setattr(request, FOUND_TOKEN_ATTR, (digest, token))
+    return token
+
+
+def touch_last_used(token: ApiToken) -> None:
+    """Record that the token was used, at most once a minute, so a busy agent does not write its row on every
+    request."""
+    now = timezone.now()
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now  # the same request authenticated again (harness.plain handing over) writes nothing
 
 
 def _refuse_write_to_frozen(request: Request, project: Project) -> None:

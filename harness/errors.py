@@ -4,7 +4,7 @@ Services raise these; every door (API, console, admin, worker) catches the same 
 renders each as {"code", "detail", ...extra} with a stable machine-readable code.
 """
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import IntegrityError, InterfaceError, OperationalError
@@ -98,24 +98,41 @@ _DRF_CODES = {
 }
 
 
-def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}; a database out of reach is a 503 in it."""
+class ErrorReply(NamedTuple):
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+    final: bool  # False: not the request's final answer (NOT_FINAL_ATTR)
+
+
+def error_reply(exc: Exception) -> ErrorReply | None:
+    """The API's answer to a domain error or a database failure, in the one error shape; None for anything else.
+    Both API doors use it: DRF's exception handler below and the plain path (harness.plain)."""
     if isinstance(exc, DomainError):
-        refusal = Response(exc.as_dict(), status=exc.http_status)
-        if not exc.final:
-            setattr(refusal, NOT_FINAL_ATTR, True)
-        return refusal
+        return ErrorReply(exc.http_status, exc.as_dict(), {}, exc.final)
     if _is_unique_violation(exc):
         # A client-chosen unique value (a ref) taken by a racing or earlier request: theirs to change.
-        return Response({"code": "already_exists", "detail": "A record with this reference already exists."},
-                        status=409)
+        return ErrorReply(409, {"code": "already_exists", "detail": "A record with this reference already exists."},
+                          {}, True)
     if _database_unreachable(exc):
         # The database went away (a restart, a failover; experiment 25): the client may retry, a write with the same
         # Idempotency-Key. Django closes the broken connection after this response and the next request connects
         # afresh. Without this the caller got Django's HTML 500 page.
-        set_rollback()
-        return Response({"code": "database_unavailable", "detail": "The database is unavailable; retry shortly."},
-                        status=503, headers={"Retry-After": "1"})
+        body = {"code": "database_unavailable", "detail": "The database is unavailable; retry shortly."}
+        return ErrorReply(503, body, {"Retry-After": "1"}, True)
+    return None
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}; a database out of reach is a 503 in it."""
+    reply = error_reply(exc)
+    if reply is not None:
+        if reply.status == 503:
+            set_rollback()
+        refusal = Response(reply.body, status=reply.status, headers=reply.headers or None)
+        if not reply.final:
+            setattr(refusal, NOT_FINAL_ATTR, True)
+        return refusal
     if isinstance(exc, Http404):
         exc = drf_exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -65,17 +65,32 @@ def _utf8(parser_context: Mapping[str, Any] | None) -> bool:
         return False
 
 
+# What parse_plain answers for a body it leaves to the parser below.
+NOT_PLAIN: Any = object()
+
+
+def parse_plain(raw: bytes) -> Any:
+    """The value of a UTF-8 JSON body that orjson reads as json would and jsonb can store; NOT_PLAIN for any other
+    body, which StrictJSONParser accepts or refuses (the plain path, harness.plain, hands it over)."""
+    if _LONG_DIGITS.search(raw) is not None:
+        return NOT_PLAIN  # an integer orjson may not keep exact
+    try:
+        data = orjson.loads(raw)
+    except ValueError:  # orjson.JSONDecodeError is one
+        return NOT_PLAIN
+    return NOT_PLAIN if find_unstorable(data) is not None else data
+
+
 class StrictJSONParser(JSONParser):
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
               ) -> Any:
         if _utf8(parser_context):
             raw = stream.read()
-            try:
-                if _LONG_DIGITS.search(raw) is not None:
-                    raise ValueError("an integer orjson may not keep exact")
-                data = orjson.loads(raw)
-            except ValueError:  # orjson.JSONDecodeError is one: DRF's parser answers as it always did
-                data = super().parse(io.BytesIO(raw), media_type, parser_context)
+            data = parse_plain(raw)
+            if data is not NOT_PLAIN:
+                return data
+            # DRF's parser answers as it always did; what it accepts is checked for jsonb below.
+            data = super().parse(io.BytesIO(raw), media_type, parser_context)
         else:
             data = super().parse(stream, media_type, parser_context)
         problem = find_unstorable(data)

@@ -198,6 +198,9 @@ SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 # Request limits: enforced by harness.middleware before any view parses the body.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HARNESS_MAX_BODY_BYTES", 1_048_576, minimum=1024)
 HARNESS_MAX_JSON_DEPTH = env_int("HARNESS_MAX_JSON_DEPTH", 32, minimum=4)
+# The agent's hottest calls (append, newest items, checkpoint write, lineage) answered without DRF's dispatch when
+# they are plain (harness.plain): the same checks, services and replies. 0 sends every call through DRF's views.
+HARNESS_PLAIN_PATH = env_bool("HARNESS_PLAIN_PATH", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

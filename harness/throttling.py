@@ -121,6 +121,25 @@ def _take(key: str, limit: int, window: int, number: int) -> bool:
     return True
 
 
+def token_wait(token: ApiToken) -> float | None:
+    """Count one request of the token against HARNESS_API_RATE: None when it fits, else the seconds until the
+    window ends (the 429's Retry-After)."""
+    rate = parse_rate(settings.HARNESS_API_RATE)
+    if rate is None:
+        return None
+    limit, window = rate
+    number, left = _window(window)
+    # The prefix beside the id: a database made anew (a test run's) hands out the same ids again, and the
+    # counters in Redis outlive it.
+    if _take(f"harness:throttle:token:{token.pk}:{token.prefix}:{window}:{number}", limit, window, number):
+        return None
+    return left
+
+
+# Set on a request the plain path counted: (the token, token_wait's answer).
+COUNTED_ATTR = "_harness_throttle_counted"
+
+
 class TokenRateThrottle(BaseThrottle):
     """HARNESS_API_RATE per API token (agent or personal). A console session calling the API is not counted
     here: its user logged in through the login's own limit."""
@@ -132,17 +151,10 @@ class TokenRateThrottle(BaseThrottle):
         token = request.auth
         if not isinstance(token, ApiToken):
             return True
-        rate = parse_rate(settings.HARNESS_API_RATE)
-        if rate is None:
-            return True
-        limit, window = rate
-        number, left = _window(window)
-        # The prefix beside the id: a database made anew (a test run's) hands out the same ids again, and the
-        # counters in Redis outlive it.
-        if _take(f"harness:throttle:token:{token.pk}:{token.prefix}:{window}:{number}", limit, window, number):
-            return True
-        self._wait = left
-        return False
+        counted: tuple[ApiToken, float | None] | None = getattr(request._request, COUNTED_ATTR, None)
+        # The plain path (harness.plain) counted this request already and handed its refusal over: not twice.
+        self._wait = counted[1] if counted is not None and counted[0] is token else token_wait(token)
+        return self._wait is None
 
     def wait(self) -> float | None:
         return self._wait

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -33,6 +33,7 @@ from harness.errors import DomainError
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
 from harness.permissions import ReviewerOnly
+from harness.plain import NOT_PLAIN, json_reply, plain_body, plain_caller
 from runs_app import selectors, services
 from runs_app.filters import ApprovalFilter, CheckpointFilter, EffectFilter, RunEventFilter, RunFilter, TaskFilter
 from runs_app.models import (
@@ -373,21 +374,42 @@ class CheckpointListCreateApi(AgentListView[Checkpoint]):
         data = checkpoint_create_fast(request.data)
         if data is None:
             data = _validated(CheckpointInSerializer, request.data)
-        claim = claim_of(request)
-        try:
-            checkpoint = services.checkpoint_create(
-                project=agent_project(request), run_id=data.pop("run"), task_id=data.pop("task"),
-                parent_id=data.pop("parent"), approval_id=data.pop("approval"), claim=claim, **data,
-            )
-        except KeyTaken as taken:
-            return taken.claim.answer_repeat()
-        except DomainError:
-            # A retry of a checkpoint that was written (and whose lease has since gone, say) gets the first
-            # reply, not the refusal: the key is asked before the refusal is explained.
-            if claim is not None and claim.taken():
-                return claim.answer_repeat()
-            raise
-        return Response(checkpoint_out(checkpoint), status=status.HTTP_201_CREATED)
+        body = checkpoint_create_answer(request._request, agent_project(request), data)
+        return body if isinstance(body, HttpResponse) else Response(body, status=status.HTTP_201_CREATED)
+
+
+def checkpoint_create_answer(request: HttpRequest, project: Project, data: dict[str, Any]
+                             ) -> dict[str, Any] | HttpResponse:
+    """The checkpoint write's 201 body, or the reply already recorded under the request's Idempotency-Key (both
+    doors). `data` is CheckpointInSerializer's validated_data."""
+    claim = claim_of(request)
+    try:
+        checkpoint = services.checkpoint_create(
+            project=project, run_id=data.pop("run"), task_id=data.pop("task"),
+            parent_id=data.pop("parent"), approval_id=data.pop("approval"), claim=claim, **data,
+        )
+    except KeyTaken as taken:
+        return taken.claim.answer_repeat()
+    except DomainError:
+        # A retry of a checkpoint that was written (and whose lease has since gone, say) gets the first
+        # reply, not the refusal: the key is asked before the refusal is explained.
+        if claim is not None and claim.taken():
+            return claim.answer_repeat()
+        raise
+    return checkpoint_out(checkpoint)
+
+
+def checkpoint_create_plain(request: HttpRequest) -> HttpResponse | None:
+    """The checkpoint write's plain path (harness.plain): None hands the request to CheckpointListCreateApi."""
+    caller = plain_caller(request, write=True)
+    if caller is None:
+        return None
+    data = plain_body(request)
+    fast = checkpoint_create_fast(data) if data is not NOT_PLAIN else None
+    if fast is None:
+        return None
+    body = checkpoint_create_answer(request, caller.project, fast)
+    return body if isinstance(body, HttpResponse) else json_reply(body, status=status.HTTP_201_CREATED)
 
 
 class CheckpointDetailApi(AgentApiView):
@@ -405,6 +427,15 @@ class CheckpointLineageApi(AgentApiView):
         # PostgreSQL writes the answer (CheckpointOutSerializer's shape); it is sent as it comes.
         body = selectors.checkpoint_lineage_json(project_ids=scope(request), checkpoint_id=pk)
         return HttpResponse(body, content_type="application/json")
+
+
+def checkpoint_lineage_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
+    """The lineage read's plain path (harness.plain): None hands the request to CheckpointLineageApi."""
+    caller = plain_caller(request, write=False)
+    if caller is None:
+        return None
+    body = selectors.checkpoint_lineage_json(project_ids=[caller.project.pk], checkpoint_id=pk)
+    return HttpResponse(body, content_type="application/json")
 
 
 # --- approvals -----------------------------------------------------------------------------------

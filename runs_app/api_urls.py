@@ -3,6 +3,7 @@
 from django.urls import path
 
 from harness import api_base  # noqa: F401 - registers the <id:...> converter
+from harness.plain import plain_first
 from runs_app import api, api_forks, api_handoffs, api_retention, api_threads
 
 urlpatterns = [
@@ -14,9 +15,12 @@ urlpatterns = [
     path("runs/<id:pk>/usage/", api.RunUsageApi.as_view(), name="api-run-usage"),
     path("runs/<id:pk>/events/", api.RunEventsApi.as_view(), name="api-run-events"),
     path("runs/<id:pk>/approvals/", api.RunApprovalCreateApi.as_view(), name="api-run-approvals"),
-    path("checkpoints/", api.CheckpointListCreateApi.as_view(), name="api-checkpoints"),
+    # The agent's hottest calls try the plain path first (harness.plain).
+    path("checkpoints/", plain_first(api.CheckpointListCreateApi, post=api.checkpoint_create_plain),
+         name="api-checkpoints"),
     path("checkpoints/<id:pk>/", api.CheckpointDetailApi.as_view(), name="api-checkpoint"),
-    path("checkpoints/<id:pk>/lineage/", api.CheckpointLineageApi.as_view(), name="api-checkpoint-lineage"),
+    path("checkpoints/<id:pk>/lineage/", plain_first(api.CheckpointLineageApi, get=api.checkpoint_lineage_plain),
+         name="api-checkpoint-lineage"),
     path("checkpoints/<id:pk>/fork/", api_forks.CheckpointForkApi.as_view(), name="api-checkpoint-fork"),
     path("threads/", api_threads.ThreadEnsureApi.as_view(), name="api-threads"),
     path("threads/checkpoints/", api_threads.ThreadCheckpointsApi.as_view(), name="api-thread-checkpoints"),

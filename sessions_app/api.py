@@ -3,7 +3,7 @@
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -16,6 +16,7 @@ from harness.body import InSerializer, body_shape
 from harness.errors import ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
+from harness.plain import NOT_PLAIN, json_reply, plain_body, plain_caller
 from sessions_app import selectors, services, trimming
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
@@ -255,13 +256,32 @@ class SessionItemsApi(AgentListView[SessionItem]):
     )
     def post(self, request: Request, pk: int) -> HttpResponse:
         new_items, expected_last_seq = items_append_validated(request.data)
-        try:
-            items = services.session_items_append(project=agent_project(request), session_id=pk, items=new_items,
-                                                  expected_last_seq=expected_last_seq, claim=claim_of(request))
-        except KeyTaken as taken:
-            return taken.claim.answer_repeat()
-        body = {"items": [item_out(item) for item in items], "last_seq": items[-1].seq}
-        return Response(body, status=status.HTTP_201_CREATED)
+        body = items_append_answer(request._request, agent_project(request), pk, new_items, expected_last_seq)
+        return body if isinstance(body, HttpResponse) else Response(body, status=status.HTTP_201_CREATED)
+
+
+def items_append_answer(request: HttpRequest, project: Project, session_id: int, new_items: list[services.NewItem],
+                        expected_last_seq: int | None) -> dict[str, Any] | HttpResponse:
+    """The append's 201 body, or the reply already recorded under the request's Idempotency-Key (both doors)."""
+    try:
+        items = services.session_items_append(project=project, session_id=session_id, items=new_items,
+                                              expected_last_seq=expected_last_seq, claim=claim_of(request))
+    except KeyTaken as taken:
+        return taken.claim.answer_repeat()
+    return {"items": [item_out(item) for item in items], "last_seq": items[-1].seq}
+
+
+def items_append_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
+    """The append's plain path (harness.plain): None hands the request to SessionItemsApi."""
+    caller = plain_caller(request, write=True)
+    if caller is None:
+        return None
+    data = plain_body(request)
+    fast = items_append_fast(data) if data is not NOT_PLAIN else None
+    if fast is None:
+        return None
+    body = items_append_answer(request, caller.project, pk, *fast)
+    return body if isinstance(body, HttpResponse) else json_reply(body, status=status.HTTP_201_CREATED)
 
 
 _LIMIT_PARAMETER = OpenApiParameter(
@@ -270,8 +290,8 @@ _LIMIT_PARAMETER = OpenApiParameter(
 )
 
 
-def _latest_limit(request: Request) -> int:
-    text = request.query_params.get("limit", "")
+def _latest_limit(query: QueryDict) -> int:
+    text = query.get("limit", "")
     if not text:
         return 50
     if not (text.isascii() and text.isdigit() and len(text) <= 4):
@@ -289,8 +309,18 @@ class SessionItemsLatestApi(AgentApiView):
     def get(self, request: Request, pk: int) -> HttpResponse:
         # PostgreSQL writes the whole answer (ItemsLatestOutSerializer's shape); it is sent as it comes.
         body = selectors.session_items_latest_json(project_ids=scope(request), session_id=pk,
-                                                   limit=_latest_limit(request))
+                                                   limit=_latest_limit(request.query_params))
         return HttpResponse(body, content_type="application/json")
+
+
+def items_latest_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
+    """The newest-items read's plain path (harness.plain): None hands the request to SessionItemsLatestApi."""
+    caller = plain_caller(request, write=False)
+    if caller is None:
+        return None
+    body = selectors.session_items_latest_json(project_ids=[caller.project.pk], session_id=pk,
+                                               limit=_latest_limit(request.GET))
+    return HttpResponse(body, content_type="application/json")
 
 
 @extend_schema(tags=["sessions"])

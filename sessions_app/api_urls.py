@@ -3,14 +3,18 @@
 from django.urls import path
 
 from harness import api_base  # noqa: F401 - registers the <id:...> converter
+from harness.plain import plain_first
 from sessions_app import api
 
 urlpatterns = [
     path("sessions/", api.SessionListCreateApi.as_view(), name="api-sessions"),
     path("sessions/<id:pk>/", api.SessionDetailApi.as_view(), name="api-session"),
     path("sessions/<id:pk>/transition/", api.SessionTransitionApi.as_view(), name="api-session-transition"),
-    path("sessions/<id:pk>/items/", api.SessionItemsApi.as_view(), name="api-session-items"),
-    path("sessions/<id:pk>/items/latest/", api.SessionItemsLatestApi.as_view(), name="api-session-items-latest"),
+    # The agent's hottest calls try the plain path first (harness.plain).
+    path("sessions/<id:pk>/items/", plain_first(api.SessionItemsApi, post=api.items_append_plain),
+         name="api-session-items"),
+    path("sessions/<id:pk>/items/latest/", plain_first(api.SessionItemsLatestApi, get=api.items_latest_plain),
+         name="api-session-items-latest"),
     path("sessions/<id:pk>/items/pop/", api.SessionItemsPopApi.as_view(), name="api-session-items-pop"),
     path("sessions/<id:pk>/items/clear/", api.SessionItemsClearApi.as_view(), name="api-session-items-clear"),
     path("sessions/<id:pk>/items/trim/", api.SessionItemsTrimApi.as_view(), name="api-session-items-trim"),
