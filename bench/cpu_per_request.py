@@ -215,6 +215,31 @@ def print_parts(stats: pstats.Stats, report: Any) -> None:
         print(f"{label:46s} {seconds:7.3f} {100 * seconds / total if total else 0:5.1f}%", file=report)
 
 
+def _package(filename: str) -> str:
+    """The package a profiled function's own CPU is charged to: site-packages' top-level name, the project's app,
+    or the standard library's module."""
+    if "site-packages/" in filename:
+        return filename.split("site-packages/", 1)[1].split("/", 1)[0]
+    path = Path(filename)
+    if ROOT in path.parents:
+        return str(path.relative_to(ROOT).parts[0])
+    if filename.startswith("<") or filename == "~":
+        return "builtins"
+    return "stdlib:" + path.stem
+
+
+def print_by_package(stats: pstats.Stats, report: Any) -> None:
+    """Each package's own CPU (tottime, so nothing is counted twice), largest first."""
+    own: dict[str, float] = {}
+    total = 0.0
+    for (filename, _, _), (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
+        own[_package(filename)] = own.get(_package(filename), 0.0) + tottime
+        total += tottime
+    print(f"{'package (own CPU, nothing counted twice)':48s} {'CPU s':>6s}  share", file=report)
+    for name, seconds in sorted(own.items(), key=lambda kv: -kv[1])[:20]:
+        print(f"{name:48s} {seconds:6.3f} {100 * seconds / total:5.1f}%", file=report)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=2000, help="per scenario")
@@ -252,6 +277,7 @@ def main() -> None:
             print(f"\n===== {scenario.name}: {args.profile} requests, cProfile by CPU =====", file=report)
             stats = pstats.Stats(profiler, stream=report)
             print_parts(stats, report)
+            print_by_package(stats, report)
             for key in ("tottime", "cumulative"):
                 stats.sort_stats(key).print_stats(45)
         if report is not sys.stdout:

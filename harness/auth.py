@@ -180,3 +180,42 @@ def token_lookup(digest: str) -> ApiToken | None:
     """
     row = as_first_statement(lambda: _token_row(digest))
     return None if row is None else token_from_row(row)
+
+
+# --- the token checked inside the request's own statement (harness.plain) -----------------------------
+# The plain path looks a token up once per process (token_lookup) and then, instead of a lookup statement per
+# request, hands the service a TokenCheck: the service's one statement carries CALLER_SQL as a CTE and reads or
+# writes nothing unless CALLER_HOLDS, so a token revoked, expired or changed a moment ago is refused by the very
+# statement that would have used it (the rule above: no cache decides whether a token is good). A statement with no
+# check (every other door) finds the CTE's one NULL row, and its condition holds.
+
+
+@dataclass(frozen=True)
+class TokenCheck:
+    """Whether the caller's token is, in the statement that uses it, a live agent token of this project with one
+    of these roles (and, for a write, its project not frozen)."""
+
+    digest: str
+    project_id: int
+    roles: tuple[str, ...]
+    write: bool
+
+
+CALLER_SQL = f"""caller AS (
+    SELECT t.id FROM {ApiToken._meta.db_table} t JOIN {Project._meta.db_table} p ON p.id = t.project_id
+     WHERE t.digest = %(caller_digest)s::text AND t.kind = '{ApiToken.Kind.AGENT.value}'
+       AND t.project_id = %(caller_project)s::bigint AND t.revoked_at IS NULL
+       AND (t.expires_at IS NULL OR t.expires_at > now()) AND t.role = ANY(%(caller_roles)s::text[])
+       AND (NOT %(caller_write)s::boolean OR p.frozen_at IS NULL)
+    UNION ALL
+    SELECT NULL WHERE %(caller_digest)s::text IS NULL
+)"""  # noqa: S608 - the table names come from the models' metadata; every value is a bound parameter
+CALLER_HOLDS = "EXISTS (SELECT 1 FROM caller)"
+
+
+def caller_params(check: TokenCheck | None) -> dict[str, Any]:
+    if check is None:
+        return {"caller_digest": None, "caller_project": None, "caller_roles": [], "caller_write": False}
+    return {"caller_digest": check.digest, "caller_project": check.project_id, "caller_roles": list(check.roles),
+            "caller_write": check.write}
+

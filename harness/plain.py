@@ -23,22 +23,25 @@ headers, body and rows.
 import codecs
 import functools
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from rest_framework.views import APIView
 
 from harness import logs
-from harness.auth import AgentPrincipal, bearer_token, touch_last_used
+from harness.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_token, touch_last_used
 from harness.errors import NOT_FINAL_ATTR, ErrorReply, error_reply
-from harness.models import ApiToken
+from harness.idempotency import claim_of
+from harness.models import ApiToken, Project
 from harness.parsers import NOT_PLAIN, parse_plain
 from harness.permissions import TokenRole
 from harness.renderers import JSONRenderer
 from harness.throttling import COUNTED_ATTR, token_wait
 
 PlainHandler = Callable[..., HttpResponse | None]
+_T = TypeVar("_T")
 _render = JSONRenderer().render
 _JSON = "application/json"
 
@@ -64,7 +67,10 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
                 reply = error_reply(exc)
                 if reply is None:
                     raise  # Django's handler answers it, as it answers what escapes a DRF view
+                caller: PlainCaller | None = getattr(request, CALLER_ATTR, None)
                 response = refusal(reply)
+                if caller is not None:
+                    response = caller.vouched(request, response)
             if response is not None:
                 response["Allow"] = allow
                 return response
@@ -74,33 +80,105 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
     return view
 
 
-def plain_caller(request: HttpRequest, *, write: bool) -> AgentPrincipal | None:
+# The roles a plain call may come with: a handoff receiver's token calls only the views that scope it to its handoff
+# (harness.permissions), so it never takes the plain path; a reader reads.
+_PLAIN_ROLES = {False: (TokenRole.AGENT, TokenRole.READER), True: (TokenRole.AGENT,)}
+
+# The tokens this process has looked up and found fit for a plain call, by digest. Only a hint: a call that takes
+# its token from here has the token checked by its own statement (harness.auth.TokenCheck), never by this copy; the
+# copy gives what does not change (the ids for the throttle's key and the log, the project) and what is checked
+# again there. Bounded: a process serves a handful of agents' tokens.
+_known: dict[str, ApiToken] = {}
+_KNOWN_MAX = 1024
+
+
+@dataclass(frozen=True)
+class PlainCaller:
+    principal: AgentPrincipal
+    digest: str
+    write: bool
+    check: TokenCheck | None  # None: this request looked the token up itself
+
+    @property
+    def project(self) -> Project:
+        return self.principal.project
+
+    def vouched(self, request: HttpRequest, response: HttpResponse) -> HttpResponse | None:
+        """`response` when the caller's token is good for it, else None (DRF's view answers). A fresh answer of
+        a statement that carried the check is vouched for by that statement; a refusal or a stored reply may be
+        what a token that no longer holds got (the statement wrote nothing), so the token is looked up now, and
+        any change from the copy this process kept hands the request to DRF's view, which decides afresh."""
+        if self.check is None:
+            return response
+        _known.pop(self.digest, None)
+        token = bearer_token(request, self.digest)
+        kept = self.principal.token
+        if (token is None or not _may_call(token, self.write) or token.role != kept.role
+                or token.project_id != kept.project_id):
+            return None
+        _remember(self.digest, token)
+        return response
+
+
+    def first_statement(self, request: HttpRequest, run: Callable[[], _T]) -> _T:
+        """`run()`, whose first statement is the request's first when this request looked no token up: it then
+        stands in for Django's health check (a `SELECT 1` round trip: harness.auth.as_first_statement), and runs
+        again on a new connection if the persistent one was dropped. Only what is safe to repeat: a read, or a
+        write under an Idempotency-Key (a repeat of a write that did commit is answered from its key). A keyless
+        write keeps the health check."""
+        if self.write and claim_of(request) is None:
+            return run()
+        return as_first_statement(run)
+
+
+def _may_call(token: ApiToken | None, write: bool) -> bool:
+    return (token is not None and token.kind == ApiToken.Kind.AGENT and token.project is not None
+            and token.role in _PLAIN_ROLES[write] and not (write and token.project.frozen_at is not None))
+
+
+def _remember(digest: str, token: ApiToken) -> None:
+    if len(_known) >= _KNOWN_MAX:
+        _known.clear()
+    _known[digest] = token
+
+
+def plain_caller(request: HttpRequest, *, write: bool) -> PlainCaller | None:
     """The caller of a plain call, authenticated, authorised, throttled and bound to the log context as the DRF
     view's BearerTokenAuthentication, AgentApiAccess and TokenRateThrottle do it; None where their answer is
-    anything but "go on" (DRF's view then gives it, from the token and the count made here)."""
+    anything but "go on" (DRF's view then gives it, from the token and the count made here).
+
+    A token this process knows is not looked up: the call's statement checks it (PlainCaller.check), and an answer
+    that statement did not vouch for goes through PlainCaller.vouched."""
     if not _answers_json(request):
         return None
     header = request.META.get("HTTP_AUTHORIZATION", "").split()
     if len(header) != 2 or header[0].lower() != "bearer":
         return None
-    token = bearer_token(request, ApiToken.hash_secret(header[1]))
-    if token is None or token.kind != ApiToken.Kind.AGENT or token.project is None:
-        return None
+    digest = ApiToken.hash_secret(header[1])
+    token = _known.get(digest)
+    known = token is not None and _may_call(token, write)
+    if not known:
+        token = bearer_token(request, digest)
+        if token is None or not _may_call(token, write):
+            return None  # 401, 403 or 409 project_frozen (not final): DRF words it, with this lookup
+        _remember(digest, token)
+    assert token is not None and token.project is not None  # noqa: S101 - _may_call checked both
+    project = token.project
+    check = TokenCheck(digest=digest, project_id=project.pk, roles=_PLAIN_ROLES[write], write=write) if known else None
     touch_last_used(token)
-    # A handoff receiver calls only the views that scope it to its handoff (harness.permissions); a reader reads.
-    if token.role not in (TokenRole.ALL if not write else TokenRole.WRITERS) or \
-            token.role == TokenRole.HANDOFF_RECEIVER:
-        return None
-    if write and token.project.frozen_at is not None:
-        return None  # 409 project_frozen, not final: harness.auth words it
-    logs.bind(project=token.project.slug)
+    logs.bind(project=project.slug)
     wait = token_wait(token)
     setattr(request, COUNTED_ATTR, (token, wait))
     if wait is not None:
         return None  # 429 with Retry-After, from the count just made
-    caller = AgentPrincipal(token=token, project=token.project)
-    request.user = caller  # type: ignore[assignment]  # what DRF leaves on the request after its authentication
+    principal = AgentPrincipal(token=token, project=project)
+    request.user = principal  # type: ignore[assignment]  # what DRF leaves on the request after its authentication
+    caller = PlainCaller(principal=principal, digest=digest, write=write, check=check)
+    setattr(request, CALLER_ATTR, caller)
     return caller
+
+
+CALLER_ATTR = "_harness_plain_caller"
 
 
 def _answers_json(request: HttpRequest) -> bool:
@@ -141,4 +219,4 @@ def refusal(reply: ErrorReply) -> HttpResponse:
     return response
 
 
-__all__ = ["NOT_PLAIN", "json_reply", "plain_body", "plain_caller", "plain_first", "refusal"]
+__all__ = ["NOT_PLAIN", "PlainCaller", "json_reply", "plain_body", "plain_caller", "plain_first", "refusal"]

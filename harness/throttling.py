@@ -153,7 +153,7 @@ class TokenRateThrottle(BaseThrottle):
             return True
         counted: tuple[ApiToken, float | None] | None = getattr(request._request, COUNTED_ATTR, None)
         # The plain path (harness.plain) counted this request already and handed its refusal over: not twice.
-        self._wait = counted[1] if counted is not None and counted[0] is token else token_wait(token)
+        self._wait = counted[1] if counted is not None and counted[0].pk == token.pk else token_wait(token)
         return self._wait is None
 
     def wait(self) -> float | None:

@@ -28,6 +28,7 @@ from harness.api_base import (
     agent_project,
     scope,
 )
+from harness.auth import TokenCheck
 from harness.body import InSerializer, body_shape
 from harness.errors import DomainError
 from harness.idempotency import KeyTaken, claim_of
@@ -378,15 +379,15 @@ class CheckpointListCreateApi(AgentListView[Checkpoint]):
         return body if isinstance(body, HttpResponse) else Response(body, status=status.HTTP_201_CREATED)
 
 
-def checkpoint_create_answer(request: HttpRequest, project: Project, data: dict[str, Any]
-                             ) -> dict[str, Any] | HttpResponse:
+def checkpoint_create_answer(request: HttpRequest, project: Project, data: dict[str, Any],
+                             caller: TokenCheck | None = None) -> dict[str, Any] | HttpResponse:
     """The checkpoint write's 201 body, or the reply already recorded under the request's Idempotency-Key (both
     doors). `data` is CheckpointInSerializer's validated_data."""
     claim = claim_of(request)
     try:
         checkpoint = services.checkpoint_create(
             project=project, run_id=data.pop("run"), task_id=data.pop("task"),
-            parent_id=data.pop("parent"), approval_id=data.pop("approval"), claim=claim, **data,
+            parent_id=data.pop("parent"), approval_id=data.pop("approval"), claim=claim, caller=caller, **data,
         )
     except KeyTaken as taken:
         return taken.claim.answer_repeat()
@@ -408,8 +409,11 @@ def checkpoint_create_plain(request: HttpRequest) -> HttpResponse | None:
     fast = checkpoint_create_fast(data) if data is not NOT_PLAIN else None
     if fast is None:
         return None
-    body = checkpoint_create_answer(request, caller.project, fast)
-    return body if isinstance(body, HttpResponse) else json_reply(body, status=status.HTTP_201_CREATED)
+    body = caller.first_statement(request, lambda: checkpoint_create_answer(request, caller.project, fast,
+                                                                             caller=caller.check))
+    if isinstance(body, HttpResponse):
+        return caller.vouched(request, body)
+    return json_reply(body, status=status.HTTP_201_CREATED)
 
 
 class CheckpointDetailApi(AgentApiView):
@@ -434,7 +438,8 @@ def checkpoint_lineage_plain(request: HttpRequest, pk: int) -> HttpResponse | No
     caller = plain_caller(request, write=False)
     if caller is None:
         return None
-    body = selectors.checkpoint_lineage_json(project_ids=[caller.project.pk], checkpoint_id=pk)
+    body = caller.first_statement(request, lambda: selectors.checkpoint_lineage_json(
+        project_ids=[caller.project.pk], checkpoint_id=pk, caller=caller.check))
     return HttpResponse(body, content_type="application/json")
 
 

@@ -20,6 +20,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
+from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.db import EPOCH, api_time_sql, columns, fetch_instance, json_rows, prepared_cursor
 from harness.errors import NotFoundError
 from harness.models import Project
@@ -148,15 +149,16 @@ _LINEAGE_KINDS = {"label": "text", "authority_ref": "text", "resume_policy": "te
 # The start must be in the caller's projects and the walk stays in its project: no separate lookup of
 # the start first. S608: the text put in is this module's constant column list (LINEAGE_FIELDS); every
 # value is a bound parameter.
-_LINEAGE_WALK = """
-WITH RECURSIVE chain(id, parent_id, project_id, hops) AS (
-    SELECT id, parent_id, project_id, 0 FROM runs_app_checkpoint WHERE id = %s AND project_id = ANY(%s)
+_LINEAGE_WALK = f"""
+WITH RECURSIVE {CALLER_SQL}, chain(id, parent_id, project_id, hops) AS (
+    SELECT id, parent_id, project_id, 0 FROM runs_app_checkpoint
+     WHERE id = %(start)s AND project_id = ANY(%(pids)s) AND {CALLER_HOLDS}
     UNION ALL
     SELECT c.id, c.parent_id, c.project_id, chain.hops + 1
       FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id AND c.project_id = chain.project_id
-     WHERE chain.hops < %s
+     WHERE chain.hops < %(hops)s
 )
-"""
+"""  # noqa: S608 - harness.auth's own SQL; every value is a bound parameter
 _LINEAGE_MEMBERS = " || ',' || ".join(
     _json_member(name, column, _LINEAGE_KINDS.get(name, "int")) for name, column in LINEAGE_FIELDS)
 _LINEAGE_SQL = _LINEAGE_WALK + f"""
@@ -177,17 +179,23 @@ def checkpoint_lineage(*, project_ids: Sequence[int], checkpoint_id: int) -> lis
     """The checkpoint and its ancestors, newest first (capped at MAX_LINEAGE), as dicts shaped like the
     API's checkpoints (`created_at` a datetime)."""
     with connection.cursor() as cursor:
-        cursor.execute(_LINEAGE_SQL, [checkpoint_id, list(project_ids), MAX_LINEAGE - 1])
+        cursor.execute(_LINEAGE_SQL, _lineage_params(project_ids, checkpoint_id, None))
         rows = cursor.fetchall()
     if not rows:
         raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
     return json_rows(rows)
 
 
-def checkpoint_lineage_json(*, project_ids: Sequence[int], checkpoint_id: int) -> bytes:
-    """`checkpoint_lineage` as the API's JSON text (created_at rendered), written by PostgreSQL."""
+def _lineage_params(project_ids: Sequence[int], checkpoint_id: int, caller: TokenCheck | None) -> dict[str, Any]:
+    return {"start": checkpoint_id, "pids": list(project_ids), "hops": MAX_LINEAGE - 1, **caller_params(caller)}
+
+
+def checkpoint_lineage_json(*, project_ids: Sequence[int], checkpoint_id: int, caller: TokenCheck | None = None
+                            ) -> bytes:
+    """`checkpoint_lineage` as the API's JSON text (created_at rendered), written by PostgreSQL. With a `caller` (the
+    plain path's harness.auth.TokenCheck), NotFoundError also when the caller's token does not hold."""
     with prepared_cursor() as cursor:
-        cursor.execute(_LINEAGE_JSON_SQL, [checkpoint_id, list(project_ids), MAX_LINEAGE - 1])
+        cursor.execute(_LINEAGE_JSON_SQL, _lineage_params(project_ids, checkpoint_id, caller))
         row = cursor.fetchone()
     if row is None or row[0] is None:
         raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")

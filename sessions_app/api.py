@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from harness.actors import Actor
 from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
+from harness.auth import TokenCheck
 from harness.body import InSerializer, body_shape
 from harness.errors import ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
@@ -261,11 +262,13 @@ class SessionItemsApi(AgentListView[SessionItem]):
 
 
 def items_append_answer(request: HttpRequest, project: Project, session_id: int, new_items: list[services.NewItem],
-                        expected_last_seq: int | None) -> dict[str, Any] | HttpResponse:
+                        expected_last_seq: int | None, caller: TokenCheck | None = None
+                        ) -> dict[str, Any] | HttpResponse:
     """The append's 201 body, or the reply already recorded under the request's Idempotency-Key (both doors)."""
     try:
         items = services.session_items_append(project=project, session_id=session_id, items=new_items,
-                                              expected_last_seq=expected_last_seq, claim=claim_of(request))
+                                              expected_last_seq=expected_last_seq, claim=claim_of(request),
+                                              caller=caller)
     except KeyTaken as taken:
         return taken.claim.answer_repeat()
     return {"items": [item_out(item) for item in items], "last_seq": items[-1].seq}
@@ -280,8 +283,11 @@ def items_append_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
     fast = items_append_fast(data) if data is not NOT_PLAIN else None
     if fast is None:
         return None
-    body = items_append_answer(request, caller.project, pk, *fast)
-    return body if isinstance(body, HttpResponse) else json_reply(body, status=status.HTTP_201_CREATED)
+    body = caller.first_statement(request, lambda: items_append_answer(request, caller.project, pk, *fast,
+                                                                        caller=caller.check))
+    if isinstance(body, HttpResponse):
+        return caller.vouched(request, body)
+    return json_reply(body, status=status.HTTP_201_CREATED)
 
 
 _LIMIT_PARAMETER = OpenApiParameter(
@@ -318,8 +324,9 @@ def items_latest_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
     caller = plain_caller(request, write=False)
     if caller is None:
         return None
-    body = selectors.session_items_latest_json(project_ids=[caller.project.pk], session_id=pk,
-                                               limit=_latest_limit(request.GET))
+    limit = _latest_limit(request.GET)
+    body = caller.first_statement(request, lambda: selectors.session_items_latest_json(
+        project_ids=[caller.project.pk], session_id=pk, limit=limit, caller=caller.check))
     return HttpResponse(body, content_type="application/json")
 
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from django.db.models import CharField, Count, Model, QuerySet, Value
 
+from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.db import EPOCH, json_rows, prepared_cursor
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
@@ -91,6 +92,7 @@ _API_TIME = """to_char(i.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS
                    ELSE '.' || to_char(i.created_at AT TIME ZONE 'UTC', 'US') END"""
 # S608: the one piece put in is this module's constant _API_TIME; every value is a bound parameter.
 _LATEST_JSON_SQL = f"""
+WITH {CALLER_SQL}
 SELECT '{{"session":' || s.id || ',"last_seq":' || s.last_seq || ',"items":[' || coalesce((
            SELECT string_agg(x.item, ',' ORDER BY x.seq)
              FROM (SELECT i.seq,
@@ -104,21 +106,25 @@ SELECT '{{"session":' || s.id || ',"last_seq":' || s.last_seq || ',"items":[' ||
                     LIMIT %(limit)s) x
        ), '') || ']}}'
   FROM sessions_app_session s
- WHERE s.id = %(sid)s AND s.project_id = ANY(%(pids)s)
+ WHERE s.id = %(sid)s AND s.project_id = ANY(%(pids)s) AND {CALLER_HOLDS}
 """  # noqa: S608
 
 
-def session_items_latest_json(*, project_ids: Sequence[int], session_id: int, limit: int = 50) -> str:
+def session_items_latest_json(*, project_ids: Sequence[int], session_id: int, limit: int = 50,
+                              caller: TokenCheck | None = None) -> str:
     """The API's answer to `GET sessions/<id>/items/latest/?limit=N` as JSON text, built by PostgreSQL:
     `{"session": id, "last_seq": n, "items": [the newest `limit` items, oldest first]}`.
 
-    NotFoundError when the session is not in `project_ids`. Items removed by a pop or a clear leave gaps
-    in `seq`; `last_seq` is the highest seq ever assigned, not the newest item's (seqs are never reused).
+    NotFoundError when the session is not in `project_ids` (or, with a `caller`, the plain path's
+    harness.auth.TokenCheck, when the caller's token does not hold: the plain path then asks why). Items
+    removed by a pop or a clear leave gaps in `seq`; `last_seq` is the highest seq ever assigned, not the
+    newest item's (seqs are never reused).
     """
     if not 1 <= limit <= MAX_LATEST_ITEMS:
         raise ValidationFailed(f"limit is between 1 and {MAX_LATEST_ITEMS}.", code="invalid_limit")
     with prepared_cursor() as cursor:
-        cursor.execute(_LATEST_JSON_SQL, {"sid": session_id, "pids": list(project_ids), "limit": limit})
+        cursor.execute(_LATEST_JSON_SQL, {"sid": session_id, "pids": list(project_ids), "limit": limit,
+                                          **caller_params(caller)})
         row = cursor.fetchone()
     if row is None:
         raise NotFoundError(f"Session {session_id} does not exist.")

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from harness.actors import Actor
 from harness.audit import audit_record
+from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.db import api_time_sql, prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
@@ -76,6 +77,7 @@ def session_items_append(
     items: Sequence[NewItem],
     expected_last_seq: int | None = None,
     claim: Claim | None = None,
+    caller: TokenCheck | None = None,
 ) -> list[SessionItem]:
     """Append a batch of items atomically; the server assigns gap-free `seq` values.
 
@@ -83,7 +85,9 @@ def session_items_append(
     2. Bump the session's `last_seq` by the batch size (guarded by `expected_last_seq` when given)
        and insert the items numbered from the old value, in one statement on PostgreSQL; with a `claim`
        (the API's Idempotency-Key), that statement also records the reply under the key
-       (harness.idempotency.Claim), or raises KeyTaken and writes nothing.
+       (harness.idempotency.Claim), or raises KeyTaken and writes nothing; with a `caller` (the plain path's
+       harness.auth.TokenCheck), it writes nothing unless the caller's token holds, and the refusal is explained
+       as any other (the plain path then asks whether the token was the reason).
     3. If no row was bumped, say why: missing session, terminated session, or a stale expected seq.
     """
     if not items:
@@ -102,7 +106,7 @@ def session_items_append(
             raise ValidationFailed("A referenced run is not in this session.", code="run_not_in_session")
 
     # One statement, atomic by itself: no BEGIN/COMMIT round trips around it on the hot path.
-    rows = _append(project.pk, session_id, items, expected_last_seq, claim)
+    rows = _append(project.pk, session_id, items, expected_last_seq, claim, caller)
     if not rows:
         if claim is not None and claim.taken():
             raise KeyTaken(claim)
@@ -131,11 +135,11 @@ SELECT jsonb_build_object(
   FROM ins HAVING count(*) > 0"""  # noqa: S608 - the text put in is this module's and harness's own SQL
 _APPEND_SQL = f"""
 -- The counter bump touches no indexed column, so PostgreSQL can make it a HOT update.
-WITH bumped AS (
+WITH {CALLER_SQL}, bumped AS (
     UPDATE sessions_app_session
        SET last_seq = last_seq + %(n)s
      WHERE id = %(sid)s AND project_id = %(pid)s AND status <> 'terminated'
-       AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s::bigint)
+       AND (%(expected)s::bigint IS NULL OR last_seq = %(expected)s::bigint) AND {CALLER_HOLDS}
  RETURNING last_seq
 ), ins AS (
     INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, run_id, created_at)
@@ -150,7 +154,8 @@ SELECT id, seq, created_at FROM ins
 
 
 def _append(
-    project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None, claim: Claim | None
+    project_id: int, session_id: int, items: Sequence[NewItem], expected: int | None, claim: Claim | None,
+    caller: TokenCheck | None,
 ) -> list[tuple[int, int, dt.datetime]]:
     """The appended rows' (id, seq, created_at), in seq order; none if the append was refused."""
     params = {
@@ -162,6 +167,7 @@ def _append(
         "contents": [json.dumps(item.get("content")) for item in items],
         "runs": [item.get("run_id") for item in items],
         **claim_params(claim),
+        **caller_params(caller),
     }
     with prepared_cursor() as cursor:
         execute_claimed(cursor, _APPEND_SQL, params, claim)

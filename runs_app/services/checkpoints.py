@@ -3,6 +3,7 @@
 import json
 from typing import Any, NamedTuple
 
+from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.canonical import digest
 from harness.db import api_time_sql, prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
@@ -32,6 +33,7 @@ def checkpoint_create(
     lease_owner: str | None = None,
     claim: Claim | None = None,
     forked: bool = False,
+    caller: TokenCheck | None = None,
 ) -> Checkpoint:
     """Write an immutable checkpoint and make it the latest of its run and task.
 
@@ -45,6 +47,8 @@ def checkpoint_create(
        worker is fenced off and cannot fork the chain).
     5. With a `claim` (the API's Idempotency-Key), the same statement records the reply under the key:
        the checkpoint and its stored reply commit together, in one commit (KeyTaken if the key is taken).
+       With a `caller` (the plain path's harness.auth.TokenCheck), it writes nothing unless the caller's token
+       holds (then NotFoundError, as for facts that do not hold: the plain path asks whether the token was why).
     """
     project_id = project if isinstance(project, int) else project.pk
     if run_id is None and task_id is None:
@@ -53,7 +57,7 @@ def checkpoint_create(
         "label": label, "cursor": cursor, "state": state, "artifact_fingerprints": artifact_fingerprints,
         "authority_ref": authority_ref, "pending_gate": pending_gate, "approval_id": approval_id,
         "resume_policy": resume_policy, "schema_version": schema_version, "lease_owner": lease_owner,
-        "claim": claim, "forked": forked,
+        "claim": claim, "forked": forked, "caller": caller,
     }
     # The write is one statement (atomic by itself, fenced on the lease inside it), and
     # the reads before it see only facts that never change (a run's project and task, an append-only
@@ -145,7 +149,7 @@ def _checkpoint_write(
     facts: Facts, project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
     cursor: dict[str, Any] | None, state: dict[str, Any] | None, artifact_fingerprints: dict[str, Any] | None,
     authority_ref: str, pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int,
-    lease_owner: str | None, claim: Claim | None, forked: bool,
+    lease_owner: str | None, claim: Claim | None, forked: bool, caller: TokenCheck | None,
 ) -> Checkpoint:
     run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = facts
     if run_id is not None:
@@ -182,7 +186,7 @@ def _checkpoint_write(
         resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
     )
     # The approval named is checked inside the write (it exists in this project, or nothing is written).
-    run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id, claim)
+    run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id, claim, caller)
     if run_id is not None and not run_updated:
         current = Run.objects.filter(pk=run_id).values("status", "version").get()
         raise ConflictError(
@@ -209,8 +213,8 @@ _CHECKPOINT_SQL = """
 -- checkpoint with this hash, the run is this project's with this task), the run's row is locked and
 -- its lease checked; unless all hold nothing is inserted (no transaction around it has to roll a
 -- checkpoint back).
-WITH facts AS (
-    SELECT (%(parent)s::bigint IS NULL OR EXISTS (
+WITH """ + CALLER_SQL + """, facts AS (
+    SELECT """ + CALLER_HOLDS + """ AND (%(parent)s::bigint IS NULL OR EXISTS (
                SELECT 1 FROM runs_app_checkpoint p
                 WHERE p.id = %(parent)s AND p.project_id = %(project)s AND p.content_hash = %(parent_hash)s))
        AND (%(run)s::bigint IS NULL OR EXISTS (
@@ -251,7 +255,8 @@ SELECT facts.ok, facts.approval_ok, ins.id, ins.created_at, (SELECT count(*) FRO
 
 
 def _checkpoint_insert(
-    cp: Checkpoint, lease_owner: str | None, parent_hash: str | None, run_task_id: int | None, claim: Claim | None
+    cp: Checkpoint, lease_owner: str | None, parent_hash: str | None, run_task_id: int | None, claim: Claim | None,
+    caller: TokenCheck | None = None,
 ) -> bool:
     params = {
         "project": cp.project_id, "run": cp.run_id, "task": cp.task_id, "parent": cp.parent_id, "label": cp.label,
@@ -260,6 +265,7 @@ def _checkpoint_insert(
         "gate": None if cp.pending_gate is None else json.dumps(cp.pending_gate), "approval": cp.approval_id,
         "policy": cp.resume_policy, "schema": cp.schema_version, "depth": cp.depth, "hash": cp.content_hash,
         "owner": lease_owner, "parent_hash": parent_hash, "run_task": run_task_id, **claim_params(claim),
+        **caller_params(caller),
     }
     with prepared_cursor() as cursor:
         execute_claimed(cursor, _CHECKPOINT_SQL, params, claim)

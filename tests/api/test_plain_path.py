@@ -7,17 +7,20 @@ hand out are the one thing allowed to differ), the session's items, the stored I
 token's throttle count. It also asserts which door answered: the plain one for the plain cases, DRF's for the rest.
 """
 
+import datetime as dt
 import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 from rest_framework.views import APIView
 
 from harness.actors import Actor
-from harness.models import IdempotentRequest
+from harness.models import ApiToken, IdempotentRequest
 from harness.projects import project_freeze
 from runs_app import services as run_services
 from sessions_app import services as session_services
@@ -285,3 +288,67 @@ def test_the_schema_is_generated_from_the_drf_views(client: Any) -> None:
     assert schema["paths"]["/api/v1/checkpoints/{id}/lineage/"]["get"]["operationId"] == "checkpoints_lineage"
     assert any(p["name"] == "Idempotency-Key" for p in schema["paths"]["/api/v1/checkpoints/"]["post"]["parameters"])
 
+
+
+# --- a token this process knows is checked by the call's own statement ----------------------------------------
+
+
+def _agent_token(world: World) -> ApiToken:
+    digest = ApiToken.hash_secret(world.agent.headers["HTTP_AUTHORIZATION"].split()[1])
+    return ApiToken.objects.get(digest=digest)
+
+
+def _statements(call: Callable[[], Any]) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        assert call().status_code in (200, 201)
+    # Read now: captured_queries slices the connection's log, which the next request's start empties.
+    return [q["sql"] for q in captured.captured_queries]
+
+
+@pytest.mark.django_db(transaction=True)  # as in production: autocommit, the facts of a committed chain remembered
+def test_a_known_token_s_append_and_reads_are_one_statement_each(world: World) -> None:
+    items = f"/api/v1/sessions/{world.session.pk}/items/"
+    assert world.agent.post(items, {"items": [_item()]}).status_code == 201  # the token is looked up, and known
+    written = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "parent": world.checkpoint.pk})
+    statements = [
+        _statements(lambda: world.agent.post(items, {"items": [_item()]}, HTTP_IDEMPOTENCY_KEY=_key())),
+        _statements(lambda: world.agent.get(items + "latest/")),
+        _statements(lambda: world.agent.get(f"/api/v1/checkpoints/{world.checkpoint.pk}/lineage/")),
+        # a chain's next link: its run's and parent's facts are known to this process
+        _statements(lambda: world.agent.post("/api/v1/checkpoints/", {
+            "run": world.run.pk, "parent": written.json()["id"], "lease_owner": "acme-worker"},
+            HTTP_IDEMPOTENCY_KEY=_key())),
+    ]
+    assert [len(s) for s in statements] == [1, 1, 1, 1], statements
+    assert all("caller AS" in s[0] for s in statements)  # each one checks the token itself
+
+
+@pytest.mark.parametrize("change", ["revoke", "expire", "reader", "freeze"])
+def test_a_known_token_changed_since_is_refused_as_drf_refuses_it(world: World, change: str) -> None:
+    items = f"/api/v1/sessions/{world.session.pk}/items/"
+    key = _key()
+    first = world.agent.post(items, {"items": [_item("first")]}, HTTP_IDEMPOTENCY_KEY=key)
+    assert first.status_code == 201  # the token is now known to this process
+    token = _agent_token(world)
+    if change == "revoke":
+        ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+    elif change == "expire":
+        ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    elif change == "reader":
+        ApiToken.objects.filter(pk=token.pk).update(role="reader")
+    else:
+        admin = factories.make_user("freezer", role="admin", projects=[world.project])
+        project_freeze(project=world.project, actor=Actor.for_user(admin), reason="audit")
+    expected = {"revoke": (401, "authentication_failed"), "expire": (401, "authentication_failed"),
+                "reader": (403, "token_read_only"), "freeze": (409, "project_frozen")}[change]
+    fresh = world.agent.post(items, {"items": [_item("second")]}, HTTP_IDEMPOTENCY_KEY=_key())
+    replay = world.agent.post(items, {"items": [_item("first")]}, HTTP_IDEMPOTENCY_KEY=key)  # the stored reply's key
+    checkpoint = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "parent": world.checkpoint.pk,
+                                                           "lease_owner": "acme-worker"})
+    for response in (fresh, replay, checkpoint):
+        assert (response.status_code, response.json()["code"]) == expected
+    assert list(SessionItem.objects.filter(session=world.session).values_list("seq", flat=True)) == [1]
+    assert world.run.checkpoints.count() == 1
+    reads = [world.agent.get(items + "latest/"),
+             world.agent.get(f"/api/v1/checkpoints/{world.checkpoint.pk}/lineage/")]
+    assert [r.status_code for r in reads] == ([401, 401] if change in ("revoke", "expire") else [200, 200])
