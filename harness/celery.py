@@ -12,7 +12,10 @@ from typing import Any
 from celery import Celery
 from celery.signals import before_task_publish, task_postrun, task_prerun, worker_process_init, worker_ready
 
+from harness import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+broker.install()  # one Redis client per kombu channel, not one per publish and per ack (redis/redis-py#3624)
 
 app = Celery("harness")
 app.config_from_object("django.conf:settings", namespace="CELERY")
