@@ -47,11 +47,24 @@ class _Count:
 
     def __init__(self) -> None:
         self.statements = self.commits = 0
+        self.server = 0.0
+        self.wall: dict[str, list[float]] = {}  # statement's first line -> [count, wall s, server CPU s]
+        self.backend = 0
 
     def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         self.statements += 1
         self.commits += not connection.in_atomic_block
-        return execute(sql, params, many, context)
+        start, server = time.perf_counter(), _server_ns(self.backend)
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            self.note(" ".join(sql.split())[:90], start, server)
+
+    def note(self, what: str, start: float, server: int) -> None:
+        slot = self.wall.setdefault(what, [0, 0.0, 0.0])
+        slot[0] += 1
+        slot[1] += time.perf_counter() - start
+        slot[2] += (_server_ns(self.backend) - server) / 1e9
 
 
 def _decided(n: int) -> list[int]:
@@ -71,9 +84,16 @@ def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None) ->
 
     def counted_commit() -> None:
         count.commits += 1
+        start, server = time.perf_counter(), _server_ns(count.backend)
         commit()
+        count.note("COMMIT", start, server)
 
     cpu = 0.0
+    connection.ensure_connection()
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_backend_pid()")
+        backend = count.backend = cur.fetchone()[0]
+    server0 = _server_cpu(backend)
     with mock.patch.object(connection, "commit", counted_commit), connection.execute_wrapper(count):
         for run_id in run_ids:
             start = time.process_time()
@@ -85,26 +105,51 @@ def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None) ->
             cpu += time.process_time() - start
             if outcome != "done":
                 sys.exit(f"run {run_id}: {outcome}")
+    count.server = _server_cpu(backend) - server0
     if not all(resume_check(run_id) for run_id in run_ids):
         sys.exit("a resumed run does not have its result bound and a new checkpoint")
     return cpu, count
+
+
+def _server_ns(pid: int) -> int:
+    """The server process's time on a CPU so far, in ns (the scheduler's own count: finer than /proc/PID/stat's)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) if pid else 0
+
+
+def _server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of this connection's server process: what the statements cost PostgreSQL (the
+    server is on this machine)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cycles", type=int, default=300)
     parser.add_argument("--profile", type=int, default=0, help="cycles to profile after the measured ones")
+    parser.add_argument("--statements", action="store_true", help="each statement's mean wall time (the round trip)")
     args = parser.parse_args()
     _resume_all(_decided(20))  # warm: imports, caches, prepared statements
     rounds, per_round = 5, max(1, args.cycles // 5)
-    cpu, statements, commits, cycles = 0.0, 0, 0, 0
+    cpu, statements, commits, cycles, server = 0.0, 0, 0, 0, 0.0
+    walls: dict[str, list[float]] = {}  # statement -> [count, wall s, server CPU s]
     for _ in range(rounds):  # build, decide and resume in rounds, so the runs' rows stay few and hot
         run_ids = _decided(per_round)
         spent, count = _resume_all(run_ids)
+        server += count.server
+        for sql, (k, w, c) in count.wall.items():
+            slot = walls.setdefault(sql, [0, 0.0, 0.0])
+            slot[0] += k
+            slot[1] += w
+            slot[2] += c
         cpu, statements, commits, cycles = (cpu + spent, statements + count.statements, commits + count.commits,
                                             cycles + len(run_ids))
     print(f"{cycles} resumes: {cpu / cycles * 1000:.2f} ms CPU, {statements / cycles:.1f} statements, "
-          f"{commits / cycles:.1f} commits per resume")
+          f"{commits / cycles:.1f} commits per resume; the server's CPU {server / cycles * 1000:.2f} ms per resume")
+    if args.statements:
+        print("  per resume | wall ms each | server CPU ms each | statement")
+        for sql, (k, w, c) in sorted(walls.items(), key=lambda kv: -kv[1][1]):
+            print(f"  {k / cycles:4.1f} | {w / k * 1000:6.3f} | {c / k * 1000:6.3f} | {sql}")
     if args.profile:
         profiler = cProfile.Profile(time.process_time)  # CPU, not the waits on the database
         _resume_all(_decided(args.profile), profiler)
