@@ -45,7 +45,8 @@ from worker.pipeline import resume_run_by_id  # noqa: E402
 class _Count:
     """Statements, and commits (a statement outside any atomic block commits on its own)."""
 
-    def __init__(self) -> None:
+    def __init__(self, per_statement: bool = False) -> None:
+        self.per_statement = per_statement  # each statement's wall and server CPU (reading /proc costs CPU here)
         self.statements = self.commits = 0
         self.server = 0.0
         self.wall: dict[str, list[float]] = {}  # statement's first line -> [count, wall s, server CPU s]
@@ -54,6 +55,8 @@ class _Count:
     def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         self.statements += 1
         self.commits += not connection.in_atomic_block
+        if not self.per_statement:
+            return execute(sql, params, many, context)
         start, server = time.perf_counter(), _server_ns(self.backend)
         try:
             return execute(sql, params, many, context)
@@ -67,23 +70,35 @@ class _Count:
         slot[2] += (_server_ns(self.backend) - server) / 1e9
 
 
+_decisions = {"n": 0, "cpu": 0.0, "statements": 0}
+
+
 def _decided(n: int) -> list[int]:
     project = _project()
     user = reviewer(project)
     pending = [waiting_run(project, i) for i in range(n)]
     held: list[int] = []
-    with mock.patch.object(worker.tasks, "enqueue_resume", held.append):
+    count = _Count()
+    with mock.patch.object(worker.tasks, "enqueue_resume", held.append), connection.execute_wrapper(count):
+        start = time.process_time()
         for _, approval_id in pending:
             approval_decide(project=project, approval_id=approval_id, actor=Actor.for_user(user), decision="approve")
+        _decisions["cpu"] += time.process_time() - start
+    _decisions["n"] += n
+    _decisions["statements"] += count.statements
     return held
 
 
-def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None) -> tuple[float, _Count]:
-    count = _Count()
+def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None,
+                per_statement: bool = False) -> tuple[float, _Count]:
+    count = _Count(per_statement)
     commit = connection.commit
 
     def counted_commit() -> None:
         count.commits += 1
+        if not count.per_statement:
+            commit()
+            return
         start, server = time.perf_counter(), _server_ns(count.backend)
         commit()
         count.note("COMMIT", start, server)
@@ -131,11 +146,12 @@ def main() -> None:
     args = parser.parse_args()
     _resume_all(_decided(20))  # warm: imports, caches, prepared statements
     rounds, per_round = 5, max(1, args.cycles // 5)
+    _decisions.update(n=0, cpu=0.0, statements=0)
     cpu, statements, commits, cycles, server = 0.0, 0, 0, 0, 0.0
     walls: dict[str, list[float]] = {}  # statement -> [count, wall s, server CPU s]
     for _ in range(rounds):  # build, decide and resume in rounds, so the runs' rows stay few and hot
         run_ids = _decided(per_round)
-        spent, count = _resume_all(run_ids)
+        spent, count = _resume_all(run_ids, per_statement=args.statements)
         server += count.server
         for sql, (k, w, c) in count.wall.items():
             slot = walls.setdefault(sql, [0, 0.0, 0.0])
@@ -146,6 +162,8 @@ def main() -> None:
                                             cycles + len(run_ids))
     print(f"{cycles} resumes: {cpu / cycles * 1000:.2f} ms CPU, {statements / cycles:.1f} statements, "
           f"{commits / cycles:.1f} commits per resume; the server's CPU {server / cycles * 1000:.2f} ms per resume")
+    print(f"{_decisions['n']} decisions: {_decisions['cpu'] / _decisions['n'] * 1000:.2f} ms CPU, "
+          f"{_decisions['statements'] / _decisions['n']:.1f} statements per decision")
     if args.statements:
         print("  per resume | wall ms each | server CPU ms each | statement")
         for sql, (k, w, c) in sorted(walls.items(), key=lambda kv: -kv[1][1]):
