@@ -5,10 +5,9 @@
 
 Scenario 7's throughput burst (bench.scenarios_worker._burst: approvals decided with their resume messages held,
 then sent at once), reported per cycle as wall time and the CPU of each party on the machine's cores: the worker
-processes, every PostgreSQL process, redis-server and this process (which polls for the resumed runs every
-`--poll` seconds, as the scenario does). `--profile` runs one worker under bench/profiled_celery.py and writes the
-cProfile (CPU time) of the measured burst only. Also the transactions committed on the database per cycle (from
-pg_stat_database, less this process's polls).
+processes, this database's PostgreSQL backends (and every PostgreSQL process), redis-server and this process
+(which polls for the resumed runs every `--poll` seconds, as the scenario does). `--profile` runs one worker under
+bench/profiled_celery.py and writes the cProfile (CPU time) of the measured burst only.
 """
 
 from __future__ import annotations
@@ -59,12 +58,6 @@ def _backends() -> list[int]:
         return [row[0] for row in cur.fetchall()]
 
 
-def _commits() -> int:
-    with connection.cursor() as cur:
-        cur.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
-        return int(cur.fetchone()[0])
-
-
 def _burst(project, user, n: int, pids: list[int], poll: float, profile: bool = False) -> dict[str, float]:
     """scenario 7's burst (bench.scenarios_worker._burst) with each party's CPU taken around the resumes only."""
     from runs_app.models import Run
@@ -79,7 +72,7 @@ def _burst(project, user, n: int, pids: list[int], poll: float, profile: bool = 
     scenarios_worker.resumed_of(pending[:1])  # the poll's connection, so its backend is counted
     pg, rd = _backends(), _pids_named("redis-server")
     allpg = _pids_named("postgres")
-    cpu0 = (_cpu_of(pids), _cpu_of(pg), _cpu_of(rd), time.process_time(), _commits(), _cpu_of(allpg))
+    cpu0 = (_cpu_of(pids), _cpu_of(pg), _cpu_of(rd), time.process_time(), _cpu_of(allpg))
     t0 = time.perf_counter()
     for run_id in held:
         enqueue_resume(run_id)
@@ -92,7 +85,7 @@ def _burst(project, user, n: int, pids: list[int], poll: float, profile: bool = 
             raise RuntimeError(f"{len(left)} runs were not resumed")
         time.sleep(poll)
     seconds = time.perf_counter() - t0
-    cpu1 = (_cpu_of(pids), _cpu_of(pg), _cpu_of(rd), time.process_time(), _commits(), _cpu_of(allpg))
+    cpu1 = (_cpu_of(pids), _cpu_of(pg), _cpu_of(rd), time.process_time(), _cpu_of(allpg))
     if profile:
         os.kill(pids[0], signal.SIGUSR2)
         time.sleep(1.0)
@@ -100,8 +93,7 @@ def _burst(project, user, n: int, pids: list[int], poll: float, profile: bool = 
         raise RuntimeError("a resumed run does not have its result bound and a new checkpoint")
     per = [(b - a) / n * 1000 for a, b in zip(cpu0[:4], cpu1[:4], strict=True)]
     return {"cycles": n, "seconds": seconds, "workers": per[0], "postgres": per[1], "redis": per[2], "me": per[3],
-            "decision": decision_cpu * 1000, "allpg": (cpu1[5] - cpu0[5]) / n * 1000, "polls": polls,
-            "commits": (cpu1[4] - cpu0[4] - 1 - polls) / n}
+            "decision": decision_cpu * 1000, "allpg": (cpu1[4] - cpu0[4]) / n * 1000, "polls": polls}
 
 
 def main() -> None:
@@ -128,7 +120,7 @@ def main() -> None:
     print(f"  CPU ms per cycle: workers {f['workers']:.2f}, this database's backends {f['postgres']:.2f} "
           f"(every postgres process {f['allpg']:.2f}), redis {f['redis']:.2f}, "
           f"this process (sends, polls) {f['me']:.2f}; the decision {f['decision']:.2f} (before the burst)")
-    print(f"  polls {f['polls']} ({f['polls'] / n:.1f} per cycle); other transactions per cycle {f['commits']:.1f}")
+    print(f"  polls {f['polls']} ({f['polls'] / n:.1f} per cycle)")
 
 
 def _start(name: str, profile: str) -> procs.Server:
