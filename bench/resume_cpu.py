@@ -48,7 +48,7 @@ class _Count:
     def __init__(self, per_statement: bool = False) -> None:
         self.per_statement = per_statement  # each statement's wall and server CPU (reading /proc costs CPU here)
         self.statements = self.commits = 0
-        self.server = 0.0
+        self.server = self.wall_total = 0.0
         self.wall: dict[str, list[float]] = {}  # statement's first line -> [count, wall s, server CPU s]
         self.backend = 0
 
@@ -103,7 +103,7 @@ def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None,
         commit()
         count.note("COMMIT", start, server)
 
-    cpu = 0.0
+    cpu = wall = 0.0
     connection.ensure_connection()
     with connection.cursor() as cur:
         cur.execute("SELECT pg_backend_pid()")
@@ -111,16 +111,18 @@ def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None,
     server0 = _server_cpu(backend)
     with mock.patch.object(connection, "commit", counted_commit), connection.execute_wrapper(count):
         for run_id in run_ids:
-            start = time.process_time()
+            start, started = time.process_time(), time.perf_counter()
             if profiler is not None:
                 profiler.enable()
             outcome = resume_run_by_id(run_id, owner="worker:bench-cpu:1")
             if profiler is not None:
                 profiler.disable()
             cpu += time.process_time() - start
+            wall += time.perf_counter() - started
             if outcome != "done":
                 sys.exit(f"run {run_id}: {outcome}")
     count.server = _server_cpu(backend) - server0
+    count.wall_total = wall
     if not all(resume_check(run_id) for run_id in run_ids):
         sys.exit("a resumed run does not have its result bound and a new checkpoint")
     return cpu, count
@@ -147,12 +149,13 @@ def main() -> None:
     _resume_all(_decided(20))  # warm: imports, caches, prepared statements
     rounds, per_round = 5, max(1, args.cycles // 5)
     _decisions.update(n=0, cpu=0.0, statements=0)
-    cpu, statements, commits, cycles, server = 0.0, 0, 0, 0, 0.0
+    cpu, statements, commits, cycles, server, wall = 0.0, 0, 0, 0, 0.0, 0.0
     walls: dict[str, list[float]] = {}  # statement -> [count, wall s, server CPU s]
     for _ in range(rounds):  # build, decide and resume in rounds, so the runs' rows stay few and hot
         run_ids = _decided(per_round)
         spent, count = _resume_all(run_ids, per_statement=args.statements)
         server += count.server
+        wall += count.wall_total
         for sql, (k, w, c) in count.wall.items():
             slot = walls.setdefault(sql, [0, 0.0, 0.0])
             slot[0] += k
@@ -161,7 +164,8 @@ def main() -> None:
         cpu, statements, commits, cycles = (cpu + spent, statements + count.statements, commits + count.commits,
                                             cycles + len(run_ids))
     print(f"{cycles} resumes: {cpu / cycles * 1000:.2f} ms CPU, {statements / cycles:.1f} statements, "
-          f"{commits / cycles:.1f} commits per resume; the server's CPU {server / cycles * 1000:.2f} ms per resume")
+          f"{commits / cycles:.1f} commits per resume; the server's CPU {server / cycles * 1000:.2f} ms per resume; "
+          f"wall {wall / cycles * 1000:.2f} ms per resume")
     print(f"{_decisions['n']} decisions: {_decisions['cpu'] / _decisions['n'] * 1000:.2f} ms CPU, "
           f"{_decisions['statements'] / _decisions['n']:.1f} statements per decision")
     if args.statements:
