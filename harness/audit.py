@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Model, Q
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 from harness.actors import Actor
 from harness.canonical import canonical_json
+from harness.db import prepared_cursor
 from harness.models import AuditChainHead, AuditEntry, AuditVerification, Project
 
 GENESIS = "0" * 64  # the prev_hash of a project's first entry
@@ -50,8 +51,26 @@ def audit_record(
         data=json.loads(json.dumps(data or {})), created_at=timezone.now(),
     )
     entry.mac = entry_mac(entry_content(entry))
-    entry.save(force_insert=True)
+    # What `entry.save(force_insert=True)` runs, as one prepared statement: the ORM compiled that INSERT on every
+    # entry, 18% of a reviewer's decision's CPU (issue 14). The chaining trigger fills seq, prev_hash and hash.
+    with prepared_cursor() as cursor:
+        cursor.execute(_INSERT_SQL, {
+            "project": entry.project_id, "actor": entry.actor, "action": entry.action,
+            "target_type": entry.target_type, "target_id": entry.target_id, "data": json.dumps(entry.data),
+            "created_at": entry.created_at, "mac": entry.mac,
+        })
+        entry.pk = cursor.fetchone()[0]
+    entry._state.adding, entry._state.db = False, DEFAULT_DB_ALIAS
     return entry
+
+
+_INSERT_SQL = """
+INSERT INTO harness_auditentry (project_id, actor, action, target_type, target_id, data, created_at, seq, prev_hash,
+                                hash, mac)
+VALUES (%(project)s, %(actor)s, %(action)s, %(target_type)s, %(target_id)s, %(data)s::jsonb, %(created_at)s, NULL,
+        '', '', %(mac)s)
+RETURNING id
+"""
 
 
 def entry_content(entry: AuditEntry) -> list[Any]:
