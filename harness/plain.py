@@ -42,6 +42,7 @@ from harness.throttling import COUNTED_ATTR, token_wait
 
 PlainHandler = Callable[..., HttpResponse | None]
 _T = TypeVar("_T")
+_V = TypeVar("_V")
 _render = JSONRenderer().render
 _JSON = "application/json"
 
@@ -181,6 +182,24 @@ def plain_caller(request: HttpRequest, *, write: bool) -> PlainCaller | None:
 CALLER_ATTR = "_harness_plain_caller"
 
 
+def plain_write(request: HttpRequest, plain_shape: Callable[[Any], _V | None],
+                answer: Callable[[PlainCaller, _V], dict[str, Any] | HttpResponse]) -> HttpResponse | None:
+    """A plain write: its caller, its body in the plain well-formed shape (`plain_shape` gives the validated data,
+    or None for the serializer to word), and `answer`'s 201 body or the reply stored under its key; None hands the
+    request to DRF's view."""
+    caller = plain_caller(request, write=True)
+    if caller is None:
+        return None
+    data = plain_body(request)
+    valid = plain_shape(data) if data is not NOT_PLAIN else None
+    if valid is None:
+        return None
+    body = caller.first_statement(request, lambda: answer(caller, valid))
+    if isinstance(body, HttpResponse):
+        return caller.vouched(request, body)
+    return json_reply(body, status=201)
+
+
 def _answers_json(request: HttpRequest) -> bool:
     """Whether DRF's negotiation would pick the JSON renderer without parsing the Accept header
     (harness.renderers.ContentNegotiation's short way): no ?format=, and any or exactly JSON accepted."""
@@ -219,4 +238,5 @@ def refusal(reply: ErrorReply) -> HttpResponse:
     return response
 
 
-__all__ = ["NOT_PLAIN", "PlainCaller", "json_reply", "plain_body", "plain_caller", "plain_first", "refusal"]
+__all__ = ["NOT_PLAIN", "PlainCaller", "json_reply", "plain_body", "plain_caller", "plain_first", "plain_write",
+           "refusal"]

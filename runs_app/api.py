@@ -34,7 +34,7 @@ from harness.errors import DomainError
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
 from harness.permissions import ReviewerOnly
-from harness.plain import NOT_PLAIN, json_reply, plain_body, plain_caller
+from harness.plain import plain_caller, plain_write
 from runs_app import selectors, services
 from runs_app.filters import ApprovalFilter, CheckpointFilter, EffectFilter, RunEventFilter, RunFilter, TaskFilter
 from runs_app.models import (
@@ -402,18 +402,8 @@ def checkpoint_create_answer(request: HttpRequest, project: Project, data: dict[
 
 def checkpoint_create_plain(request: HttpRequest) -> HttpResponse | None:
     """The checkpoint write's plain path (harness.plain): None hands the request to CheckpointListCreateApi."""
-    caller = plain_caller(request, write=True)
-    if caller is None:
-        return None
-    data = plain_body(request)
-    fast = checkpoint_create_fast(data) if data is not NOT_PLAIN else None
-    if fast is None:
-        return None
-    body = caller.first_statement(request, lambda: checkpoint_create_answer(request, caller.project, fast,
-                                                                             caller=caller.check))
-    if isinstance(body, HttpResponse):
-        return caller.vouched(request, body)
-    return json_reply(body, status=status.HTTP_201_CREATED)
+    return plain_write(request, checkpoint_create_fast, lambda caller, fast: checkpoint_create_answer(
+        request, caller.project, fast, caller=caller.check))
 
 
 class CheckpointDetailApi(AgentApiView):

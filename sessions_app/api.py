@@ -17,7 +17,7 @@ from harness.body import InSerializer, body_shape
 from harness.errors import ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
-from harness.plain import NOT_PLAIN, json_reply, plain_body, plain_caller
+from harness.plain import plain_caller, plain_write
 from sessions_app import selectors, services, trimming
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
@@ -276,18 +276,8 @@ def items_append_answer(request: HttpRequest, project: Project, session_id: int,
 
 def items_append_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
     """The append's plain path (harness.plain): None hands the request to SessionItemsApi."""
-    caller = plain_caller(request, write=True)
-    if caller is None:
-        return None
-    data = plain_body(request)
-    fast = items_append_fast(data) if data is not NOT_PLAIN else None
-    if fast is None:
-        return None
-    body = caller.first_statement(request, lambda: items_append_answer(request, caller.project, pk, *fast,
-                                                                        caller=caller.check))
-    if isinstance(body, HttpResponse):
-        return caller.vouched(request, body)
-    return json_reply(body, status=status.HTTP_201_CREATED)
+    return plain_write(request, items_append_fast, lambda caller, fast: items_append_answer(
+        request, caller.project, pk, *fast, caller=caller.check))
 
 
 _LIMIT_PARAMETER = OpenApiParameter(
