@@ -56,13 +56,17 @@ def find_unstorable(value: Any) -> str | None:
     return None
 
 
-def _utf8(parser_context: Mapping[str, Any] | None) -> bool:
-    """Whether the body is to be decoded as UTF-8 (any other charset, or one that is none, DRF's parser decodes
-    or refuses as before)."""
+def is_utf8(charset: Any) -> bool:
+    """Whether a body in this charset (None: DEFAULT_CHARSET) is decoded as UTF-8; any other charset, or one that
+    is none, DRF's parser decodes or refuses as before."""
     try:
-        return codecs.lookup((parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET).name == "utf-8"
+        return codecs.lookup(charset or settings.DEFAULT_CHARSET).name == "utf-8"
     except (LookupError, TypeError):
         return False
+
+
+def _utf8(parser_context: Mapping[str, Any] | None) -> bool:
+    return is_utf8((parser_context or {}).get("encoding"))
 
 
 # What parse_plain answers for a body it leaves to the parser below.

@@ -20,7 +20,6 @@ sends every call through it; tests/api/test_plain_path.py holds the two doors to
 headers, body and rows.
 """
 
-import codecs
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from harness.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_
 from harness.errors import NOT_FINAL_ATTR, ErrorReply, error_reply
 from harness.idempotency import claim_of
 from harness.models import ApiToken, Project
-from harness.parsers import NOT_PLAIN, parse_plain
+from harness.parsers import NOT_PLAIN, is_utf8, parse_plain
 from harness.permissions import TokenRole
 from harness.renderers import JSONRenderer
 from harness.throttling import COUNTED_ATTR, token_wait
@@ -45,6 +44,7 @@ _T = TypeVar("_T")
 _V = TypeVar("_V")
 _render = JSONRenderer().render
 _JSON = "application/json"
+CALLER_ATTR = "_harness_plain_caller"  # the request's PlainCaller, for plain_first to vouch for a refusal
 
 
 def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable[..., HttpResponse]:
@@ -120,7 +120,6 @@ class PlainCaller:
         _remember(self.digest, token)
         return response
 
-
     def first_statement(self, request: HttpRequest, run: Callable[[], _T]) -> _T:
         """`run()`, whose first statement is the request's first when this request looked no token up: it then
         stands in for Django's health check (a `SELECT 1` round trip: harness.auth.as_first_statement), and runs
@@ -179,9 +178,6 @@ def plain_caller(request: HttpRequest, *, write: bool) -> PlainCaller | None:
     return caller
 
 
-CALLER_ATTR = "_harness_plain_caller"
-
-
 def plain_write(request: HttpRequest, plain_shape: Callable[[Any], _V | None],
                 answer: Callable[[PlainCaller, _V], dict[str, Any] | HttpResponse]) -> HttpResponse | None:
     """A plain write: its caller, its body in the plain well-formed shape (`plain_shape` gives the validated data,
@@ -200,6 +196,15 @@ def plain_write(request: HttpRequest, plain_shape: Callable[[Any], _V | None],
     return json_reply(body, status=201)
 
 
+def plain_read(request: HttpRequest, read: Callable[[PlainCaller], str | bytes]) -> HttpResponse | None:
+    """A plain read: its caller, and the JSON text PostgreSQL wrote for it (`read`), sent as it comes; None hands
+    the request to DRF's view."""
+    caller = plain_caller(request, write=False)
+    if caller is None:
+        return None
+    return HttpResponse(caller.first_statement(request, lambda: read(caller)), content_type=_JSON)
+
+
 def _answers_json(request: HttpRequest) -> bool:
     """Whether DRF's negotiation would pick the JSON renderer without parsing the Accept header
     (harness.renderers.ContentNegotiation's short way): no ?format=, and any or exactly JSON accepted."""
@@ -210,17 +215,9 @@ def _answers_json(request: HttpRequest) -> bool:
 def plain_body(request: HttpRequest) -> Any:
     """A JSON body's value, as StrictJSONParser would give it; NOT_PLAIN for anything the parser would word
     (another media type or charset, malformed or unstorable JSON, an integer orjson may not keep exact)."""
-    if request.content_type != _JSON or not _utf8((request.content_params or {}).get("charset")):
+    if request.content_type != _JSON or not is_utf8((request.content_params or {}).get("charset")):
         return NOT_PLAIN
     return parse_plain(request.body)
-
-
-@functools.cache
-def _utf8(charset: str | None) -> bool:
-    try:
-        return codecs.lookup(charset or settings.DEFAULT_CHARSET).name == "utf-8"
-    except LookupError:
-        return False
 
 
 def json_reply(body: Any, *, status: int = 200) -> HttpResponse:
@@ -238,5 +235,5 @@ def refusal(reply: ErrorReply) -> HttpResponse:
     return response
 
 
-__all__ = ["NOT_PLAIN", "PlainCaller", "json_reply", "plain_body", "plain_caller", "plain_first", "plain_write",
-           "refusal"]
+__all__ = ["NOT_PLAIN", "PlainCaller", "json_reply", "plain_body", "plain_caller", "plain_first", "plain_read",
+           "plain_write", "refusal"]

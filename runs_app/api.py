@@ -34,7 +34,7 @@ from harness.errors import DomainError
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
 from harness.permissions import ReviewerOnly
-from harness.plain import plain_caller, plain_write
+from harness.plain import plain_read, plain_write
 from runs_app import selectors, services
 from runs_app.filters import ApprovalFilter, CheckpointFilter, EffectFilter, RunEventFilter, RunFilter, TaskFilter
 from runs_app.models import (
@@ -425,12 +425,8 @@ class CheckpointLineageApi(AgentApiView):
 
 def checkpoint_lineage_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
     """The lineage read's plain path (harness.plain): None hands the request to CheckpointLineageApi."""
-    caller = plain_caller(request, write=False)
-    if caller is None:
-        return None
-    body = caller.first_statement(request, lambda: selectors.checkpoint_lineage_json(
+    return plain_read(request, lambda caller: selectors.checkpoint_lineage_json(
         project_ids=[caller.project.pk], checkpoint_id=pk, caller=caller.check))
-    return HttpResponse(body, content_type="application/json")
 
 
 # --- approvals -----------------------------------------------------------------------------------

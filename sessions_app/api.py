@@ -17,7 +17,7 @@ from harness.body import InSerializer, body_shape
 from harness.errors import ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
-from harness.plain import plain_caller, plain_write
+from harness.plain import plain_read, plain_write
 from sessions_app import selectors, services, trimming
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
@@ -311,13 +311,8 @@ class SessionItemsLatestApi(AgentApiView):
 
 def items_latest_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
     """The newest-items read's plain path (harness.plain): None hands the request to SessionItemsLatestApi."""
-    caller = plain_caller(request, write=False)
-    if caller is None:
-        return None
-    limit = _latest_limit(request.GET)
-    body = caller.first_statement(request, lambda: selectors.session_items_latest_json(
-        project_ids=[caller.project.pk], session_id=pk, limit=limit, caller=caller.check))
-    return HttpResponse(body, content_type="application/json")
+    return plain_read(request, lambda caller: selectors.session_items_latest_json(
+        project_ids=[caller.project.pk], session_id=pk, limit=_latest_limit(request.GET), caller=caller.check))
 
 
 @extend_schema(tags=["sessions"])
