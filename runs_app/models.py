@@ -10,6 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Cast, Upper
 
+from harness.fields import TextJSONField
 from harness.models import ApiToken, Project, ProjectScopedQuerySet
 
 
@@ -256,11 +257,13 @@ class Checkpoint(models.Model):
                              db_index=False)
     parent = models.ForeignKey("self", on_delete=models.PROTECT, null=True, blank=True, related_name="children")
     label = models.CharField(max_length=120, blank=True, default="")
-    cursor = models.JSONField(default=dict, blank=True)
-    state = models.JSONField(default=dict, blank=True)
-    artifact_fingerprints = models.JSONField(default=dict, blank=True)
+    # Stored as json, the text as written (harness.fields): read back whole, never searched by content, and the
+    # lineage read sends a thousand of them at a time (migration 0024).
+    cursor = TextJSONField(default=dict, blank=True)
+    state = TextJSONField(default=dict, blank=True)
+    artifact_fingerprints = TextJSONField(default=dict, blank=True)
     authority_ref = models.CharField(max_length=200, blank=True, default="")
-    pending_gate = models.JSONField(null=True, blank=True)
+    pending_gate = TextJSONField(null=True, blank=True)
     approval = models.ForeignKey(
         "ApprovalRequest", on_delete=models.PROTECT, null=True, blank=True, related_name="checkpoints"
     )

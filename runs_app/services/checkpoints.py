@@ -7,6 +7,7 @@ from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.canonical import digest
 from harness.db import api_time_sql, prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.fields import dumps
 from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from runs_app.models import Checkpoint, Run, RunStatus, Task
@@ -233,8 +234,8 @@ WITH """ + CALLER_SQL + """, facts AS (
     INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
         artifact_fingerprints, authority_ref, pending_gate, approval_id, resume_policy, schema_version, depth,
         content_hash, created_at)
-    SELECT %(project)s, %(run)s, %(task)s, %(parent)s, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
-        %(fingerprints)s::jsonb, %(authority)s, %(gate)s::jsonb, %(approval)s, %(policy)s, %(schema)s, %(depth)s,
+    SELECT %(project)s, %(run)s, %(task)s, %(parent)s, %(label)s, %(cursor)s::json, %(state)s::json,
+        %(fingerprints)s::json, %(authority)s, %(gate)s::json, %(approval)s, %(policy)s, %(schema)s, %(depth)s,
         %(hash)s, now()
      WHERE (SELECT ok AND approval_ok FROM facts) AND (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM fence))
     RETURNING id, created_at, content_hash
@@ -260,9 +261,9 @@ def _checkpoint_insert(
 ) -> bool:
     params = {
         "project": cp.project_id, "run": cp.run_id, "task": cp.task_id, "parent": cp.parent_id, "label": cp.label,
-        "cursor": json.dumps(cp.cursor), "state": json.dumps(cp.state),
-        "fingerprints": json.dumps(cp.artifact_fingerprints), "authority": cp.authority_ref,
-        "gate": None if cp.pending_gate is None else json.dumps(cp.pending_gate), "approval": cp.approval_id,
+        "cursor": dumps(cp.cursor), "state": dumps(cp.state),
+        "fingerprints": dumps(cp.artifact_fingerprints), "authority": cp.authority_ref,
+        "gate": None if cp.pending_gate is None else dumps(cp.pending_gate), "approval": cp.approval_id,
         "policy": cp.resume_policy, "schema": cp.schema_version, "depth": cp.depth, "hash": cp.content_hash,
         "owner": lease_owner, "parent_hash": parent_hash, "run_task": run_task_id, **claim_params(claim),
         **caller_params(caller),
@@ -311,8 +312,8 @@ WITH run AS (
     INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
         artifact_fingerprints, authority_ref, pending_gate, approval_id, resume_policy, schema_version, depth,
         content_hash, created_at, ns, external_id, parent_external_id, metadata)
-    SELECT %(project)s, run.id, run.task_id, parent.id, %(label)s, %(cursor)s::jsonb, %(state)s::jsonb,
-        '{}'::jsonb, '', NULL, NULL, 'revalidate', 1, coalesce(parent.depth + 1, 0),
+    SELECT %(project)s, run.id, run.task_id, parent.id, %(label)s, %(cursor)s::json, %(state)s::json,
+        '{}'::json, '', NULL, NULL, 'revalidate', 1, coalesce(parent.depth + 1, 0),
         encode(sha256(convert_to(%(digest)s::text || ':' || coalesce(parent.content_hash, ''), 'UTF8')), 'hex'),
         now(), %(ns)s::text, %(external_id)s::text, %(parent_ext)s::text, %(metadata)s::jsonb
       FROM run LEFT JOIN parent ON true
@@ -355,7 +356,7 @@ def checkpoint_write_external(
     (the API's Idempotency-Key) the same statement records the reply under the key, or raises KeyTaken."""
     params: dict[str, Any] = {
         "project": project_id, "thread": thread, "ns": ns, "external_id": external_id,
-        "parent_ext": parent_external_id, "label": label, "cursor": json.dumps(cursor), "state": json.dumps(state),
+        "parent_ext": parent_external_id, "label": label, "cursor": dumps(cursor), "state": dumps(state),
         "metadata": json.dumps(metadata), "digest": body_digest, "run_cursor": json.dumps(run_cursor),
         "owner": lease_owner, **claim_params(claim),
     }
