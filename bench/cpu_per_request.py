@@ -2,7 +2,7 @@
 
     DATABASE_URL=... SECRET_KEY=x DEBUG=0 HARNESS_DEMO=1 ALLOWED_HOSTS=127.0.0.1 \
       .venv/bin/python bench/cpu_per_request.py [--requests 2000] [--only append,latest,checkpoint]
-      [--chains] [--profile N [--profile-out FILE]]
+      [--chains] [--profile N [--profile-out FILE] [--profile-dump DIR]]
 
 The requests are scenario H's (bench/scenarios_api.py), built as WSGI environs with a real agent token:
     append      POST /api/v1/sessions/{id}/items/           one ~1 KB item, a fresh Idempotency-Key   (H1)
@@ -247,6 +247,7 @@ def main() -> None:
     parser.add_argument("--chains", action="store_true")
     parser.add_argument("--profile", type=int, default=0)
     parser.add_argument("--profile-out", default="")
+    parser.add_argument("--profile-dump", default="", help="also save each scenario's raw stats as DIR/<name>.prof")
     args = parser.parse_args()
     project = Project.objects.get_or_create(slug="bench-cpu", defaults={"name": "Bench CPU"})[0]
     out = io.StringIO()
@@ -275,6 +276,8 @@ def main() -> None:
             _run(scenario, args.profile)
             profiler.disable()
             print(f"\n===== {scenario.name}: {args.profile} requests, cProfile by CPU =====", file=report)
+            if args.profile_dump:
+                profiler.dump_stats(Path(args.profile_dump) / f"{scenario.name.split()[0]}.prof")
             stats = pstats.Stats(profiler, stream=report)
             print_parts(stats, report)
             print_by_package(stats, report)

@@ -205,7 +205,7 @@ CALLER_SQL = f"""caller AS (
     SELECT t.id FROM {ApiToken._meta.db_table} t JOIN {Project._meta.db_table} p ON p.id = t.project_id
      WHERE t.digest = %(caller_digest)s::text AND t.kind = '{ApiToken.Kind.AGENT.value}'
        AND t.project_id = %(caller_project)s::bigint AND t.revoked_at IS NULL
-       AND (t.expires_at IS NULL OR t.expires_at > now()) AND t.role = ANY(%(caller_roles)s::text[])
+       AND (t.expires_at IS NULL OR t.expires_at > now()) AND t.role = ANY(string_to_array(%(caller_roles)s::text, ','))
        AND (NOT %(caller_write)s::boolean OR p.frozen_at IS NULL)
     UNION ALL
     SELECT NULL WHERE %(caller_digest)s::text IS NULL
@@ -215,7 +215,9 @@ CALLER_HOLDS = "EXISTS (SELECT 1 FROM caller)"
 
 def caller_params(check: TokenCheck | None) -> dict[str, Any]:
     if check is None:
-        return {"caller_digest": None, "caller_project": None, "caller_roles": [], "caller_write": False}
-    return {"caller_digest": check.digest, "caller_project": check.project_id, "caller_roles": list(check.roles),
+        return {"caller_digest": None, "caller_project": None, "caller_roles": "", "caller_write": False}
+    # The roles as one comma-joined text, split by PostgreSQL: a text[] parameter is dumped in Python, element by
+    # element (the roles are TokenRole's values, none with a comma).
+    return {"caller_digest": check.digest, "caller_project": check.project_id, "caller_roles": ",".join(check.roles),
             "caller_write": check.write}
 
