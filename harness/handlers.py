@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpRequest, HttpResponseBase
-from django.urls import ResolverMatch, get_resolver
+from django.urls import ResolverMatch, get_resolver, set_urlconf
 
 API_PREFIX = "/api/v1/"
 
@@ -34,7 +34,34 @@ def resolved(request: HttpRequest) -> ResolverMatch:
     resolving the path again (30-50 µs of CPU on every API call: bench/cpu_per_request.py). Raises Resolver404."""
     match = request.resolver_match
     if match is None:
-        match = request.resolver_match = get_resolver(getattr(request, "urlconf", None)).resolve(request.path_info)
+        match = request.resolver_match = resolve_path(getattr(request, "urlconf", None), request.path_info)
+    return match
+
+
+# An API path's match, by its resolver and path. An agent calls the same few paths again and again (its session's
+# items, /api/v1/checkpoints/), and resolving one walks three nested resolvers' patterns and builds a ResolverMatch
+# each time: about 7% of an append's CPU (bench/cpu_per_request.py --profile). A match is a description of the
+# URL (the view, its kwargs, the route); nothing here or in Django changes one after it is made, and a view gets
+# its kwargs as a copy. Kept on the resolver, so a new URLconf (clear_url_caches, override_settings) starts
+# afresh; bounded: a path names an id, and a process that has seen this many forgets them all.
+_MATCHES_ATTR = "_harness_api_matches"
+_MATCHES_MAX = 4096
+
+
+def resolve_path(urlconf: str | None, path: str) -> ResolverMatch:
+    resolver = get_resolver(urlconf)
+    if not path.startswith(API_PREFIX):
+        return resolver.resolve(path)
+    matches: dict[str, ResolverMatch] | None = getattr(resolver, _MATCHES_ATTR, None)
+    if matches is None:
+        matches = {}
+        setattr(resolver, _MATCHES_ATTR, matches)
+    match = matches.get(path)
+    if match is None:
+        match = resolver.resolve(path)  # a Resolver404 is not kept
+        if len(matches) >= _MATCHES_MAX:
+            matches.clear()
+        matches[path] = match
     return match
 
 
@@ -42,7 +69,11 @@ class _ResolveOnce(BaseHandler):
     def resolve_request(self, request: HttpRequest) -> ResolverMatch:
         if request.resolver_match is not None and not hasattr(request, "urlconf"):
             return request.resolver_match  # resolved by a middleware (`resolved` above), for this same path
-        return super().resolve_request(request)
+        urlconf = getattr(request, "urlconf", None)
+        if hasattr(request, "urlconf"):
+            set_urlconf(urlconf)  # as BaseHandler.resolve_request does
+        match = request.resolver_match = resolve_path(urlconf, request.path_info)
+        return match
 
 
 class _Chain(_ResolveOnce):

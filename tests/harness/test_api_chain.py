@@ -70,8 +70,11 @@ def test_pages_and_cookie_calls_keep_the_full_chain() -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_keyed_post_resolves_its_url_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The Idempotency-Key's middleware must know the view before the handler calls it; the handler reuses its match.
-    from django.urls import get_resolver
+    # The Idempotency-Key's middleware must know the view before the handler calls it; the handler reuses its match,
+    # and a later call of the same API path reuses it again (harness.handlers.resolve_path).
+    from django.urls import clear_url_caches, get_resolver
+
+    clear_url_caches()  # a resolver that has seen none of these paths
 
     project = factories.make_project("once")
     _, token = factories.make_agent_token(project)
@@ -86,5 +89,7 @@ def test_a_keyed_post_resolves_its_url_once(monkeypatch: pytest.MonkeyPatch) -> 
         status, _, answer = _call("POST", path, body=body, HTTP_IDEMPOTENCY_KEY=f"once-{path}", **auth)
         assert (status, resolved) == (201, [path]), answer
     resolved.clear()
+    status, _, answer = _call("POST", path, body={}, HTTP_IDEMPOTENCY_KEY="once-again", **auth)
+    assert (status, resolved) == (201, []), answer
     status, _, _ = _call("POST", "/api/v1/no-such-thing/", body={}, HTTP_IDEMPOTENCY_KEY="once-404", **auth)
     assert status == 404 and resolved == ["/api/v1/no-such-thing/"] * 2  # a miss is resolved again, to raise its 404
