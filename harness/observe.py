@@ -50,8 +50,8 @@ class RequestObservationMiddleware:
             observe_request(request.method or "", route, response.status_code, seconds)
             response["X-Request-ID"] = request_id
             if self.access_log:
-                log.info("%s %s %s", request.method, route, response.status_code,
-                         extra={"status": response.status_code, "duration_ms": round(seconds * 1000, 2)})
+                logs.info_line(log, f"{request.method} {route} {response.status_code}",
+                               {"status": response.status_code, "duration_ms": round(seconds * 1000, 2)})
         return response
 
     def process_view(self, request: HttpRequest, view: Callable[..., Any], args: tuple[Any, ...],

@@ -1,9 +1,11 @@
 """Structured logs (harness.logs): one JSON object per line with the ids in effect, and no token, password or
 memory content in any line, whatever the level."""
 
+import datetime
 import io
 import json
 import logging
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -128,3 +130,87 @@ def test_each_secret_shape_alone_is_scrubbed_however_it_is_cased(line: str, secr
 def test_a_line_without_any_secret_marker_comes_back_unchanged() -> None:
     line = '{"level": "INFO", "logger": "harness.access", "message": "POST api/v1/runs/<int:pk>/ 201"}'
     assert scrub(line) is line
+
+
+def test_the_formatters_short_way_writes_the_librarys_line_byte_for_byte() -> None:
+    import datetime as dt
+    import sys
+
+    formatter = logs.JsonFormatter()
+    assert formatter._plain  # the settings' formatter takes the short way
+    context = logs.ContextFilter()
+    for msg, args, extra in [
+        ("%s %s %s", ("POST", "api/v1/checkpoints/", 201), {"status": 201, "duration_ms": 1.25}),
+        ("plain", (), {}),
+        ("é ünïcode \u2028 and \"quotes\"", (), {"when": dt.datetime(2026, 12, 2, tzinfo=dt.UTC), "n": None}),
+        ("calling Bearer hc_abcdefghijkl", (), {"_private": 1, "items": [1, {"a": b"x"}]}),
+    ]:
+        record = logging.LogRecord("harness.request", logging.INFO, __file__, 1, msg, args, None)
+        record.__dict__.update(extra)
+        with logs.scope(request_id="r-9", project="acme", run=3):
+            context.filter(record)
+        assert formatter.format(record) == formatter.format_as_library(record)
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        failed = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed", (), sys.exc_info())
+    assert "ValueError: boom" in json.loads(formatter.format(failed))["exc_info"]  # the library's way, as before
+
+
+def _logger_tree(*handlers: logging.Handler) -> logging.Logger:
+    """`harness.request` under a root of its own holding `handlers`, as settings.LOGGING builds it."""
+    root = logging.RootLogger(logging.INFO)
+    for handler in handlers:
+        root.addHandler(handler)
+    logger = logging.Logger("harness.request")
+    logger.parent = root
+    return logger
+
+
+def _production_handler(stream: io.StringIO) -> logging.Handler:
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logs.JsonFormatter())
+    handler.addFilter(logs.ContextFilter())
+    return handler
+
+
+_TIME = re.compile(r'"time": "[^"]+"')
+
+
+def test_the_access_line_is_the_line_logger_info_writes() -> None:
+    short, general = io.StringIO(), io.StringIO()
+    with logs.scope(request_id="req-1", session=4):
+        logs.bind(project="acme")
+        logs.info_line(_logger_tree(_production_handler(short)), "POST api/v1/sessions/<id:pk>/items/ 201",
+                       {"status": 201, "duration_ms": 1.5})
+        _logger_tree(_production_handler(general)).info("POST api/v1/sessions/<id:pk>/items/ 201",
+                                                        extra={"status": 201, "duration_ms": 1.5})
+    assert short.getvalue().endswith("\n") and short.getvalue().count("\n") == 1
+    assert _TIME.sub("T", short.getvalue()) == _TIME.sub("T", general.getvalue())
+    line = json.loads(short.getvalue())
+    assert list(line) == ["level", "logger", "message", "status", "duration_ms", "request_id", "session", "project",
+                          "time"]
+    assert datetime.datetime.fromisoformat(line["time"]).utcoffset() == datetime.timedelta(0)
+
+
+def test_any_other_logging_configuration_gets_logger_info_itself() -> None:
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    stream = io.StringIO()
+    for extra_handler in (Keep(), _production_handler(io.StringIO())):  # caplog's kind; a second stream
+        logger = _logger_tree(_production_handler(stream), extra_handler)
+        logs.info_line(logger, "GET x 200", {"status": 200})
+    assert [record.getMessage() for record in seen] == ["GET x 200"] and stream.getvalue().count("\n") == 2
+    quiet = _logger_tree(_production_handler(stream))
+    quiet.setLevel(logging.WARNING)
+    logs.info_line(quiet, "GET x 200", {"status": 200})
+    text = io.StringIO()
+    plain_text = logging.StreamHandler(text)
+    plain_text.setFormatter(logs.TextFormatter())
+    plain_text.addFilter(logs.ContextFilter())
+    logs.info_line(_logger_tree(plain_text), "GET y 200", {"status": 200})
+    assert stream.getvalue().count("\n") == 2 and " INFO harness.request GET y 200" in text.getvalue()
