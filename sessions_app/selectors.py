@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from django.db.models import CharField, Count, Model, QuerySet, Value
 
 from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
-from harness.db import EPOCH, json_rows, prepared_cursor
+from harness.db import EPOCH, id_list, id_list_sql, json_rows, prepared_cursor
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from runs_app.models import Run
@@ -106,7 +106,7 @@ SELECT '{{"session":' || s.id || ',"last_seq":' || s.last_seq || ',"items":[' ||
                     LIMIT %(limit)s) x
        ), '') || ']}}'
   FROM sessions_app_session s
- WHERE s.id = %(sid)s AND s.project_id = ANY(%(pids)s) AND {CALLER_HOLDS}
+ WHERE s.id = %(sid)s AND s.project_id = ANY({id_list_sql('pids')}) AND {CALLER_HOLDS}
 """  # noqa: S608
 
 
@@ -123,7 +123,7 @@ def session_items_latest_json(*, project_ids: Sequence[int], session_id: int, li
     if not 1 <= limit <= MAX_LATEST_ITEMS:
         raise ValidationFailed(f"limit is between 1 and {MAX_LATEST_ITEMS}.", code="invalid_limit")
     with prepared_cursor() as cursor:
-        cursor.execute(_LATEST_JSON_SQL, {"sid": session_id, "pids": list(project_ids), "limit": limit,
+        cursor.execute(_LATEST_JSON_SQL, {"sid": session_id, "pids": id_list(project_ids), "limit": limit,
                                           **caller_params(caller)})
         row = cursor.fetchone()
     if row is None:
