@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import JSONField, Q, QuerySet
+from django.db.models.functions import Cast
 
 from harness.actors import Actor
 from harness.audit import audit_record
@@ -103,7 +104,9 @@ def _plan(project_id: int, subject: str) -> _Plan:
         Q(scope=MemoryScope.USER, scope_key=subject) | Q(source_person__username=subject))
     sessions = list(Session.objects.filter(project_id=project_id, metadata__user=subject).values_list("pk", flat=True))
     items = SessionItem.objects.filter(session_id__in=sessions)
-    authored = items.filter(role=ItemRole.USER).exclude(content__contains={"erased": True}, content__has_key="sha256")
+    # The content is stored as json (sessions_app migration 0005): jsonb's containment tests it, as a cast.
+    authored = (items.filter(role=ItemRole.USER).alias(content_jsonb=Cast("content", JSONField()))
+                .exclude(content_jsonb__contains={"erased": True}, content_jsonb__has_key="sha256"))
     item_seqs: dict[int, set[int]] = {}
     item_ids: list[int] = []
     for pk, session_id, seq in authored.values_list("pk", "session_id", "seq"):

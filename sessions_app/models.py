@@ -3,6 +3,7 @@
 from django.db import models
 from django.db.models import Q
 
+from harness.fields import TextJSONField
 from harness.models import Project, ProjectScopedQuerySet
 from harness.transitions import StateMachine
 
@@ -106,7 +107,8 @@ class SessionItem(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items")
     seq = models.PositiveBigIntegerField()
     role = models.CharField(max_length=16, choices=ItemRole.choices)
-    content = models.JSONField()
+    # Stored as written (json, not jsonb): read back whole far more often than searched (migration 0005).
+    content = TextJSONField()
     run = models.ForeignKey("runs_app.Run", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -8,6 +8,7 @@ from typing import Any, TypedDict
 
 from django.db import transaction
 
+from harness import fields
 from harness.actors import Actor
 from harness.audit import audit_record
 from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
@@ -144,7 +145,7 @@ WITH {CALLER_SQL}, bumped AS (
 ), ins AS (
     INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, run_id, created_at)
     SELECT %(sid)s, bumped.last_seq - %(n)s + i.ord, i.item->>0, i.item->1, (i.item->>2)::bigint, now()
-      FROM bumped, jsonb_array_elements(%(items)s::jsonb) WITH ORDINALITY AS i(item, ord)
+      FROM bumped, json_array_elements(%(items)s::json) WITH ORDINALITY AS i(item, ord)
     RETURNING id, seq, role, content, run_id, created_at
 ), claim AS ({claim_sql(_APPEND_REPLY)})
 SELECT id, seq, created_at FROM ins
@@ -163,7 +164,8 @@ def _append(
         "expected": expected,
         # One JSON text of [role, content, run] triples, not three arrays: psycopg dumps an array parameter in
         # Python, element by element (a third of the append's client-side CPU in statements; bench/README.md).
-        "items": json.dumps([[item["role"], item.get("content"), item.get("run_id")] for item in items]),
+        # json, not jsonb: each content goes into its (json) column as the text written here (harness.fields).
+        "items": fields.dumps([[item["role"], item.get("content"), item.get("run_id")] for item in items]),
         **claim_params(claim),
         **caller_params(caller),
     }

@@ -456,16 +456,17 @@ def _check(name: str, ok: bool, why: str) -> dict[str, Any]:
 _COPIES_SQL = """
 SELECT EXISTS (SELECT 1 FROM sessions_app_sessionitem o
                 WHERE o.session_id = %(origin)s
-                  AND (o.content = ANY(%(values)s::jsonb[]) OR o.content->>'text' = ANY(%(texts)s::text[]))),
+                  AND (o.content::jsonb = ANY(%(values)s::jsonb[]) OR o.content->>'text' = ANY(%(texts)s::text[]))),
        %(check_session)s AND EXISTS (
-           SELECT 1 FROM sessions_app_sessionitem o JOIN sessions_app_sessionitem c ON c.content = o.content
+           SELECT 1 FROM sessions_app_sessionitem o JOIN sessions_app_sessionitem c ON c.content::jsonb = o.content::jsonb
             WHERE o.session_id = %(origin)s AND c.session_id = %(receiver)s)
 """
 
 
 def _copies(handoff: Handoff, origin_session: int, *, check_session: bool) -> tuple[bool, bool]:
-    """(the packet carries an origin item, the receiver session holds one): compared as stored jsonb, and an
-    input string against an item's text."""
+    """(the packet carries an origin item, the receiver session holds one): compared as jsonb (the content is
+    stored as json, as written: key order and spacing must not hide a copy), and an input string against an
+    item's text."""
     values = [item["value"] for item in handoff.packet.get("inputs", []) if "value" in item]
     texts = [v for v in values if isinstance(v, str)]
     with connection.cursor() as cursor:

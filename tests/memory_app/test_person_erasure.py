@@ -131,7 +131,7 @@ def _erase_on_the_console(world: World) -> dict[str, Any]:
 def test_erasing_a_person_leaves_none_of_their_words_and_everything_else_working(world: World) -> None:
     original = SessionItem.objects.get(session_id=world.session_id, seq=1)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT content::text FROM sessions_app_sessionitem WHERE id = %s", [original.pk])
+        cursor.execute("SELECT content::jsonb::text FROM sessions_app_sessionitem WHERE id = %s", [original.pk])
         original_text = cursor.fetchone()[0]
 
     counts = _erase_on_the_console(world)

@@ -1,0 +1,105 @@
+"""A session item's content is stored as `json`, not `jsonb` (harness.fields.TextJSONField; issue 14, bench H2).
+
+Why: the agent's hottest read, the newest items of its session (sessions_app.selectors.session_items_latest_json),
+sends each item's content as PostgreSQL writes it. A jsonb value is written out again from its binary form
+(jsonb_out escapes each string a character at a time); a json value is its text, copied. For the newest 50 of
+10,000 ~1 KB items, the statement alone (prepared, 5 x 300 runs, interleaved, on a copy of the table): 0.79 ms ->
+0.60 ms of client wall time (-24%); with no content at all it is 0.29 ms, so the content's output was more than
+half of the read. Every item read gains (the timeline, a run's context, the list), and an item now reads back
+with its keys in the order the agent wrote them (jsonb sorted them by length, then bytes), as the Agents SDK's
+own store gives them back.
+
+What still needs jsonb compares through a cast, with the same meaning as before: the erasure door (the tombstone's
+hash is still the SHA-256 of the old content's jsonb text, so tombstones written before and after this migration
+say the same thing; the trigger compares the new content with the tombstone as jsonb), person erasure's "already a
+tombstone" test (memory_app.erasure), and the handoff's "is this a copy of an origin item" checks
+(runs_app.services.handoffs: jsonb equality, so key order and spacing never hide a copy).
+
+Cost: ALTER COLUMN ... TYPE rewrites the table and rebuilds its indexes under an ACCESS EXCLUSIVE lock (no read or
+append of items until the migration commits); measured here on 1,000,000 ~1 KB items: see runs_app migration
+0024 for the checkpoints' figures (about 17 s a million rows, plus the disk for a second copy of the table). The
+rows already stored keep jsonb's text. A statement prepared before the migration that returns the column fails on
+that connection ("cached plan must not change result type") until the connection is replaced: start the
+processes after migrating, as bin/serve does. Reversible: back to jsonb, with migration 0004's functions.
+"""
+
+import importlib
+
+from django.db import migrations
+
+import harness.fields
+
+_0004 = importlib.import_module("sessions_app.migrations.0004_item_erasure")
+
+# Migration 0004's three functions over a json column: the same rules, with jsonb where they compare.
+FUNCTIONS = """
+DROP FUNCTION IF EXISTS harness_item_tombstone(jsonb, text, timestamptz);
+CREATE OR REPLACE FUNCTION harness_item_tombstone(old json, by text, at timestamptz) RETURNS json
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT json_build_object('erased', true, 'sha256', encode(sha256(convert_to(old::jsonb::text, 'UTF8')), 'hex'),
+                             'erased_by', by, 'erased_at', at)
+$$;
+
+CREATE OR REPLACE FUNCTION harness_item_rewrite_check() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE'
+       AND coalesce(current_setting('harness.item_erase', true), '') = 'on'
+       AND pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = TG_RELID), 'MEMBER')
+       AND NEW.id = OLD.id AND NEW.session_id = OLD.session_id AND NEW.seq = OLD.seq AND NEW.role = OLD.role
+       AND NEW.run_id IS NOT DISTINCT FROM OLD.run_id AND NEW.created_at = OLD.created_at
+       AND json_typeof(NEW.content) = 'object'
+       AND NEW.content::jsonb = harness_item_tombstone(OLD.content, NEW.content->>'erased_by',
+                                                       (NEW.content->>'erased_at')::timestamptz)::jsonb THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'append-only table %: % refused', TG_TABLE_NAME, TG_OP
+        USING ERRCODE = 'integrity_constraint_violation';
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION harness_session_items_erase(item_ids bigint[], by text)
+RETURNS TABLE (item_id bigint, sha256 text)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
+BEGIN
+    PERFORM set_config('harness.item_erase', 'on', true);
+    RETURN QUERY
+        UPDATE sessions_app_sessionitem AS i
+           SET content = harness_item_tombstone(i.content, by, statement_timestamp())
+         WHERE i.id = ANY(item_ids)
+           AND NOT (json_typeof(i.content) = 'object' AND i.content::jsonb @> '{"erased": true}'
+                    AND i.content::jsonb ? 'sha256')
+        RETURNING i.id::bigint, i.content->>'sha256';
+    PERFORM set_config('harness.item_erase', '', true);
+END;
+$$;
+"""
+
+
+def _schema(cursor) -> str:
+    cursor.execute("SELECT quote_ident(current_schema())")
+    return cursor.fetchone()[0]
+
+
+def forwards(apps, schema_editor):
+    with schema_editor.connection.cursor() as cursor:  # raw: the bodies' '%' are not placeholders
+        cursor.execute("ALTER TABLE sessions_app_sessionitem ALTER COLUMN content TYPE json USING content::json")
+        cursor.execute(FUNCTIONS.replace("{schema}", _schema(cursor)))
+
+
+def backwards(apps, schema_editor):
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE sessions_app_sessionitem ALTER COLUMN content TYPE jsonb USING content::jsonb")
+        cursor.execute("DROP FUNCTION IF EXISTS harness_item_tombstone(json, text, timestamptz)")
+        cursor.execute(_0004.FUNCTIONS.replace("{schema}", _schema(cursor)))
+
+
+class Migration(migrations.Migration):
+    dependencies = [("sessions_app", "0004_item_erasure")]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            database_operations=[migrations.RunPython(forwards, backwards)],
+            state_operations=[migrations.AlterField(model_name="sessionitem", name="content",
+                                                    field=harness.fields.TextJSONField())],
+        ),
+    ]
