@@ -21,7 +21,17 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
-from harness.db import EPOCH, api_time_sql, columns, fetch_instance, json_rows, prepared_cursor
+from harness.db import (
+    EPOCH,
+    api_time_sql,
+    columns,
+    fetch_instance,
+    fetch_json_text,
+    id_list,
+    id_list_sql,
+    json_rows,
+    prepared_cursor,
+)
 from harness.errors import NotFoundError
 from harness.models import Project
 from runs_app.models import (
@@ -154,7 +164,7 @@ _LINEAGE_KINDS = {"label": "text", "authority_ref": "text", "resume_policy": "te
 _LINEAGE_WALK = f"""
 WITH RECURSIVE {CALLER_SQL}, chain(id, parent_id, project_id, hops) AS (
     SELECT id, parent_id, project_id, 0 FROM runs_app_checkpoint
-     WHERE id = %(start)s AND project_id = ANY(%(pids)s) AND {CALLER_HOLDS}
+     WHERE id = %(start)s AND project_id = ANY({id_list_sql('pids')}) AND {CALLER_HOLDS}
     UNION ALL
     SELECT c.id, c.parent_id, c.project_id, chain.hops + 1
       FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id AND c.project_id = chain.project_id
@@ -197,19 +207,17 @@ def checkpoint_lineage(*, project_ids: Sequence[int], checkpoint_id: int) -> lis
 
 
 def _lineage_params(project_ids: Sequence[int], checkpoint_id: int, caller: TokenCheck | None) -> dict[str, Any]:
-    return {"start": checkpoint_id, "pids": list(project_ids), "hops": MAX_LINEAGE - 1, **caller_params(caller)}
+    return {"start": checkpoint_id, "pids": id_list(project_ids), "hops": MAX_LINEAGE - 1, **caller_params(caller)}
 
 
 def checkpoint_lineage_json(*, project_ids: Sequence[int], checkpoint_id: int, caller: TokenCheck | None = None
                             ) -> bytes:
     """`checkpoint_lineage` as the API's JSON text (created_at rendered), written by PostgreSQL. With a `caller` (the
     plain path's harness.auth.TokenCheck), NotFoundError also when the caller's token does not hold."""
-    with prepared_cursor() as cursor:
-        cursor.execute(_LINEAGE_JSON_SQL, _lineage_params(project_ids, checkpoint_id, caller))
-        row = cursor.fetchone()
-    if row is None or row[0] is None:
+    body = fetch_json_text(_LINEAGE_JSON_SQL, _lineage_params(project_ids, checkpoint_id, caller))
+    if body is None:
         raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")
-    return str(row[0]).encode()
+    return body
 
 
 # --- approvals -----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from django.db.models import CharField, Count, Model, QuerySet, Value
 
 from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
-from harness.db import EPOCH, id_list, id_list_sql, json_rows, prepared_cursor
+from harness.db import EPOCH, fetch_json_text, id_list, id_list_sql, json_rows, prepared_cursor
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from runs_app.models import Run
@@ -111,8 +111,8 @@ SELECT '{{"session":' || s.id || ',"last_seq":' || s.last_seq || ',"items":[' ||
 
 
 def session_items_latest_json(*, project_ids: Sequence[int], session_id: int, limit: int = 50,
-                              caller: TokenCheck | None = None) -> str:
-    """The API's answer to `GET sessions/<id>/items/latest/?limit=N` as JSON text, built by PostgreSQL:
+                              caller: TokenCheck | None = None) -> bytes:
+    """The API's answer to `GET sessions/<id>/items/latest/?limit=N` as JSON text (UTF-8), built by PostgreSQL:
     `{"session": id, "last_seq": n, "items": [the newest `limit` items, oldest first]}`.
 
     NotFoundError when the session is not in `project_ids` (or, with a `caller`, the plain path's
@@ -122,13 +122,10 @@ def session_items_latest_json(*, project_ids: Sequence[int], session_id: int, li
     """
     if not 1 <= limit <= MAX_LATEST_ITEMS:
         raise ValidationFailed(f"limit is between 1 and {MAX_LATEST_ITEMS}.", code="invalid_limit")
-    with prepared_cursor() as cursor:
-        cursor.execute(_LATEST_JSON_SQL, {"sid": session_id, "pids": id_list(project_ids), "limit": limit,
-                                          **caller_params(caller)})
-        row = cursor.fetchone()
-    if row is None:
+    body = fetch_json_text(_LATEST_JSON_SQL, {"sid": session_id, "pids": id_list(project_ids), "limit": limit,
+                                              **caller_params(caller)})
+    if body is None:
         raise NotFoundError(f"Session {session_id} does not exist.")
-    body: str = row[0]
     return body
 
 

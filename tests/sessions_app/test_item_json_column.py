@@ -43,7 +43,7 @@ def test_an_item_reads_back_as_written_through_every_read(project: Project) -> N
     [item] = session_items_append(project=project, session_id=session.pk,
                                   items=[{"role": "user", "content": CONTENT, "run_id": None}])
     text = selectors.session_items_latest_json(project_ids=[project.pk], session_id=session.pk)
-    assert f'"content":{dumps(CONTENT)},'.encode() in text.encode()  # the written text, byte for byte
+    assert f'"content":{dumps(CONTENT)},'.encode() in text  # the written text, byte for byte
     assert ordered(json.loads(text)["items"][0]["content"]) == ordered(CONTENT)
     assert ordered(SessionItem.objects.get(pk=item.pk).content) == ordered(CONTENT)
     [latest] = selectors.session_items_latest(project=project, session_id=session.pk, limit=1)
