@@ -1,4 +1,4 @@
-"""CPU per agent request in the Django process, for the three hottest calls (issue 14).
+"""CPU per agent request in the Django process, for the four hottest calls (issue 14).
 
     DATABASE_URL=... SECRET_KEY=x DEBUG=0 HARNESS_DEMO=1 ALLOWED_HOSTS=127.0.0.1 \
       .venv/bin/python bench/cpu_per_request.py [--requests 2000] [--only append,latest,checkpoint]
@@ -9,6 +9,7 @@ The requests are scenario H's (bench/scenarios_api.py), built as WSGI environs w
     latest      GET  /api/v1/sessions/{id}/items/latest/?limit=50 of a 10,000-item session            (H2)
     checkpoint  POST /api/v1/checkpoints/                   a chain: each one the last one's child, ~1 KB
                                                             state, a fresh Idempotency-Key            (H3)
+    lineage     GET  /api/v1/checkpoints/{id}/lineage/      of a 1,000-deep chain of ~1 KB states     (H4)
 Each is handed to `harness.wsgi.application(environ, start_response)` as a WSGI server hands it (the request
 built, the request_started/finished signals, the handler's choice of chain, the body's bytes joined), in this one
 process: no HTTP server, no client. Prints the CPU time (process time: the database's own work is not in it, the
@@ -54,8 +55,8 @@ from django.db import close_old_connections  # noqa: E402
 
 from harness.models import Project  # noqa: E402
 from harness.wsgi import application  # noqa: E402
-from runs_app.models import Checkpoint  # noqa: E402
-from runs_app.services import run_create  # noqa: E402
+from runs_app.models import Checkpoint, Run  # noqa: E402
+from runs_app.services import checkpoint_create, run_create  # noqa: E402
 from sessions_app.models import Session, SessionItem  # noqa: E402
 from sessions_app.services import NewItem, session_create, session_items_append  # noqa: E402
 
@@ -65,6 +66,7 @@ TEXT_1K = ("The keeper climbs the stair at dusk; the lamp is cold and the storm 
 APPEND_BODY = json.dumps({"items": [{"role": "user", "content": {"text": TEXT_1K}}]}).encode()
 STATE_1K = {"completed": ["outline", "draft"], "notes": TEXT_1K}
 READ_REF = "cpu-per-request-10k"
+LINEAGE_REF = "cpu-per-request-lineage-1000"
 
 
 def _environ(method: str, path: str, token: str, body: bytes = b"", query: str = "") -> dict[str, Any]:
@@ -101,12 +103,30 @@ def _latest_fixture(project: Project) -> int:
     return session.pk
 
 
+def _lineage_fixture(project: Project) -> int:
+    """The newest checkpoint of a 1,000-deep chain of ~1 KB states (H4's shape; made once, reused)."""
+    run = Run.objects.filter(project=project, ref=LINEAGE_REF).first()
+    if run is not None:
+        newest = Checkpoint.objects.filter(run=run).order_by("-id").values_list("id", "depth").first()
+        if newest is not None and newest[1] == 999:
+            return newest[0]
+        Run.objects.filter(pk=run.pk).update(ref=f"{LINEAGE_REF}-stale-{uuid.uuid4().hex[:6]}")
+    session = session_create(project=project, role="manager", memory_policy="bounded").pk
+    run_id = run_create(project=project, session_id=session, ref=LINEAGE_REF).pk
+    last = None
+    for n in range(1000):
+        last = checkpoint_create(project=project, run_id=run_id, parent_id=last, state=STATE_1K, cursor={"n": n}).pk
+    assert last is not None  # noqa: S101 - a thousand were made
+    return last
+
+
 def scenarios(project: Project, token: str) -> dict[str, Scenario]:
     writer = session_create(project=project, role="writer", memory_policy="session").pk
     append_path = f"/api/v1/sessions/{writer}/items/"
     latest_path = f"/api/v1/sessions/{_latest_fixture(project)}/items/latest/"
     run = run_create(project=project,
                      session_id=session_create(project=project, role="manager", memory_policy="bounded").pk).pk
+    lineage = _lineage_fixture(project)
     chain: dict[str, int | None] = {"last": Checkpoint.objects.filter(run_id=run).order_by("-id")
                                     .values_list("id", flat=True).first()}
 
@@ -123,6 +143,8 @@ def scenarios(project: Project, token: str) -> dict[str, Scenario]:
         "latest": Scenario("latest 50 of 10,000 (H2)", 200,
                            lambda: _environ("GET", latest_path, token, query="limit=50")),
         "checkpoint": Scenario("checkpoint write (H3)", 201, checkpoint, next_parent),
+        "lineage": Scenario("lineage of 1,000 (H4)", 200,
+                            lambda: _environ("GET", f"/api/v1/checkpoints/{lineage}/lineage/", token)),
     }
 
 
@@ -243,7 +265,7 @@ def print_by_package(stats: pstats.Stats, report: Any) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=2000, help="per scenario")
-    parser.add_argument("--only", default="append,latest,checkpoint")
+    parser.add_argument("--only", default="append,latest,checkpoint,lineage")
     parser.add_argument("--chains", action="store_true")
     parser.add_argument("--profile", type=int, default=0)
     parser.add_argument("--profile-out", default="")
