@@ -116,7 +116,7 @@ def _lineage_fixture(project: Project) -> int:
     last = None
     for n in range(1000):
         last = checkpoint_create(project=project, run_id=run_id, parent_id=last, state=STATE_1K, cursor={"n": n}).pk
-    assert last is not None  # noqa: S101 - a thousand were made
+    assert last is not None
     return last
 
 

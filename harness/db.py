@@ -15,7 +15,6 @@ from typing import Any, Self, TypeVar
 
 import orjson
 import psycopg
-from psycopg.adapt import Loader
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
@@ -23,6 +22,7 @@ from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
+from psycopg.adapt import Loader
 
 _M = TypeVar("_M", bound=Model)
 

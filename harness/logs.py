@@ -16,8 +16,8 @@ import json
 import logging
 import re
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from pythonjsonlogger.core import RESERVED_ATTRS
@@ -133,7 +133,7 @@ class JsonFormatter(_BaseJsonFormatter):
         for key, value in record.__dict__.items():
             if key not in skip and not (isinstance(key, str) and key.startswith("_")):
                 data[key] = value
-        data["time"] = datetime.fromtimestamp(record.created, tz=timezone.utc).isoformat()
+        data["time"] = datetime.fromtimestamp(record.created, tz=UTC).isoformat()
         return scrub(self.jsonify_log_record(data))
 
     def format_as_library(self, record: logging.LogRecord) -> str:
@@ -172,20 +172,20 @@ def info_line(logger: logging.Logger, message: str, extra: dict[str, Any]) -> No
     context = _context.get()
     if context:
         data.update(context)
-    data["time"] = datetime.now(timezone.utc).isoformat()
+    data["time"] = datetime.now(UTC).isoformat()
     line = scrub(formatter.jsonify_log_record(data))
     with handler.lock:  # type: ignore[union-attr]  # a StreamHandler always has its lock
         try:
             handler.stream.write(line + handler.terminator)
             handler.flush()
-        except Exception:  # as StreamHandler.emit: a failed write is reported, never raised into the request
+        except Exception:  # noqa: BLE001 - as StreamHandler.emit: a failed write is reported, not raised
             handler.handleError(logger.makeRecord(logger.name, logging.INFO, "", 0, message, (), None))
 
 
-def _only_plain_handler(logger: logging.Logger) -> logging.StreamHandler[Any] | None:  # type: ignore[type-arg]
+def _only_plain_handler(logger: logging.Logger) -> logging.StreamHandler[Any] | None:
     """The one handler a record of `logger` would reach, when it is a plain StreamHandler writing JsonFormatter's
     plain lines through ContextFilter alone, with no filter or other handler on the way; else None."""
-    found: logging.StreamHandler[Any] | None = None  # type: ignore[type-arg]
+    found: logging.StreamHandler[Any] | None = None
     current: logging.Logger | None = logger
     while current is not None:
         if current.filters:
@@ -196,6 +196,6 @@ def _only_plain_handler(logger: logging.Logger) -> logging.StreamHandler[Any] | 
                     or len(handler.filters) != 1 or type(handler.filters[0]) is not ContextFilter):
                 return None
             found = handler
-        current = current.parent if current.propagate else None  # type: ignore[assignment]
+        current = current.parent if current.propagate else None
     return found
 

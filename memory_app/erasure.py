@@ -104,8 +104,9 @@ def _plan(project_id: int, subject: str) -> _Plan:
         Q(scope=MemoryScope.USER, scope_key=subject) | Q(source_person__username=subject))
     sessions = list(Session.objects.filter(project_id=project_id, metadata__user=subject).values_list("pk", flat=True))
     items = SessionItem.objects.filter(session_id__in=sessions)
-    # The content is stored as json (sessions_app migration 0005): jsonb's containment tests it, as a cast.
-    authored = (items.filter(role=ItemRole.USER).alias(content_jsonb=Cast("content", JSONField()))
+    # The content is stored as json (sessions_app migration 0005): jsonb's containment tests it, as a cast (the
+    # stubs type an alias's lookups as text's).
+    authored = (items.filter(role=ItemRole.USER).alias(content_jsonb=Cast("content", JSONField()))  # type: ignore[misc]
                 .exclude(content_jsonb__contains={"erased": True}, content_jsonb__has_key="sha256"))
     item_seqs: dict[int, set[int]] = {}
     item_ids: list[int] = []

@@ -30,7 +30,6 @@ from harness.db import (
     id_list,
     id_list_sql,
     json_rows,
-    prepared_cursor,
 )
 from harness.errors import NotFoundError
 from harness.models import Project

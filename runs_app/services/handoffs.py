@@ -458,7 +458,8 @@ SELECT EXISTS (SELECT 1 FROM sessions_app_sessionitem o
                 WHERE o.session_id = %(origin)s
                   AND (o.content::jsonb = ANY(%(values)s::jsonb[]) OR o.content->>'text' = ANY(%(texts)s::text[]))),
        %(check_session)s AND EXISTS (
-           SELECT 1 FROM sessions_app_sessionitem o JOIN sessions_app_sessionitem c ON c.content::jsonb = o.content::jsonb
+           SELECT 1 FROM sessions_app_sessionitem o
+             JOIN sessions_app_sessionitem c ON c.content::jsonb = o.content::jsonb
             WHERE o.session_id = %(origin)s AND c.session_id = %(receiver)s)
 """
 

@@ -21,5 +21,5 @@ def test_an_id_list_is_the_bigint_array_it_stands_for() -> None:
         for ids in ([], [7], [3, 1, 2**40]):
             cursor.execute(f"SELECT {id_list_sql('ids')}", {"ids": id_list(ids)})
             assert cursor.fetchone()[0] == ids
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="invalid literal"):
         id_list(["1,2"])  # type: ignore[list-item]  # only integers: a comma could not smuggle in another id

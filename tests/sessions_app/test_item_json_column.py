@@ -61,10 +61,11 @@ def test_the_erasure_door_compares_as_jsonb_and_still_refuses_anything_else(proj
         cursor.execute("SELECT content::jsonb::text FROM sessions_app_sessionitem WHERE id = %s", [item.pk])
         jsonb_text = cursor.fetchone()[0]
         # A forged tombstone (the right shape, the wrong hash) is refused by the trigger, even with the door open.
-        with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        with transaction.atomic():
             cursor.execute("SET LOCAL harness.item_erase = 'on'")
-            cursor.execute("UPDATE sessions_app_sessionitem SET content = json_build_object('erased', true, "
-                           "'sha256', '00', 'erased_by', 'x', 'erased_at', now()) WHERE id = %s", [item.pk])
+            with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+                cursor.execute("UPDATE sessions_app_sessionitem SET content = json_build_object('erased', true, "
+                               "'sha256', '00', 'erased_by', 'x', 'erased_at', now()) WHERE id = %s", [item.pk])
         cursor.execute("SELECT item_id, sha256 FROM harness_session_items_erase(%s::bigint[], 'user:ada')",
                        [[item.pk]])
         assert cursor.fetchall() == [(item.pk, hashlib.sha256(jsonb_text.encode()).hexdigest())]
