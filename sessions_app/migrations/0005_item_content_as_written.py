@@ -15,6 +15,10 @@ say the same thing; the trigger compares the new content with the tombstone as j
 tombstone" test (memory_app.erasure), and the handoff's "is this a copy of an origin item" checks
 (runs_app.services.handoffs: jsonb equality, so key order and spacing never hide a copy).
 
+A check keeps what jsonb guaranteed whatever the door: every content reads as jsonb (json's own syntax check lets
+`\u0000` through, which jsonb refuses), so the casts above never fail on a stored row. A write still pays the jsonb
+parse it always paid; the reads are what gain.
+
 Cost: ALTER COLUMN ... TYPE rewrites the table and rebuilds its indexes under an ACCESS EXCLUSIVE lock (no read or
 append of items until the migration commits); measured here on 1,000,000 ~1 KB items: see runs_app migration
 0024 for the checkpoints' figures (about 17 s a million rows, plus the disk for a second copy of the table). The
@@ -30,6 +34,7 @@ from django.db import migrations
 import harness.fields
 
 _0004 = importlib.import_module("sessions_app.migrations.0004_item_erasure")
+CHECK = "session_item_content_reads_as_jsonb"
 
 # Migration 0004's three functions over a json column: the same rules, with jsonb where they compare.
 FUNCTIONS = """
@@ -82,13 +87,18 @@ def _schema(cursor) -> str:
 
 def forwards(apps, schema_editor):
     with schema_editor.connection.cursor() as cursor:  # raw: the bodies' '%' are not placeholders
-        cursor.execute("ALTER TABLE sessions_app_sessionitem ALTER COLUMN content TYPE json USING content::json")
+        # The check keeps what jsonb guaranteed, on every door's write: a content PostgreSQL can read as jsonb (no
+        # \u0000, which json's syntax check lets through), so the casts below never fail on a stored row. It costs the
+        # write the jsonb parse it always paid; the reads are what gain.
+        cursor.execute("ALTER TABLE sessions_app_sessionitem ALTER COLUMN content TYPE json USING content::json, "
+                       f"ADD CONSTRAINT {CHECK} CHECK ((content::jsonb) IS NOT NULL)")
         cursor.execute(FUNCTIONS.replace("{schema}", _schema(cursor)))
 
 
 def backwards(apps, schema_editor):
     with schema_editor.connection.cursor() as cursor:
-        cursor.execute("ALTER TABLE sessions_app_sessionitem ALTER COLUMN content TYPE jsonb USING content::jsonb")
+        cursor.execute(f"ALTER TABLE sessions_app_sessionitem DROP CONSTRAINT {CHECK}, "
+                       "ALTER COLUMN content TYPE jsonb USING content::jsonb")
         cursor.execute("DROP FUNCTION IF EXISTS harness_item_tombstone(json, text, timestamptz)")
         cursor.execute(_0004.FUNCTIONS.replace("{schema}", _schema(cursor)))
 

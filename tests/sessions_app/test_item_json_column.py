@@ -99,3 +99,10 @@ def test_the_migrations_sql_keeps_every_value_both_ways(project: Project) -> Non
     # A row stored as jsonb keeps jsonb's text (its keys in jsonb's order), which is what the API returned for it.
     assert as_json == as_jsonb and list(json.loads(as_json)) == ["n", "text", "zeta"]
     assert SessionItem.objects.get(pk=item.pk).content == CONTENT
+
+
+def test_a_content_jsonb_would_refuse_is_refused_by_every_door(project: Project) -> None:
+    session = factories.make_session(project)
+    with pytest.raises(DatabaseError, match="Unicode|session_item_content_reads_as_jsonb"), transaction.atomic():
+        SessionItem.objects.create(session=session, seq=1, role="tool", content={"out": "a\x00b"})
+    assert not SessionItem.objects.filter(session=session).exists()
