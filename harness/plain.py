@@ -70,7 +70,9 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
                     raise  # Django's handler answers it, as it answers what escapes a DRF view
                 caller: PlainCaller | None = getattr(request, CALLER_ATTR, None)
                 response = refusal(reply)
-                if caller is not None:
+                # A 5xx (the database out of reach) is nobody's token's doing: answered as it is, without the
+                # token lookup vouching would make against that same unreachable database.
+                if caller is not None and reply.status < 500:
                     response = caller.vouched(request, response)
             if response is not None:
                 response["Allow"] = allow

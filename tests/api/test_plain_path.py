@@ -352,3 +352,22 @@ def test_a_known_token_changed_since_is_refused_as_drf_refuses_it(world: World, 
     reads = [world.agent.get(items + "latest/"),
              world.agent.get(f"/api/v1/checkpoints/{world.checkpoint.pk}/lineage/")]
     assert [r.status_code for r in reads] == ([401, 401] if change in ("revoke", "expire") else [200, 200])
+
+
+def test_a_known_tokens_call_while_the_database_is_out_of_reach_is_a_503(world: World,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found by reliability experiment 25 (PostgreSQL crashed under load): three appends were answered 500, not 503.
+    from django.db import OperationalError
+
+    from harness import plain
+
+    items = f"/api/v1/sessions/{world.session.pk}/items/"
+    assert world.agent.post(items, {"items": [_item()]}).status_code == 201  # the token is now known
+
+    def unreachable(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(session_services, "_append", unreachable)  # the call's own statement
+    monkeypatch.setattr(plain, "bearer_token", unreachable)  # and any lookup after it
+    answer = world.agent.post(items, {"items": [_item()]}, HTTP_IDEMPOTENCY_KEY=_key())
+    assert (answer.status_code, answer.json()["code"], answer["Retry-After"]) == (503, "database_unavailable", "1")
