@@ -291,6 +291,8 @@ def postgres_restart(quick: bool) -> Result:
     }
     passed = (figures["acknowledged"] > 0 and figures["acknowledged_lost"] == 0 and figures["stored_twice"] == 0
               and sum(during.values()) > sum(during[s] for s in (200, 201))  # the outage did refuse writes
+              # and refused them as a database out of reach (503 with its code), never as a failure of ours (500)
+              and not any(500 <= s < 600 and s != 503 for s in during)
               and figures["5xx_after_back"] == 0 and figures["no_answer_after_back"] == 0
               and set(decided.values()) <= {"approved", "approved_earlier"} and len(decided) == runs
               and figures["runs_by_status"] == {RunStatus.SUCCEEDED.value: runs}
