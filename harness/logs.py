@@ -133,7 +133,12 @@ class JsonFormatter(_BaseJsonFormatter):
         for key, value in record.__dict__.items():
             if key not in skip and not (isinstance(key, str) and key.startswith("_")):
                 data[key] = value
-        data["time"] = datetime.fromtimestamp(record.created, tz=UTC).isoformat()
+        return self.plain_line(data, datetime.fromtimestamp(record.created, tz=UTC))
+
+    def plain_line(self, data: dict[str, Any], created: datetime) -> str:
+        """A plain record's line from its fields in order (level, logger, message, extras, context): the time
+        last, as python-json-logger puts it, and scrubbed. `format` and `info_line` both end here."""
+        data["time"] = created.isoformat()
         return scrub(self.jsonify_log_record(data))
 
     def format_as_library(self, record: logging.LogRecord) -> str:
@@ -172,8 +177,7 @@ def info_line(logger: logging.Logger, message: str, extra: dict[str, Any]) -> No
     context = _context.get()
     if context:
         data.update(context)
-    data["time"] = datetime.now(UTC).isoformat()
-    line = scrub(formatter.jsonify_log_record(data))
+    line = formatter.plain_line(data, datetime.now(UTC))
     with handler.lock:  # type: ignore[union-attr]  # a StreamHandler always has its lock
         try:
             handler.stream.write(line + handler.terminator)
