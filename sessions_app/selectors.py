@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from django.db.models import CharField, Count, Model, QuerySet, Value
+from django.db.models import CharField, Count, Max, Min, Model, QuerySet, Value
 
 from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.db import EPOCH, fetch_json_text, id_list, id_list_sql, json_rows, prepared_cursor
@@ -35,6 +35,28 @@ def session_get(*, project_ids: Sequence[int], session_id: int) -> Session:
 def session_item_list(*, project_ids: Sequence[int], session_id: int) -> QuerySet[SessionItem]:
     session = session_get(project_ids=project_ids, session_id=session_id)
     return SessionItem.objects.filter(session=session)
+
+
+@dataclass(frozen=True)
+class ItemsHeld:
+    """The items a session holds now: `last_seq` counts every item ever appended, and a trim, a compaction
+    or a retention pass removes the older ones (issue 30: the page said "30 items" where 20 were left)."""
+
+    count: int
+    first_seq: int | None
+    last_seq: int | None
+    ever: int  # the session's last_seq: how many were appended in all
+
+    @property
+    def removed(self) -> int:
+        return self.ever - self.count
+
+
+def session_items_held(session: Session) -> ItemsHeld:
+    held = SessionItem.objects.filter(session_id=session.pk).aggregate(
+        count=Count("pk"), first_seq=Min("seq"), last_seq=Max("seq"))
+    return ItemsHeld(count=held["count"], first_seq=held["first_seq"], last_seq=held["last_seq"],
+                     ever=session.last_seq)
 
 
 def session_list_page(*, project_ids: Sequence[int]) -> QuerySet[Session]:

@@ -67,3 +67,21 @@ def test_a_reviewer_and_another_projects_operator_cannot_trim(session: Session, 
     outsider = client_for(factories.make_user("oscar", role="operator", projects=[other_project]))
     assert outsider.post(reverse("sessions:session_trim", args=[session.pk]), body).status_code == 404
     assert len(_seqs(session)) == 8
+
+
+def test_the_session_page_counts_the_items_held_and_their_seq_range_after_retention(  # type: ignore[no-untyped-def]
+    session: Session, project: Project, operator, reviewer_client,
+) -> None:
+    from harness.actors import Actor
+    from runs_app.retention import retention_pass, retention_policy_set
+
+    url = reverse("sessions:session_timeline", args=[session.pk])
+    assert "8 items (seq 1..8)" in reviewer_client.get(url).content.decode()
+
+    retention_policy_set(project=project, actor=Actor.of(operator), settings={"items_keep_last": 3})
+    retention_pass(project=project)
+
+    assert _seqs(session) == [6, 7, 8]
+    page = reviewer_client.get(url).content.decode()
+    assert "3 items held (seq 6..8) of 8 appended; 5 removed by trim, compaction or retention" in page
+    assert "8 items" not in page
