@@ -89,7 +89,7 @@ def test_a_reviewers_personal_token_cannot_curate_memory_set_retention_or_erase_
     }
     assert {door: (r.status_code, r.json()["code"]) for door, r in refused.items()} == {
         "expire": (403, "not_an_operator"), "retention": (403, "not_an_operator"),
-        "erasure": (403, "not_an_admin")}
+        "erasure": (403, "not_an_operator")}
     record.refresh_from_db()
     assert record.status == "active"
 
@@ -109,6 +109,8 @@ def test_an_operators_personal_token_curates_memory_and_sets_retention_in_its_pr
     assert client.call("PUT", f"/api/v1/projects/{other_world.project.pk}/retention/",
                        {"items_keep_last": 5}).status_code == 404
     assert AuditEntry.objects.get(action="retention.policy_set").actor == "user:otto"
+    erasure = client.post("/api/v1/memory/erasures/", {"project": world.project.slug, "subject": "u-1", "reason": "x"})
+    assert (erasure.status_code, erasure.json()["code"]) == (403, "not_an_admin")  # an admin's door, not an operator's
 
 
 def test_a_revoked_or_expired_personal_token_is_401(project: Project) -> None:
