@@ -3,11 +3,11 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from harness.actors import Actor
-from harness.admin_helpers import AppendOnlyAdmin
+from harness.admin_helpers import AppendOnlyAdmin, TenantAdmin
 from harness.errors import DomainError
 from harness.models import ApiToken, AuditEntry, IdempotentRequest, Membership, Project
 from harness.projects import membership_save, project_freeze, project_unfreeze
@@ -15,13 +15,22 @@ from harness.tokens import api_tokens_revoke
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin[Project]):
-    """The freeze is set by the actions (harness.projects: an admin, audited), never edited as a field."""
+class ProjectAdmin(TenantAdmin[Project]):
+    """The freeze is set by the actions (harness.projects: an admin, audited), never edited as a field. A project
+    admin sees and renames their own projects; making or deleting a project is a superuser's."""
+
+    tenant_field = "pk"
 
     list_display = ["slug", "name", "created_at", "frozen_at", "frozen_by", "frozen_reason"]
     search_fields = ["slug", "name"]
     readonly_fields = ["frozen_at", "frozen_by", "frozen_reason"]
     actions = ["freeze", "unfreeze"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_delete_permission(self, request: HttpRequest, obj: Project | None = None) -> bool:
+        return request.user.is_superuser and super().has_delete_permission(request, obj)
 
     @admin.action(description="Freeze the selected projects (no agent write, no decision)")
     def freeze(self, request: HttpRequest, queryset: QuerySet[Project]) -> None:
@@ -57,7 +66,7 @@ class MembershipForm(forms.ModelForm[Membership]):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin[Membership]):
+class MembershipAdmin(TenantAdmin[Membership]):
     form = MembershipForm
     list_display = ["user", "project", "roles", "created_at"]
     list_filter = ["project"]
@@ -69,9 +78,11 @@ class MembershipAdmin(admin.ModelAdmin[Membership]):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
-    """Tokens are created and rotated by `manage.py create_agent_token` / `rotate_agent_token` (the secret is shown
-    once, on the terminal); here they are revoked."""
+class ApiTokenAdmin(TenantAdmin[ApiToken]):
+    """Tokens are created and rotated by `manage.py create_agent_token` / `rotate_agent_token` /
+    `create_personal_token` and a person's profile page (the secret is shown once, there); here they are revoked.
+    A project admin sees their projects' agent tokens and the personal tokens of their projects' members (a leaked
+    one can be ended here: a revocation only takes power away)."""
 
     list_display = ["name", "kind", "role", "project", "user", "prefix", "created_at", "last_used_at", "expires_at",
                     "revoked_at"]
@@ -84,6 +95,16 @@ class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ApiToken]:
+        tokens = admin.ModelAdmin.get_queryset(self, request)
+        if request.user.is_superuser:
+            return tokens
+        if not self._role_admin(request):
+            return tokens.none()
+        projects = self.tenant_projects(request)
+        members = Membership.objects.filter(project__in=projects).values("user_id")
+        return tokens.filter(Q(project__in=projects) | Q(kind=ApiToken.Kind.PERSONAL, user_id__in=members))
+
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         count = api_tokens_revoke(queryset)
@@ -92,6 +113,7 @@ class ApiTokenAdmin(admin.ModelAdmin[ApiToken]):
 
 @admin.register(IdempotentRequest)
 class IdempotentRequestAdmin(AppendOnlyAdmin[IdempotentRequest]):
+    tenant_field = None  # keyed by principal, not by project: a superuser's
     list_display = ["principal", "key", "method", "path", "state", "response_status", "created_at"]
     list_filter = ["state", "method"]
     search_fields = ["principal", "key", "path"]

@@ -1,7 +1,16 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
+
+
+class HarnessAdminConfig(admin_apps.AdminConfig):
+    """django.contrib.admin with the admin role's site (harness.admin_helpers.HarnessAdminSite)."""
+
+    default = False  # "harness" in INSTALLED_APPS is HarnessConfig; this one is named in full
+    default_site = "harness.admin_helpers.HarnessAdminSite"
 
 
 class HarnessConfig(AppConfig):
+    default = True
     name = "harness"
     verbose_name = "Harness kernel"
 

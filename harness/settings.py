@@ -35,7 +35,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "harness.apps.HarnessAdminConfig",  # django.contrib.admin, entered by the admin role (harness.admin_helpers)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

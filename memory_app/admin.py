@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from harness.actors import Actor
-from harness.admin_helpers import AppendOnlyAdmin
+from harness.admin_helpers import AppendOnlyAdmin, TenantAdmin
 from harness.audit import audit_record
 from harness.errors import DomainError
 from memory_app import services
@@ -36,7 +36,7 @@ def _each(
 
 
 @admin.register(MemoryRecord)
-class MemoryRecordAdmin(admin.ModelAdmin[MemoryRecord]):
+class MemoryRecordAdmin(TenantAdmin[MemoryRecord]):
     """No field is edited here: a change of content is a supersede, a status change an action."""
 
     list_display = ["id", "project", "scope", "scope_key", "subject", "short_content", "status", "version", "fresh",
@@ -107,7 +107,7 @@ class MemoryWritePolicyForm(forms.ModelForm[MemoryWritePolicy]):
 
 
 @admin.register(MemoryWritePolicy)
-class MemoryWritePolicyAdmin(admin.ModelAdmin[MemoryWritePolicy]):
+class MemoryWritePolicyAdmin(TenantAdmin[MemoryWritePolicy]):
     """One policy per project and scope; with none, writes are accepted up to 4,000 characters
     and need provenance."""
 

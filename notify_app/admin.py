@@ -8,6 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from harness.actors import Actor
+from harness.admin_helpers import TenantAdmin
 from harness.errors import ValidationFailed
 from notify_app import outbound
 from notify_app.models import ProjectNotification, Webhook, WebhookAttempt, WebhookDelivery
@@ -34,13 +35,13 @@ class ProjectNotificationForm(forms.ModelForm[ProjectNotification]):
 
 
 @admin.register(ProjectNotification)
-class ProjectNotificationAdmin(admin.ModelAdmin[ProjectNotification]):
+class ProjectNotificationAdmin(TenantAdmin[ProjectNotification]):
     form = ProjectNotificationForm
     list_display = ["project", "email_reviewers", "slack_webhook_url"]
 
 
 @admin.register(Webhook)
-class WebhookAdmin(admin.ModelAdmin[Webhook]):
+class WebhookAdmin(TenantAdmin[Webhook]):
     list_display = ["__str__", "project", "events", "active", "created_by", "created_at"]
     list_filter = ["active", "project"]
     fields = ("project", "url", "events", "active", "created_by", "created_at")
@@ -69,7 +70,7 @@ class AttemptInline(admin.TabularInline[WebhookAttempt, WebhookDelivery]):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin[WebhookDelivery]):
+class WebhookDeliveryAdmin(TenantAdmin[WebhookDelivery]):
     list_display = ["__str__", "project", "kind", "event", "status", "attempts", "created_at"]
     list_filter = ["status", "kind", "event", "project"]
     inlines = [AttemptInline]

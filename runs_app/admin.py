@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html_join
 
 from harness.actors import Actor
-from harness.admin_helpers import AppendOnlyAdmin, transition_actions
+from harness.admin_helpers import AppendOnlyAdmin, TenantAdmin, transition_actions
 from harness.audit import audit_record
 from harness.errors import DomainError
 from runs_app.machines import RUN_MACHINE, TASK_MACHINE
@@ -64,7 +64,7 @@ def _audit_move(request: HttpRequest, obj: Run | Task, to: str) -> None:
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin[Task]):
+class TaskAdmin(TenantAdmin[Task]):
     list_display = ["__str__", "project", "status", "plan_version", "version", "updated_at"]
     list_filter = ["status", "project"]
     search_fields = ["ref", "objective"]
@@ -73,7 +73,7 @@ class TaskAdmin(admin.ModelAdmin[Task]):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin[Run]):
+class RunAdmin(TenantAdmin[Run]):
     list_display = ["__str__", "project", "session", "task", "status", "version", "lease_owner", "lease_expires_at",
                     "updated_at"]
     list_filter = ["status", "project"]
@@ -95,6 +95,7 @@ class RunAdmin(admin.ModelAdmin[Run]):
 
 @admin.register(RunEvent)
 class RunEventAdmin(AppendOnlyAdmin[RunEvent]):
+    tenant_field = "run__project"
     list_display = ["run", "seq", "kind", "created_at"]
     list_filter = ["kind"]
     search_fields = ["run__ref", "kind"]
@@ -120,13 +121,14 @@ class CheckpointWriteAdmin(AppendOnlyAdmin[CheckpointWrite]):
 
 @admin.register(NodeExecution)
 class NodeExecutionAdmin(AppendOnlyAdmin[NodeExecution]):
+    tenant_field = "run__project"
     list_display = ["run", "node", "attempt", "status", "started_at", "finished_at"]
     list_filter = ["status"]
     search_fields = ["run__ref", "node"]
 
 
 @admin.register(ApprovalRequest)
-class ApprovalRequestAdmin(admin.ModelAdmin[ApprovalRequest]):
+class ApprovalRequestAdmin(TenantAdmin[ApprovalRequest]):
     """Deciding here goes through `approval_decide`: reviewer role, no self-approval, one decision."""
 
     list_display = ["__str__", "project", "run", "tool", "risk", "executor", "status", "requested_by", "decided_by",
@@ -155,7 +157,7 @@ class ApprovalRequestAdmin(admin.ModelAdmin[ApprovalRequest]):
 
 
 @admin.register(ExternalEffect)
-class ExternalEffectAdmin(admin.ModelAdmin[ExternalEffect]):
+class ExternalEffectAdmin(TenantAdmin[ExternalEffect]):
     list_display = ["idempotency_key", "project", "run", "tool", "status", "attempts", "receipt", "updated_at"]
     list_filter = ["status", "project"]
     search_fields = ["idempotency_key", "tool", "receipt", "result_hash"]
@@ -169,7 +171,7 @@ class ExternalEffectAdmin(admin.ModelAdmin[ExternalEffect]):
 
 
 @admin.register(Handoff)
-class HandoffAdmin(admin.ModelAdmin[Handoff]):
+class HandoffAdmin(TenantAdmin[Handoff]):
     """Read-only but for cancelling, which goes through `handoff_cancel` (the origin run is handed back)."""
 
     list_display = ["__str__", "project", "origin_run", "receiver_session", "receiver_run", "status", "deadline",
@@ -204,13 +206,13 @@ class HandoffAdmin(admin.ModelAdmin[Handoff]):
 
 
 @admin.register(ApprovalExpiryDefault)
-class ApprovalExpiryDefaultAdmin(admin.ModelAdmin[ApprovalExpiryDefault]):
+class ApprovalExpiryDefaultAdmin(TenantAdmin[ApprovalExpiryDefault]):
     list_display = ["project", "tool", "risk", "expires_after"]
     list_filter = ["project", "risk"]
 
 
 @admin.register(RetentionPolicy)
-class RetentionPolicyAdmin(admin.ModelAdmin[RetentionPolicy]):
+class RetentionPolicyAdmin(TenantAdmin[RetentionPolicy]):
     """A project's retention policy: saved through the service (audited), with its dry run on the page."""
 
     list_display = ["project", *FIELDS]

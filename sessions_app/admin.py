@@ -6,7 +6,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from harness.actors import Actor
-from harness.admin_helpers import AppendOnlyAdmin, transition_actions
+from harness.admin_helpers import AppendOnlyAdmin, TenantAdmin, transition_actions
 from harness.errors import DomainError
 from sessions_app import trimming
 from sessions_app.forms import CompactForm, TrimForm
@@ -19,7 +19,7 @@ def _move(request: HttpRequest, obj: Session, to: str) -> Session:
 
 
 @admin.register(Session)
-class SessionAdmin(admin.ModelAdmin[Session]):
+class SessionAdmin(TenantAdmin[Session]):
     list_display = ["__str__", "project", "role", "memory_policy", "status", "version", "last_seq", "updated_at"]
     list_filter = ["status", "role", "memory_policy", "project"]
     search_fields = ["ref", "project__slug"]
@@ -81,6 +81,7 @@ class SessionAdmin(admin.ModelAdmin[Session]):
 
 @admin.register(SessionItem)
 class SessionItemAdmin(AppendOnlyAdmin[SessionItem]):
+    tenant_field = "session__project"
     list_display = ["session", "seq", "role", "run", "created_at"]
     list_filter = ["role", "session__project"]
     search_fields = ["session__ref"]
