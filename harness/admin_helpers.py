@@ -5,7 +5,7 @@ The admin never edits a status field: each transition is an action that calls th
 every other door calls, with the row's version as the expected version.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeAlias, TypeVar
 
 from django import forms
@@ -100,7 +100,7 @@ class TenantAdmin(admin.ModelAdmin[_M]):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._role_admin(request) and self._in_scope(request, obj)
 
-    def get_list_filter(self, request: HttpRequest) -> Sequence[Any]:
+    def get_list_filter(self, request: HttpRequest) -> Any:  # the stubs' private union of filter kinds
         # A filter by project lists only the projects of the rows shown, not every project's name.
         filters = super().get_list_filter(request)
         if request.user.is_superuser:
@@ -108,7 +108,7 @@ class TenantAdmin(admin.ModelAdmin[_M]):
         return [("project", admin.RelatedOnlyFieldListFilter) if f == "project" else f for f in filters]
 
     def formfield_for_foreignkey(self, db_field: ForeignKey[Any, Any], request: HttpRequest,
-                                 **kwargs: Any) -> forms.ModelChoiceField | None:
+                                 **kwargs: Any) -> forms.ModelChoiceField[Any] | None:
         if not request.user.is_superuser:
             related = db_field.related_model
             if related is Project:

@@ -97,8 +97,9 @@ def personal_token_status(token: ApiToken) -> str:
     return "live"
 
 
-def personal_token_create(*, user: "User", actor: Actor, name: str, expires_in_days: float = PERSONAL_TOKEN_DEFAULT_DAYS,
-                          door: str = "console") -> tuple[ApiToken, str]:
+def personal_token_create(*, user: "User", actor: Actor, name: str,
+                          expires_in_days: float = PERSONAL_TOKEN_DEFAULT_DAYS, door: str = "console",
+                          ) -> tuple[ApiToken, str]:
     """A new personal token for `user` and its secret, shown once (only the SHA-256 is stored, as for agent tokens).
 
     1. Validate: an active user, a name of 1 to 120 characters, an expiry of more than 0 and at most

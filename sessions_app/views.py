@@ -58,7 +58,8 @@ def _timeline(request: ConsoleRequest, session: Any, *, status: int = 200, **for
     ]
     # The forms carry the last_seq the operator saw: a trim refuses if items arrived since (seq_conflict).
     initial = {"expected_last_seq": session.last_seq}
-    context = {"session": session, "held": sel.session_items_held(session), "page": page, "rows": rows, "roles": project_roles(request, session.project_id),
+    context = {"session": session, "held": sel.session_items_held(session), "page": page, "rows": rows,
+               "roles": project_roles(request, session.project_id),
                "trim_form": forms.get("trim_form") or TrimForm(initial=initial),
                "compact_form": forms.get("compact_form") or CompactForm(initial=initial),
                "trim_error": forms.get("error", "")}

@@ -98,7 +98,8 @@ def test_an_operators_personal_token_curates_memory_and_sets_retention_in_its_pr
     world: World, other_world: World,
 ) -> None:
     otto = factories.make_user("otto", role="operator", projects=[world.project])
-    record = memory_write(project=world.project, actor=Actor.for_agent("seed"), scope="project", content="A fact.", source_run_id=world.run.pk).record
+    record = memory_write(project=world.project, actor=Actor.for_agent("seed"), scope="project", content="A fact.",
+                          source_run_id=world.run.pk).record
     assert record is not None
     client = ApiClient(_token_for(otto))
 
