@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from harness.actors import Actor
-from harness.admin_helpers import TenantAdmin
+from harness.admin_helpers import TenantAdmin, may_enter_admin
 from harness.errors import ValidationFailed
 from notify_app import outbound
 from notify_app.models import ProjectNotification, Webhook, WebhookAttempt, WebhookDelivery
@@ -67,6 +67,10 @@ class AttemptInline(admin.TabularInline[WebhookAttempt, WebhookDelivery]):
 
     def has_add_permission(self, request: HttpRequest, obj: WebhookDelivery | None = None) -> bool:
         return False
+
+    def has_view_permission(self, request: HttpRequest, obj: WebhookDelivery | None = None) -> bool:
+        # Shown with its delivery, which the admin role may see only in its own projects (TenantAdmin).
+        return may_enter_admin(request.user)
 
 
 @admin.register(WebhookDelivery)
