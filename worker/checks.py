@@ -16,7 +16,7 @@ from harness.canonical import action_fingerprint
 from runs_app.artifacts import artifact_fingerprint, artifact_fingerprints
 from runs_app.models import ApprovalRequest, ApprovalStatus, EffectStatus, ExternalEffect, FailureCategory, ResumePolicy
 from runs_app.resume_due import remaining_nodes
-from runs_app.services.checkpoints import checkpoint_hash
+from runs_app.services.checkpoints import APPROVAL_AUTHORITY, checkpoint_hash
 from sessions_app.models import SessionStatus
 from worker.adapters import AdapterConfigError, ToolAdapter, adapter_resolve
 from worker.handlers import node_handler
@@ -24,8 +24,6 @@ from worker.loading import DecisionAudit
 from worker.state import Resume, StepFailed
 
 SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
-# An `authority_ref` of this form names the approval whose decision the checkpoint's authority rests on.
-APPROVAL_AUTHORITY = "approval:"
 
 
 # --- load -------------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@ from harness.models import Project
 from runs_app.models import Checkpoint, Run, RunStatus, Task
 from runs_app.services.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
 
+# An `authority_ref` of this form names the approval whose decision the checkpoint's authority rests on: the
+# resume verifies it names the approval the checkpoint records, of its own run (worker.checks.check_checkpoint).
+APPROVAL_AUTHORITY = "approval:"
 LANGGRAPH_THREAD_MODE = "langgraph"  # runs_app.services.threads.THREAD_TASK_MODE (which imports this module)
 
 
@@ -101,6 +104,7 @@ def checkpoint_waiting(
         state=parent["state"] if parent is not None else {},
         artifact_fingerprints=parent["artifact_fingerprints"] if parent is not None else {},
         pending_gate=pending_gate, approval_id=approval_id,
+        authority_ref=f"{APPROVAL_AUTHORITY}{approval_id}" if approval_id is not None else "",
     )
 
 
