@@ -87,7 +87,7 @@ class RunOutSerializer(serializers.ModelSerializer[Run]):
     class Meta:
         model = Run
         fields = [
-            "id", "project", "session", "task", "ref", "task_mode", "status", "turn_index", "active_agent",
+            "id", "project", "session", "task", "ref", "task_mode", "status", "active_agent",
             "current_node", "cursor", "deadline", "token_budget", "cost_budget", "tokens_used", "cost_used",
             "pending_approval", "last_checkpoint", "error", "blocked_step", "failure_category", "bound_result",
             "metrics", "version", "lease_owner", "lease_expires_at", "last_event_seq", "created_at", "updated_at",

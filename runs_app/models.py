@@ -156,7 +156,6 @@ class Run(models.Model):
     ref = models.CharField(max_length=64, blank=True, default="", help_text="A human reference, e.g. R-101.")
     task_mode = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(max_length=32, choices=RunStatus.choices, default=RunStatus.CREATED)
-    turn_index = models.PositiveIntegerField(default=0)
     active_agent = models.CharField(max_length=120, blank=True, default="")
     current_node = models.CharField(max_length=120, blank=True, default="")
     cursor = models.JSONField(default=dict, blank=True)

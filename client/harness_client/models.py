@@ -243,7 +243,6 @@ class Run(Model):
     ref: str
     task_mode: str
     status: RunStatus
-    turn_index: int
     active_agent: str
     current_node: str
     cursor: dict[str, Any]
