@@ -98,7 +98,6 @@ class Task(models.Model):
     completed_nodes = models.JSONField(default=list, blank=True)
     pending_nodes = models.JSONField(default=list, blank=True)
     artifact_refs = models.JSONField(default=dict, blank=True)
-    effect_records = models.JSONField(default=list, blank=True)
     latest_checkpoint = models.ForeignKey(
         "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

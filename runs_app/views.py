@@ -427,7 +427,8 @@ def task_detail(request: ConsoleRequest, task_id: int) -> HttpResponse:
         "plan": sel.task_plan(task),
         "constraints_pretty": pretty(task.constraints),
         "artifacts_pretty": pretty(task.artifact_refs),
-        "effect_records_pretty": pretty(task.effect_records),
+        # Derived from the real rows of its runs (seed 001, DurableTaskState), never free JSON a client wrote.
+        **{f"{name}_pretty": pretty(value) for name, value in sel.task_durable_state([task.pk])[task.pk].items()},
         "history": sel.task_state_history(task),
         "runs": runs,
         "checkpoints": sel.task_checkpoints(task, run_ids),
