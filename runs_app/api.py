@@ -632,9 +632,12 @@ class TaskOutSerializer(serializers.ModelSerializer[Task]):
         help_text="The external effects of the task's runs: key, tool, status, receipt (derived; read-only).")
 
     def _durable(self, task: Task) -> dict[str, list[dict[str, Any]]]:
-        durable = self.context.get("durable")
-        if durable is None or task.pk not in durable:
-            durable = self.context["durable"] = {**(durable or {}), **selectors.task_durable_state([task.pk])}
+        durable: dict[int, dict[str, list[dict[str, Any]]]] = self.context.get("durable") or {}
+        if task.pk not in durable:  # one task's (a detail, a save): its two statements, once for both fields
+            cached: dict[int, dict[str, list[dict[str, Any]]]] = self.__dict__.setdefault("_durable_one", {})
+            if task.pk not in cached:
+                cached.update(selectors.task_durable_state([task.pk]))
+            return cached[task.pk]
         return durable[task.pk]
 
     def get_pending_approvals(self, task: Task) -> list[dict[str, Any]]:

@@ -98,7 +98,7 @@ def resume_dry_run(approval: ApprovalRequest, *, reviewer_id: int | None, review
         DryRunLine("decision_audit", "The decision's audit entry says the same", UNKNOWN,
                    "cannot know yet: the decision writes it", "approval_preconditions") if undecided else
         _line("decision_audit", "The decision's audit entry says the same", "approval_preconditions",
-              lambda: checks.check_decision_audit(r.approval, audit)),
+              lambda: checks.check_decision_audit(pending, audit)),
         _line("capability", "The tool's adapter is configured and takes these arguments", "capability",
               lambda: checks.check_capability(r)),
         _line("not_yet_consumed", "The action's result was not consumed already", "not_yet_consumed",

@@ -29,5 +29,5 @@ def run(r: Resume) -> dict[str, Any]:
         except ConflictError:  # decided (or cancelled) just now, after the load read it: the next resume sees it
             raise Stop("the approval changed while the resume loaded it") from None
     data = check_decision(r, now=now)
-    check_decision_audit(r.approval, r.decision_audit)
+    check_decision_audit(r.approval or approval, r.decision_audit)
     return data
