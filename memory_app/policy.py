@@ -84,6 +84,27 @@ def validate_patterns(patterns: object) -> list[str]:
     return patterns
 
 
+# Session memory policies under which the runtime keeps no memory (seed 002, section 03): a write made in such a
+# session's context is refused. The roles whose writes a person reviews first: a semantic reviewer's verdicts
+# must not become memory another run retrieves unreviewed (it is never handed retrieved memory either).
+SESSION_POLICIES_KEEPING_NO_MEMORY = ("none", "checkpoint_only")
+SESSION_ROLES_HELD = ("semantic_reviewer",)
+
+
+def session_verdict(sessions: list[tuple[int, str, str]]) -> Verdict | None:
+    """Judge a write by the sessions it is made in the context of ((id, memory_policy, role) of each: the
+    source session, the source run's session, a `session` scope's session). None: no session says anything."""
+    for session_id, policy, _role in sessions:
+        if policy in SESSION_POLICIES_KEEPING_NO_MEMORY:
+            return Verdict(PolicyDecision.REJECT, f"Session {session_id}'s memory policy is {policy}: it keeps no "
+                           "memory.", "session_keeps_no_memory")
+    for session_id, _policy, role in sessions:
+        if role in SESSION_ROLES_HELD:
+            return Verdict(PolicyDecision.HOLD, f"Held for review: session {session_id}'s role is {role}.",
+                           "session_role_held")
+    return None
+
+
 def evaluate(policy: Policy, *, content: str, has_provenance: bool) -> Verdict:
     """Judge one proposal. Size, patterns and provenance come first: they refuse whatever the decision.
 

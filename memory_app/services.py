@@ -162,9 +162,9 @@ def memory_write(
         raise ValidationFailed("subject is at most 200 characters.", code="invalid")
     _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
     has_provenance = bool(source_run_id or source_session_id or actor.user is not None)
-    verdict = write_policy.evaluate(
+    verdict = _with_sessions(write_policy.evaluate(
         write_policy.policy_for(project=project_id, scope=scope), content=content, has_provenance=has_provenance
-    )
+    ), project_id, scope, scope_key, source_run_id, source_session_id)
     now = timezone.now()
     with transaction.atomic():
         if verdict.decision == PolicyDecision.REJECT:
@@ -200,6 +200,30 @@ def memory_write(
                    code=verdict.code, conflicts=conflicts)
             return WriteResult(outcome, verdict.code, verdict.reason, record, conflicts)
     raise ConflictError("Concurrent changes to the same fact kept this write from landing; retry.", code="write_race")
+
+
+def _with_sessions(verdict: write_policy.Verdict, project_id: int, scope: str, scope_key: str,
+                   source_run_id: int | None, source_session_id: int | None) -> write_policy.Verdict:
+    """The scope's verdict, unless the sessions the write is made in the context of say more (seed 002: a session's
+    role and memory policy bind its writes too, not only its context projection): a session that keeps no memory
+    refuses it, a role whose writes a person reviews holds it (memory_app.policy.session_verdict). A refusal by
+    the scope's own rules stands first."""
+    if verdict.decision == PolicyDecision.REJECT:
+        return verdict
+    from runs_app.models import Run
+    from sessions_app.models import Session
+
+    ids = {source_session_id} if source_session_id is not None else set()
+    if scope == MemoryScope.SESSION and scope_key.isdigit():
+        ids.add(int(scope_key))
+    if not ids and source_run_id is None:
+        return verdict
+    named = Q(pk__in=ids)
+    if source_run_id is not None:
+        named |= Q(pk__in=Run.objects.filter(project_id=project_id, pk=source_run_id).values("session_id"))
+    found = Session.objects.filter(named, project_id=project_id).order_by("pk").values_list(
+        "pk", "memory_policy", "role")
+    return write_policy.session_verdict(list(found)) or verdict
 
 
 def _merge(
@@ -268,9 +292,9 @@ def memory_supersede(
     if provenance_kind is not None and provenance_kind not in ProvenanceKind.values:
         raise ValidationFailed(f"provenance_kind is one of {', '.join(ProvenanceKind.values)}.", code="invalid")
     has_provenance = bool(source_run_id or source_session_id or actor.user is not None)
-    verdict = write_policy.evaluate(
+    verdict = _with_sessions(write_policy.evaluate(
         write_policy.policy_for(project=project_id, scope=old.scope), content=content, has_provenance=has_provenance
-    )
+    ), project_id, old.scope, old.scope_key, source_run_id, source_session_id)
     if verdict.decision == PolicyDecision.REJECT:
         raise ValidationFailed(verdict.reason, code=verdict.code, outcome=Outcome.REJECTED)
     if verdict.decision == PolicyDecision.HOLD and actor.is_agent:

@@ -137,7 +137,7 @@ FINDINGS: dict[int, list[str]] = {
     10: ["FIXED: an approval row rewritten by a direct UPDATE so that it agrees with itself (approved_arguments "
          "with a matching approved_fingerprint, or a rejection turned into an approval) was executed by the "
          "resume. The resume now checks the row against the decision's append-only audit entry "
-         "(worker/steps/approval_preconditions.py _check_against_audit; "
+         "(worker/checks.py check_decision_audit; "
          "test_resume_checks_the_approval_row_against_the_audited_decision)."],
     13: ["FIXED: a chunked request body (Transfer-Encoding: chunked, no Content-Length) reached the views as an "
          "empty body under WSGI, so a POST ran as if it carried nothing (a session was created with defaults); "

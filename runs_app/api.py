@@ -87,7 +87,7 @@ class RunOutSerializer(serializers.ModelSerializer[Run]):
     class Meta:
         model = Run
         fields = [
-            "id", "project", "session", "task", "ref", "task_mode", "status", "turn_index", "active_agent",
+            "id", "project", "session", "task", "ref", "task_mode", "status", "active_agent",
             "current_node", "cursor", "deadline", "token_budget", "cost_budget", "tokens_used", "cost_used",
             "pending_approval", "last_checkpoint", "error", "blocked_step", "failure_category", "bound_result",
             "metrics", "version", "lease_owner", "lease_expires_at", "last_event_seq", "created_at", "updated_at",
@@ -622,13 +622,36 @@ class EffectDeliverApi(AgentApiView):
 
 
 class TaskOutSerializer(serializers.ModelSerializer[Task]):
+    """A task; its `pending_approvals` and `effect_records` are derived from the real rows of its runs
+    (selectors.task_durable_state, handed in as the context's `durable`), never written by a client."""
+
     project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    pending_approvals = serializers.SerializerMethodField(
+        help_text="The pending approvals of the task's runs (derived from them; read-only).")
+    effect_records = serializers.SerializerMethodField(
+        help_text="The external effects of the task's runs: key, tool, status, receipt (derived; read-only).")
+
+    def _durable(self, task: Task) -> dict[str, list[dict[str, Any]]]:
+        durable: dict[int, dict[str, list[dict[str, Any]]]] = self.context.get("durable") or {}
+        if task.pk not in durable:  # one task's (a detail, a save): its two statements, once for both fields
+            cached: dict[int, dict[str, list[dict[str, Any]]]] = self.__dict__.setdefault("_durable_one", {})
+            if task.pk not in cached:
+                cached.update(selectors.task_durable_state([task.pk]))
+            return cached[task.pk]
+        return durable[task.pk]
+
+    def get_pending_approvals(self, task: Task) -> list[dict[str, Any]]:
+        return self._durable(task)["pending_approvals"]
+
+    def get_effect_records(self, task: Task) -> list[dict[str, Any]]:
+        return self._durable(task)["effect_records"]
 
     class Meta:
         model = Task
         fields = [
             "id", "project", "ref", "objective", "constraints", "plan", "plan_version", "completed_nodes",
-            "pending_nodes", "artifact_refs", "effect_records", "latest_checkpoint", "schema_version", "status",
+            "pending_nodes", "artifact_refs", "pending_approvals", "effect_records", "latest_checkpoint",
+            "schema_version", "status",
             "version", "created_at", "updated_at",
         ]
         read_only_fields = fields
@@ -642,8 +665,8 @@ class TaskFieldsSerializer(InSerializer):
     completed_nodes = serializers.ListField(child=serializers.JSONField(), required=False)
     pending_nodes = serializers.ListField(child=serializers.JSONField(), required=False)
     artifact_refs = serializers.DictField(required=False)
-    effect_records = serializers.ListField(child=serializers.JSONField(), required=False)
     schema_version = serializers.IntegerField(min_value=1, max_value=MAX_INT, required=False)
+    # Not pending_approvals nor effect_records: the server derives them (a body naming them: 400 unknown_field).
 
 
 class TaskCreateInSerializer(TaskFieldsSerializer):
@@ -670,6 +693,15 @@ class TaskListCreateApi(AgentListView[Task]):
 
     def get_queryset(self) -> QuerySet[Task]:
         return selectors.task_list(project_ids=scope(self.request))
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
+        """A page's tasks get their derived state in two statements, not two per task."""
+        if kwargs.get("many") and args:
+            tasks = list(args[0])
+            kwargs["context"] = {**self.get_serializer_context(),
+                                 "durable": selectors.task_durable_state([t.pk for t in tasks])}
+            args = (tasks, *args[1:])
+        return super().get_serializer(*args, **kwargs)
 
     @extend_schema(tags=["tasks"], operation_id="tasks_create", request=TaskCreateInSerializer,
                    responses={201: TaskOutSerializer})

@@ -98,7 +98,6 @@ class Task(models.Model):
     completed_nodes = models.JSONField(default=list, blank=True)
     pending_nodes = models.JSONField(default=list, blank=True)
     artifact_refs = models.JSONField(default=dict, blank=True)
-    effect_records = models.JSONField(default=list, blank=True)
     latest_checkpoint = models.ForeignKey(
         "Checkpoint", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -156,7 +155,6 @@ class Run(models.Model):
     ref = models.CharField(max_length=64, blank=True, default="", help_text="A human reference, e.g. R-101.")
     task_mode = models.CharField(max_length=64, blank=True, default="")
     status = models.CharField(max_length=32, choices=RunStatus.choices, default=RunStatus.CREATED)
-    turn_index = models.PositiveIntegerField(default=0)
     active_agent = models.CharField(max_length=120, blank=True, default="")
     current_node = models.CharField(max_length=120, blank=True, default="")
     cursor = models.JSONField(default=dict, blank=True)

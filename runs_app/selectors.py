@@ -887,7 +887,34 @@ SELECT DISTINCT found.agent FROM unnest(%(projects)s::bigint[]) AS p(id), LATERA
 # --- tasks ---------------------------------------------------------------------------------
 
 TASK_STATE_FIELDS = ("objective", "constraints", "plan", "plan_version", "completed_nodes", "pending_nodes",
-                     "artifact_refs", "effect_records", "schema_version")
+                     "artifact_refs", "schema_version")
+
+
+def task_durable_state(task_ids: Sequence[int]) -> dict[int, dict[str, list[dict[str, Any]]]]:
+    """Each task's `pending_approvals` and `effect_records` (seed 001, DurableTaskState), derived from the real
+    ApprovalRequest and ExternalEffect rows of its runs, never written by a client: two statements for any number
+    of tasks (a page of the API's list)."""
+    state: dict[int, dict[str, list[dict[str, Any]]]] = {
+        task_id: {"pending_approvals": [], "effect_records": []} for task_id in task_ids}
+    if not state:
+        return state
+    approvals = (ApprovalRequest.objects.filter(run__task_id__in=state, status=ApprovalStatus.PENDING)
+                 .order_by("pk").values("pk", "run_id", "run__task_id", "tool", "action_fingerprint", "risk",
+                                        "executor", "expires_at", "created_at"))
+    for a in approvals:
+        state[a["run__task_id"]]["pending_approvals"].append({
+            "id": a["pk"], "run": a["run_id"], "tool": a["tool"], "action_fingerprint": a["action_fingerprint"],
+            "risk": a["risk"], "executor": a["executor"], "created_at": a["created_at"].isoformat(),
+            "expires_at": a["expires_at"].isoformat() if a["expires_at"] else None})
+    effects = (ExternalEffect.objects.filter(run__task_id__in=state).order_by("pk")
+               .values("pk", "run_id", "run__task_id", "approval_id", "tool", "idempotency_key", "status", "receipt",
+                       "result_hash", "created_at"))
+    for e in effects:
+        state[e["run__task_id"]]["effect_records"].append({
+            "id": e["pk"], "run": e["run_id"], "approval": e["approval_id"], "tool": e["tool"],
+            "idempotency_key": e["idempotency_key"], "status": e["status"], "receipt": e["receipt"],
+            "result_hash": e["result_hash"], "created_at": e["created_at"].isoformat()})
+    return state
 
 
 def task_inspect(*, project_ids: Sequence[int], task_id: int) -> Task:

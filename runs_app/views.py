@@ -54,6 +54,7 @@ from runs_app.timeline import family as event_family
 from runs_app.timeline import run_timeline
 from runs_app.views_forks import checkpoint_page
 from runs_app.views_run_actions import offered_run_actions
+from worker.dry_run import DryRun, resume_dry_run
 
 
 def pretty(value: Any) -> str:
@@ -127,12 +128,21 @@ def _query_without_page(request: ConsoleRequest) -> str:
     return params.urlencode()
 
 
+def _dry_run(request: ConsoleRequest, approval: ApprovalRequest, roles: dict[str, bool]) -> DryRun:
+    """The resume's checks that need no lease or call, as the worker runs them (worker.dry_run), for the approval
+    approved now by this reviewer."""
+    return resume_dry_run(approval, reviewer_id=request.user.pk, reviewer_holds_role=roles.get(Role.REVIEWER, False))
+
+
 def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extra: Any) -> dict[str, Any]:
     run = approval.run
     deciding = approval.status == ApprovalStatus.PENDING
+    roles = project_roles(request, approval.project_id)
     context = {
         "approval": approval,
-        "roles": project_roles(request, approval.project_id),  # the decision buttons follow the project's roles
+        "roles": roles,  # the decision buttons follow the project's roles
+        # Run when the page (or its panel) opens and again on submit (_decide): what the resume would block at.
+        "dry_run": _dry_run(request, approval, roles) if deciding else None,
         "run": run,
         "arguments_pretty": pretty(approval.arguments),
         "approved_arguments_pretty": pretty(approval.approved_arguments) if approval.approved_arguments else "",
@@ -199,6 +209,10 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     if not form.is_valid():
         return _decision_response(request, approval, status=400, **{form_key: form})
     data = form.cleaned_data
+    # Run again at the decision: what it shows may have changed since the page opened. Approving a run whose dry
+    # run fails is still the reviewer's to do (a person may approve and then fix what blocks it, e.g. configure
+    # the adapter); the panel that answers the decision says which checks failed at that moment.
+    at_decision = _dry_run(request, approval, project_roles(request, approval.project_id))
     try:
         approval = approval_decide(
             project=approval.project_id,
@@ -220,8 +234,16 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     except DomainError as exc:
         return _decision_response(request, approval, status=400, error=exc.detail, **{form_key: form})
     if not request.htmx:
+        if decision == Decision.APPROVE and not at_decision.passes:
+            messages.warning(request, _failing_notice(at_decision))
         return redirect(reverse("runs:approval_detail", args=[approval_id]))
-    return _decision_response(request, sel.approval_for_decision(project_ids=ids, approval_id=approval_id), status=200)
+    return _decision_response(request, sel.approval_for_decision(project_ids=ids, approval_id=approval_id), status=200,
+                              dry_run_at_decision=at_decision if decision == Decision.APPROVE else None)
+
+
+def _failing_notice(dry_run: DryRun) -> str:
+    return "Approved although the resume's dry run failed at the decision: " + "; ".join(
+        f"{line.label} ({line.step}): {line.reason}" for line in dry_run.failing) + ". The resume will block there."
 
 
 def _decision_response(
@@ -405,7 +427,8 @@ def task_detail(request: ConsoleRequest, task_id: int) -> HttpResponse:
         "plan": sel.task_plan(task),
         "constraints_pretty": pretty(task.constraints),
         "artifacts_pretty": pretty(task.artifact_refs),
-        "effect_records_pretty": pretty(task.effect_records),
+        # Derived from the real rows of its runs (seed 001, DurableTaskState), never free JSON a client wrote.
+        **{f"{name}_pretty": pretty(value) for name, value in sel.task_durable_state([task.pk])[task.pk].items()},
         "history": sel.task_state_history(task),
         "runs": runs,
         "checkpoints": sel.task_checkpoints(task, run_ids),

@@ -44,6 +44,8 @@ _AUDIT_COLUMNS = ("action", "data", "actor", "target_type", "target_id", "create
 _EXTRA = (("u", "username"), ("s", "status"), *(("au", column) for column in _AUDIT_COLUMNS))
 # The approval's authority as it is now (Grant), computed by the statement: after _EXTRA, in this order.
 _GRANT = (("u", "grant"), ("tk", "revoked_at"), ("tk", "expired"), ("p", "frozen_at"))
+# What the checkpoint's integrity is checked against (Sealed): its parent's hash, the run its approval belongs to.
+_SEALED = (("cp", "content_hash"), ("ca", "run_id"))
 
 
 @functools.cache
@@ -51,7 +53,7 @@ def _names() -> tuple[str, ...]:
     """The statement's column names in order, known from how it is built: reading them back from the cursor
     costs an object per column on every resume (a hundred of them)."""
     return (*(f"{alias}__{column}" for alias, model in _PREFIXES for column, _, _ in _fields(model)),
-            *(f"{alias}__{column}" for alias, column in (*_EXTRA, *_GRANT)))
+            *(f"{alias}__{column}" for alias, column in (*_EXTRA, *_GRANT, *_SEALED)))
 
 
 @functools.cache
@@ -70,12 +72,15 @@ SELECT {selected}, {extra},
        ) AS "u__grant",
        tk.revoked_at AS "tk__revoked_at",
        (tk.expires_at IS NOT NULL AND tk.expires_at <= statement_timestamp()) AS "tk__expired",
-       p.frozen_at AS "p__frozen_at"
+       p.frozen_at AS "p__frozen_at",
+       cp.content_hash AS "cp__content_hash", ca.run_id AS "ca__run_id"
   FROM runs_app_run r
   JOIN harness_project p ON p.id = r.project_id
   JOIN sessions_app_session s ON s.id = r.session_id
   LEFT JOIN runs_app_task t ON t.id = r.task_id
   LEFT JOIN runs_app_checkpoint c ON c.id = COALESCE(r.last_checkpoint_id, t.latest_checkpoint_id)
+  LEFT JOIN runs_app_checkpoint cp ON cp.id = c.parent_id
+  LEFT JOIN runs_app_approvalrequest ca ON ca.id = c.approval_id
   LEFT JOIN runs_app_approvalrequest a ON a.id = r.pending_approval_id
   LEFT JOIN auth_user u ON u.id = a.decided_by_id
   LEFT JOIN harness_apitoken tk ON tk.id = a.requested_by_token_id
@@ -131,11 +136,21 @@ class Grant:
     project_frozen_at: dt.datetime | None = None
 
 
-def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant] | None:
+@dataclass(frozen=True)
+class Sealed:
+    """What the checkpoint's content hash and `authority_ref` are checked against (worker.checks.check_checkpoint),
+    read with the load: the parent's content hash (None: no parent) and the run of the approval the checkpoint
+    names (None: it names none)."""
+
+    parent_hash: str | None
+    approval_run_id: int | None
+
+
+def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant, Sealed] | None:
     """The run with its related rows set (task, last checkpoint or the task's latest, pending approval and
     its `decided_by`, session), the approval's first decision in the audit log, checked against its mac
-    and its links in the chain, and the approval's authority as it is now (Grant); None when the run does
-    not exist."""
+    and its links in the chain, the approval's authority as it is now (Grant) and what the checkpoint is
+    verified against (Sealed); None when the run does not exist."""
     with prepared_cursor() as cursor:
         cursor.execute(load_sql(), {"rid": run_id, "actions": list(DECISION_AUDIT_ACTIONS),
                                     "role": Role.REVIEWER, "roles": [Role.REVIEWER, Role.ADMIN]})
@@ -162,7 +177,7 @@ def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant] | None:
     run.pending_approval = approval
     grant = Grant(reviewer_holds_role=row["u__grant"], token_revoked_at=row["tk__revoked_at"],
                   token_expired=bool(row["tk__expired"]), project_frozen_at=row["p__frozen_at"])
-    return run, _decision_audit(row), grant
+    return run, _decision_audit(row), grant, Sealed(row["cp__content_hash"], row["ca__run_id"])
 
 
 def _decision_audit(row: dict[str, Any]) -> DecisionAudit | None:

@@ -48,7 +48,7 @@ from runs_app.services import (
 from worker import faults
 from worker.drive import drive_nodes
 from worker.lease import worker_owner
-from worker.registry import BINDING, CALL, PRE_CALL, STEPS
+from worker.registry import BINDING, CALL, PRE_CALL, STEPS, check_modules
 from worker.repair import route_to_repair
 from worker.state import Resume, Retry, StepFailed, Stop, flush, trace
 from worker.steps.load import count_start
@@ -58,6 +58,7 @@ log = logging.getLogger(__name__)
 # What the pipeline calls of a step (worker.registry): its trace data, or None when it traces itself later.
 StepRun = Callable[[Resume], dict[str, Any] | None]
 
+check_modules(STEPS)
 _bind = next(step for step in STEPS if step.phase == CALL)
 _bind_module = _bind.load()
 # The pre-call transaction ends with the approved action's dispatch, committed before the call.

@@ -20,6 +20,7 @@ from runs_app.services import (
     checkpoint_create,
     task_save,
 )
+from runs_app.services.checkpoints import APPROVAL_AUTHORITY
 from worker.state import Resume, StepFailed
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,10 @@ def checkpoint_position(r: Resume, *, label: str, parent: int | None | bool = Fa
         state={"plan_version": task.plan_version if task else None, "bound_receipt": (r.bound or {}).get("receipt"),
                "framework_version": settings.HARNESS_FRAMEWORK_VERSION},
         artifact_fingerprints=artifact_fingerprints(task.artifact_refs) if task else {},
-        authority_ref=r.owner, approval_id=r.approval.pk if r.approval else None,
+        # The authority the position rests on: the approval it records (verified on resume, worker.checks), or
+        # the worker that held the lease.
+        authority_ref=f"{APPROVAL_AUTHORITY}{r.approval.pk}" if r.approval else r.owner,
+        approval_id=r.approval.pk if r.approval else None,
         lease_owner=r.owner if r.leased else None,
     )
     r.checkpoint = checkpoint

@@ -47,12 +47,34 @@ PHASES = (PRE_CALL, CALL, BINDING)
 
 
 def check_steps(steps: tuple[Step, ...]) -> None:
-    """The pipeline's assumptions about the list: phases in order, one step making the approved call."""
+    """The pipeline's assumptions about the list: phases in order, one step making the approved call, each
+    name once."""
+    names = [step.name for step in steps]
+    if len(set(names)) != len(names):
+        raise ImproperlyConfigured("worker.registry.STEPS: a step name appears twice")
     phases = [step.phase for step in steps]
     if phases != sorted(phases, key=PHASES.index):
         raise ImproperlyConfigured("worker.registry.STEPS: the steps' phases are out of order")
     if phases.count(CALL) != 1:
         raise ImproperlyConfigured("worker.registry.STEPS: exactly one step makes the approved call")
+
+
+# What each phase's step must define (the pipeline calls these: worker.pipeline).
+ENTRY_POINTS = {PRE_CALL: ("run",), BINDING: ("run",), CALL: ("dispatch", "call", "deliver")}
+
+
+def check_modules(steps: tuple[Step, ...]) -> None:
+    """Each step's module exists and defines what the pipeline calls of its phase. Run by worker.pipeline at its
+    import (it loads the modules anyway); not here, so the console reads the labels without loading a step."""
+    for step in steps:
+        try:
+            module = step.load()
+        except ImportError as exc:
+            raise ImproperlyConfigured(f"worker.registry.STEPS: step {step.name!r} has no module: {exc}") from None
+        missing = [name for name in ENTRY_POINTS[step.phase] if not callable(getattr(module, name, None))]
+        if missing:
+            raise ImproperlyConfigured(f"worker.registry.STEPS: step {step.name!r} ({module.__name__}) defines no "
+                                       f"{', '.join(missing)}")
 
 
 check_steps(STEPS)

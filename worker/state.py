@@ -25,7 +25,7 @@ from runs_app.services import (
 )
 from worker.adapters import ToolAdapter
 from worker.handlers import is_worker_plan
-from worker.loading import DecisionAudit, Grant
+from worker.loading import DecisionAudit, Grant, Sealed
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,8 @@ class Resume:
     gate: Any = None
     # The pending approval's authority as it is now (the reviewer's role, the asking token), read with the load.
     grant: Grant | None = None
+    # What the checkpoint's hash and authority_ref are verified against, read with the load (worker.checks).
+    sealed: Sealed | None = None
     # A person abandoned the approved action's effect (its outcome could not be proven): bound like a rejection.
     abandoned: bool = False
     # The dispatched effect's outcome is unknown and its adapter can look it up by key: `call` asks first.

@@ -243,7 +243,6 @@ class Run(Model):
     ref: str
     task_mode: str
     status: RunStatus
-    turn_index: int
     active_agent: str
     current_node: str
     cursor: dict[str, Any]
@@ -288,7 +287,8 @@ class Task(Model):
     completed_nodes: list[Any]
     pending_nodes: list[Any]
     artifact_refs: dict[str, Any]
-    effect_records: list[Any]
+    pending_approvals: list[dict[str, Any]]  # derived by the server from the task's runs: read-only
+    effect_records: list[dict[str, Any]]  # likewise
     latest_checkpoint: int | None
     schema_version: int
     status: TaskStatus

@@ -355,12 +355,12 @@ def create_task(
     *, objective: str, ref: str | None = None, constraints: Sequence[Any] | None = None,
     plan: Sequence[str] | None = None, plan_version: int | None = None, completed_nodes: Sequence[Any] | None = None,
     pending_nodes: Sequence[Any] | None = None, artifact_refs: Mapping[str, Any] | None = None,
-    effect_records: Sequence[Any] | None = None, schema_version: int | None = None, request_key: str | None = None,
+    schema_version: int | None = None, request_key: str | None = None,
 ) -> Call[Task]:
     """Create a task: multi-day work with an objective, a plan and its progress."""
     body = fields(objective=objective, ref=ref, constraints=constraints, plan=plan, plan_version=plan_version,
                   completed_nodes=completed_nodes, pending_nodes=pending_nodes, artifact_refs=artifact_refs,
-                  effect_records=effect_records, schema_version=schema_version)
+                  schema_version=schema_version)
     return _TASKS_CREATE.call(parse=Task.from_json, json=body, request_key=request_key)
 
 
@@ -373,7 +373,7 @@ def save_task(
     task_id: int, *, expected_version: int, objective: str | None = None, constraints: Sequence[Any] | None = None,
     plan: Sequence[str] | None = None, plan_version: int | None = None, completed_nodes: Sequence[Any] | None = None,
     pending_nodes: Sequence[Any] | None = None, artifact_refs: Mapping[str, Any] | None = None,
-    effect_records: Sequence[Any] | None = None, schema_version: int | None = None,
+    schema_version: int | None = None,
 ) -> Call[Task]:
     """Save the fields given: a compare-and-set on `expected_version` (409 with `current_version` if the task
     moved on; load it again and redo the change).
@@ -383,7 +383,7 @@ def save_task(
     """
     body = fields(expected_version=expected_version, objective=objective, constraints=constraints, plan=plan,
                   plan_version=plan_version, completed_nodes=completed_nodes, pending_nodes=pending_nodes,
-                  artifact_refs=artifact_refs, effect_records=effect_records, schema_version=schema_version)
+                  artifact_refs=artifact_refs, schema_version=schema_version)
     return _TASKS_SAVE.call(parse=Task.from_json, id=task_id, json=body)
 
 

@@ -1,5 +1,6 @@
 """Checkpoints: immutable, validated resume points, written in one fenced statement."""
 
+import hashlib
 import json
 from typing import Any, NamedTuple
 
@@ -13,6 +14,9 @@ from harness.models import Project
 from runs_app.models import Checkpoint, Run, RunStatus, Task
 from runs_app.services.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
 
+# An `authority_ref` of this form names the approval whose decision the checkpoint's authority rests on: the
+# resume verifies it names the approval the checkpoint records, of its own run (worker.checks.check_checkpoint).
+APPROVAL_AUTHORITY = "approval:"
 LANGGRAPH_THREAD_MODE = "langgraph"  # runs_app.services.threads.THREAD_TASK_MODE (which imports this module)
 
 
@@ -100,6 +104,7 @@ def checkpoint_waiting(
         state=parent["state"] if parent is not None else {},
         artifact_fingerprints=parent["artifact_fingerprints"] if parent is not None else {},
         pending_gate=pending_gate, approval_id=approval_id,
+        authority_ref=f"{APPROVAL_AUTHORITY}{approval_id}" if approval_id is not None else "",
     )
 
 
@@ -174,18 +179,13 @@ def _checkpoint_write(
                 "The parent checkpoint is not in this run's or task's lineage.", code="parent_not_in_lineage"
             )
         depth = parent_depth + 1
-    body = {
-        "run": run_id, "task": task_id, "parent_hash": parent_hash,
-        "cursor": cursor or {}, "state": state or {}, "artifact_fingerprints": artifact_fingerprints or {},
-        "authority_ref": authority_ref, "pending_gate": pending_gate, "approval": approval_id,
-        "resume_policy": resume_policy, "schema_version": schema_version,
-    }
     checkpoint = Checkpoint(
         project_id=project_id, run_id=run_id, task_id=task_id, parent_id=parent_id, label=label,
-        cursor=body["cursor"], state=body["state"], artifact_fingerprints=body["artifact_fingerprints"],
+        cursor=cursor or {}, state=state or {}, artifact_fingerprints=artifact_fingerprints or {},
         authority_ref=authority_ref, pending_gate=pending_gate, approval_id=approval_id,
-        resume_policy=resume_policy, schema_version=schema_version, depth=depth, content_hash=digest(body),
+        resume_policy=resume_policy, schema_version=schema_version, depth=depth,
     )
+    checkpoint.content_hash = checkpoint_hash(checkpoint, parent_hash=parent_hash)
     # The approval named is checked inside the write (it exists in this project, or nothing is written).
     run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id, claim, caller)
     if run_id is not None and not run_updated:
@@ -196,6 +196,26 @@ def _checkpoint_write(
         )
     remember_written(checkpoint)
     return checkpoint
+
+
+def checkpoint_hash(checkpoint: Checkpoint, *, parent_hash: str | None, thread: str = "") -> str:
+    """The content hash of a checkpoint as it is (what the write stored, and what the resume recomputes from the
+    row it reads: worker.checks.check_checkpoint). It covers the canonical content and the parent's hash, so a
+    changed row or a changed ancestor shows. A LangGraph thread's checkpoint (`external_id`; `thread`: its run's
+    ref) hashes what the graph stored (runs_app.services.threads.thread_checkpoint_put), chained the same way."""
+    if checkpoint.external_id:
+        body = {"thread": thread, "ns": checkpoint.ns, "id": checkpoint.external_id,
+                "parent": checkpoint.parent_external_id, "checkpoint": checkpoint.cursor,
+                "channel_values": checkpoint.state, "metadata": checkpoint.metadata}
+        return hashlib.sha256(f"{digest(body)}:{parent_hash or ''}".encode()).hexdigest()
+    return digest({
+        "run": checkpoint.run_id, "task": checkpoint.task_id, "parent_hash": parent_hash,
+        "cursor": checkpoint.cursor, "state": checkpoint.state,
+        "artifact_fingerprints": checkpoint.artifact_fingerprints,
+        "authority_ref": checkpoint.authority_ref, "pending_gate": checkpoint.pending_gate,
+        "approval": checkpoint.approval_id, "resume_policy": checkpoint.resume_policy,
+        "schema_version": checkpoint.schema_version,
+    })
 
 
 # The API's reply (runs_app.api.checkpoint_out), recorded under a claimed Idempotency-Key by the statement

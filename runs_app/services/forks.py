@@ -24,7 +24,7 @@ from harness.audit import audit_record
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from runs_app.models import Checkpoint, Run
-from runs_app.services.checkpoints import checkpoint_create
+from runs_app.services.checkpoints import APPROVAL_AUTHORITY, checkpoint_create
 from runs_app.services.runs import run_create, run_event_append
 
 MAX_REASON_CHARS = 2000
@@ -126,7 +126,9 @@ def checkpoint_fork(
         checkpoint = checkpoint_create(
             project=project, run_id=run.pk, parent_id=source.pk, label=f"fork of {source}"[:120],
             cursor=source.cursor, state=new_state, artifact_fingerprints=source.artifact_fingerprints,
-            authority_ref=source.authority_ref, pending_gate=source.pending_gate,
+            # An approval's authority is its run's: the fork does not claim it (worker.checks.check_checkpoint).
+            authority_ref="" if source.authority_ref.startswith(APPROVAL_AUTHORITY) else source.authority_ref,
+            pending_gate=source.pending_gate,
             resume_policy=source.resume_policy, schema_version=source.schema_version, forked=True,
         )
         record = {"from_checkpoint": source.pk, "from_run": origin.pk, "by": actor.label, "reason": reason,

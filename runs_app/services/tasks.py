@@ -13,8 +13,8 @@ from runs_app.models import Task
 
 TASK_CLIENT_FIELDS = (
     "objective", "constraints", "plan", "plan_version", "completed_nodes", "pending_nodes",
-    "artifact_refs", "effect_records", "schema_version",
-)
+    "artifact_refs", "schema_version",
+)  # not its pending approvals nor its effect records: those are the real rows' (selectors.task_durable_state)
 
 
 def task_create(*, project: Project, objective: str, ref: str = "", **fields: Any) -> Task:

@@ -40,7 +40,11 @@ def _run_in(project, policy: str, *, role: str = "writer", items: int = 6, **ses
 
 
 def _remember(project, run, content: str) -> int:  # type: ignore[no-untyped-def]
-    return memory_write(project=project, actor=AGENT, scope="project", content=content, source_run_id=run.pk).record.pk
+    """A project fact the projection may draw on, learnt in another session (a session that keeps no memory, or a
+    reviewer's, could not have written it: memory_app.policy.session_verdict)."""
+    learnt = factories.make_run(project, factories.make_session(project), active_agent="writer")
+    return memory_write(project=project, actor=AGENT, scope="project", content=content,
+                        source_run_id=learnt.pk).record.pk
 
 
 def _texts(snapshot: ContextSnapshot) -> list[str]:

@@ -30,7 +30,7 @@ print(json.dumps({"version": saved.version, "checkpoint": cp.pk, "node": node}))
 """
 
 STATE_FIELDS = ["objective", "constraints", "plan", "plan_version", "completed_nodes", "pending_nodes",
-                "artifact_refs", "effect_records", "schema_version", "status", "version", "latest_checkpoint_id"]
+                "artifact_refs", "schema_version", "status", "version", "latest_checkpoint_id"]
 
 
 @pytest.mark.django_db(transaction=True)

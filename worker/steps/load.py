@@ -19,6 +19,7 @@ from runs_app.services import (
     run_count_start,
 )
 from worker import faults
+from worker.checks import check_checkpoint
 from worker.handlers import is_worker_plan
 from worker.loading import load_run
 from worker.state import Resume, StepFailed, Stop, unsettled
@@ -60,7 +61,7 @@ def run(r: Resume) -> dict[str, Any]:
     loaded = load_run(r.run_id)  # one statement, with the approval's decision in the audit log
     if loaded is None:
         raise Stop(f"run {r.run_id} does not exist")
-    run, r.decision_audit, r.grant = loaded
+    run, r.decision_audit, r.grant, r.sealed = loaded
     r.run, r.task, r.approval = run, run.task, run.pending_approval
     if run.status == RunStatus.WAITING_APPROVAL:
         approval = run.pending_approval
@@ -94,9 +95,11 @@ def run(r: Resume) -> dict[str, Any]:
     if checkpoint is not None and checkpoint.run_id not in (None, run.pk) and checkpoint.task_id != run.task_id:
         raise StepFailed(f"checkpoint {checkpoint.pk} is not in this run's lineage")
     r.checkpoint = checkpoint
+    sealed = check_checkpoint(r)  # its content hash and authority_ref: the row is the one that was written
     r.gate = checkpoint.pending_gate if checkpoint is not None else None
     return {"mode": r.mode, "status": run.status, "version": run.version,
-            "checkpoint": checkpoint.pk if checkpoint else None, "approval": r.approval.pk if r.approval else None,
+            "checkpoint": checkpoint.pk if checkpoint else None, **sealed,
+            "approval": r.approval.pk if r.approval else None,
             **({"handoff": r.handoff.pk} if r.handoff is not None else {})}
 
 

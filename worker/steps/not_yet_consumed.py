@@ -9,6 +9,7 @@ from runs_app.models import (
     ExternalEffect,
 )
 from worker import handoff
+from worker.checks import check_not_consumed
 from worker.state import Resume, StepFailed
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,6 @@ def run(r: Resume) -> dict[str, Any]:
             raise StepFailed("the forked-from run's effect changed under us", effect=effect.pk)
         r.effect = effect
         return {"effect": effect.pk, "status": effect.status, "forked_from_run": effect.run_id}
-    if effect.status == EffectStatus.CONSUMED:
-        raise StepFailed(f"the effect's result was consumed already (receipt {effect.receipt})", effect=effect.pk)
+    check_not_consumed(effect)
     r.effect = effect
     return {"effect": effect.pk, "status": effect.status}
