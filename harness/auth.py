@@ -134,7 +134,7 @@ def _refuse_write_to_frozen(request: Request, project: Project) -> None:
 TOKEN_COLUMNS = 16  # of TOKEN_SQL
 TOKEN_SQL = f"""
 SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_used_at,
-       t.parent_id, t.end_user, t.scope_session_id, t.agent_identity,
+       t.agent_identity, t.parent_id, t.end_user, t.scope_session_id,
        p.slug, p.name, p.created_at, p.frozen_at
   FROM {ApiToken._meta.db_table} t
   LEFT JOIN {Project._meta.db_table} p ON p.id = t.project_id
@@ -183,8 +183,9 @@ def token_from_row(row: tuple[Any, ...]) -> ApiToken:
     return token
 
 
-_TOKEN_FIELDS = ["id", "kind", "name", "role", "project_id", "user_id", "prefix", "last_used_at", "parent_id",
-                 "end_user", "scope_session_id", "agent_identity"]
+# In the model's field order, as from_db takes them.
+_TOKEN_FIELDS = ["id", "kind", "name", "role", "project_id", "user_id", "prefix", "last_used_at", "agent_identity",
+                 "parent_id", "end_user", "scope_session_id"]
 _PROJECT_FIELDS = ["id", "slug", "name", "created_at", "frozen_at"]
 
 
