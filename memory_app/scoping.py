@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
 
-from harness.errors import Forbidden
+from harness.errors import Forbidden, ValidationFailed
 from harness.models import ApiToken
 from memory_app.models import MemoryScope, MemoryWritePolicy
 
@@ -95,3 +95,16 @@ class MemoryCaller:
                 raise Forbidden(f"A token narrowed to an end user only reads the {scope} scope (its write policy "
                                 "does not let end-user tokens write).", code="scope_read_only")
         return scope_key
+
+    def check_sources(self, project_id: int, source_run_id: int | None, source_session_id: int | None) -> None:
+        """A narrowed token names as a write's provenance only its end user's sessions and their runs (400
+        `invalid_source`, as for a source outside the project: another user's session is not there for it)."""
+        if self.end_user is None:
+            return
+        from runs_app.models import Run
+
+        sessions = self._sessions(project_id)
+        if source_session_id is not None and not sessions.filter(pk=source_session_id).exists():
+            raise ValidationFailed(f"Session {source_session_id} is not in this project.", code="invalid_source")
+        if source_run_id is not None and not Run.objects.filter(pk=source_run_id, session__in=sessions).exists():
+            raise ValidationFailed(f"Run {source_run_id} is not in this project.", code="invalid_source")

@@ -168,6 +168,8 @@ def memory_write(
     if len(subject) > 200:
         raise ValidationFailed("subject is at most 200 characters.", code="invalid")
     _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
+    if caller is not None:
+        caller.check_sources(project_id, source_run_id, source_session_id)
     has_provenance = bool(source_run_id or source_session_id or actor.user is not None)
     verdict = write_policy.evaluate(
         write_policy.policy_for(project=project_id, scope=scope), content=content, has_provenance=has_provenance
@@ -275,6 +277,8 @@ def memory_supersede(
     if content is None or replacement_id is not None:
         raise ValidationFailed("Give either content or replacement_id.", code="invalid")
     _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
+    if caller is not None:
+        caller.check_sources(project_id, source_run_id, source_session_id)
     if provenance_kind is not None and provenance_kind not in ProvenanceKind.values:
         raise ValidationFailed(f"provenance_kind is one of {', '.join(ProvenanceKind.values)}.", code="invalid")
     has_provenance = bool(source_run_id or source_session_id or actor.user is not None)

@@ -212,6 +212,17 @@ def test_memory_is_confined_to_the_users_scopes(world: World) -> None:
 
 
 @pytest.mark.django_db
+def test_a_narrowed_token_names_only_its_users_sessions_and_runs_as_provenance(world: World) -> None:
+    theirs = _session_of(world.project, "u-2")
+    their_run = factories.make_run(world.project, theirs)
+    narrowed = for_user(world.agent, "u-1")
+    for source in ({"source_session_id": theirs.pk}, {"source_run_id": their_run.pk}):
+        response = narrowed.post("/api/v1/memory/records/", {"scope": "user", "content": "x", **source})
+        assert (response.status_code, response.json()["code"]) == (400, "invalid_source"), response.content
+    assert not MemoryRecord.objects.filter(scope_key="u-1").exists()
+
+
+@pytest.mark.django_db
 def test_the_project_scope_is_read_only_to_a_narrowed_token_unless_its_policy_lets_it_write(world: World) -> None:
     session = _session_of(world.project, "u-1")
     narrowed = for_user(world.agent, "u-1")
