@@ -89,7 +89,7 @@ class ApiTokenAdmin(TenantAdmin[ApiToken]):
     list_filter = ["kind", "role", "project", "revoked_at"]
     search_fields = ["name", "prefix", "project__slug", "user__username"]
     readonly_fields = ["kind", "name", "role", "project", "user", "prefix", "created_at", "last_used_at", "expires_at",
-                       "revoked_at"]
+                       "revoked_at", "agent_identity", "parent", "end_user", "scope_session_id"]
     actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

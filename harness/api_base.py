@@ -20,7 +20,7 @@ from harness.errors import Forbidden
 from harness.filters import ApiFilterBackend, validated
 from harness.models import Project
 from harness.permissions import AgentApiAccess
-from harness.tenancy import projects_for_user
+from harness.tenancy import EndUserScope, projects_for_user
 
 # PostgreSQL bigint: a larger id cannot name a row, and passing one to a query is a database error.
 MAX_ID = 2**63 - 1
@@ -65,6 +65,16 @@ def scope(request: Request) -> list[int]:
             cached = list(projects_for_user(user).values_list("pk", flat=True))
         request._scope_project_ids = cached  # type: ignore[attr-defined]
     return cached
+
+
+def end_user_scope(request: Request) -> EndUserScope | None:
+    """The end user (and session) a narrowed token confines the request to (harness.tokens.narrowed_token_mint);
+    None for every other caller. Every read of a view that admits narrowed tokens takes it with `scope`."""
+    user = request.user
+    if isinstance(user, AgentPrincipal) and user.token.parent_id is not None:
+        return EndUserScope(end_user=user.token.end_user, session_id=user.token.scope_session_id,
+                            agent_key=user.token.agent_key)
+    return None
 
 
 def agent_project(request: Request) -> Project:

@@ -43,6 +43,15 @@ class AgentPrincipal:
     def pk(self) -> str:
         return f"agent:{self.token.pk}"
 
+    @property
+    def end_user(self) -> str | None:
+        """The end user a narrowed token is confined to (harness.narrowing); None for a project-wide token."""
+        return self.token.end_user or None if self.token.parent_id is not None else None
+
+    @property
+    def agent_key(self) -> str:
+        return self.token.agent_key
+
     def get_username(self) -> str:
         return f"agent:{self.token.name}"
 
@@ -120,13 +129,19 @@ def _refuse_write_to_frozen(request: Request, project: Project) -> None:
 # Every API request runs this, so it is one hand-written statement: the ORM's select_related query
 # cost more to compile than to run (about 40% of an append's request under cProfile).
 # S608: the table names come from the models' metadata; the digest is a bound parameter.
-TOKEN_COLUMNS = 12  # of TOKEN_SQL
+# A narrowed token (harness.narrowing) is live only while its parent is: revoking or expiring the agent token that
+# minted it ends it on its next request too, by the same statement.
+TOKEN_COLUMNS = 16  # of TOKEN_SQL
 TOKEN_SQL = f"""
 SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_used_at,
+       t.agent_identity, t.parent_id, t.end_user, t.scope_session_id,
        p.slug, p.name, p.created_at, p.frozen_at
   FROM {ApiToken._meta.db_table} t
   LEFT JOIN {Project._meta.db_table} p ON p.id = t.project_id
  WHERE t.digest = %s AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
+   AND (t.parent_id IS NULL OR EXISTS (
+        SELECT 1 FROM {ApiToken._meta.db_table} pt
+         WHERE pt.id = t.parent_id AND pt.revoked_at IS NULL AND (pt.expires_at IS NULL OR pt.expires_at > now())))
 """  # noqa: S608
 
 
@@ -162,13 +177,15 @@ FOUND_TOKEN_ATTR = "_harness_bearer_token"  # noqa: S105 - an attribute name, no
 
 def token_from_row(row: tuple[Any, ...]) -> ApiToken:
     """The token (and its project) from a row of TOKEN_SQL's columns."""
-    token = ApiToken.from_db(DEFAULT_DB_ALIAS, _TOKEN_FIELDS, row[:8])
+    token = ApiToken.from_db(DEFAULT_DB_ALIAS, _TOKEN_FIELDS, row[:12])
     if token.project_id is not None:
-        token.project = Project.from_db(DEFAULT_DB_ALIAS, _PROJECT_FIELDS, (token.project_id, *row[8:12]))
+        token.project = Project.from_db(DEFAULT_DB_ALIAS, _PROJECT_FIELDS, (token.project_id, *row[12:16]))
     return token
 
 
-_TOKEN_FIELDS = ["id", "kind", "name", "role", "project_id", "user_id", "prefix", "last_used_at"]
+# In the model's field order, as from_db takes them.
+_TOKEN_FIELDS = ["id", "kind", "name", "role", "project_id", "user_id", "prefix", "last_used_at", "agent_identity",
+                 "parent_id", "end_user", "scope_session_id"]
 _PROJECT_FIELDS = ["id", "slug", "name", "created_at", "frozen_at"]
 
 

@@ -89,6 +89,16 @@ class ApiToken(models.Model):
     # Past this the token is refused like a revoked one (by the database's clock, in the lookup's statement).
     # A rotation sets it on the old token: both work until then, so an agent can switch without a gap.
     expires_at = models.DateTimeField(null=True, blank=True)
+    # The agent identity an agent token's `agent` memory scope is keyed by (memory_app.scoping); blank: its name.
+    agent_identity = models.CharField(max_length=200, blank=True, default="")
+    # A narrowed token (issue 30, harness.narrowing) is an agent token minted by another (`parent`) for one end
+    # user and, optionally, one session: it is refused while its parent is not live (the lookup's statement),
+    # cannot mint, and always expires. Its session is named by id, not a foreign key (the kernel does not
+    # depend on the apps' tables); the session's own end_user tag is what confines it.
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="narrowed",
+                               editable=False)
+    end_user = models.CharField(max_length=200, blank=True, default="", editable=False)
+    scope_session_id = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
         constraints = [
@@ -96,11 +106,27 @@ class ApiToken(models.Model):
                 condition=(Q(kind="agent", project__isnull=False, user__isnull=True))
                 | (Q(kind="personal", user__isnull=False, project__isnull=True)),
                 name="apitoken_kind_owner",
-            )
+            ),
+            # Narrowed: an agent token with a parent, an end user and an expiry; any other token has none of
+            # them (and no session).
+            models.CheckConstraint(
+                condition=(Q(parent__isnull=True, end_user="", scope_session_id__isnull=True))
+                | (Q(kind="agent", parent__isnull=False, expires_at__isnull=False) & ~Q(end_user="")),
+                name="apitoken_narrowed_shape",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def agent_key(self) -> str:
+        """The `agent` memory scope's key this token reads and writes: its agent identity, else its name."""
+        return self.agent_identity or self.name
+
+    @property
+    def is_narrowed(self) -> bool:
+        return self.parent_id is not None
 
     @staticmethod
     def hash_secret(secret: str) -> str:

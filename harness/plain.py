@@ -12,8 +12,9 @@ same order.
 
 Anything else is handed to the DRF view, which answers it as it always did: a missing, bad or revoked token, a
 personal token, a refused role, a frozen project, a throttled token, an Accept or ?format= to negotiate, a body
-in any other shape. Nothing has been written when that happens, and nothing is done twice: the token the plain
-function found is reused (harness.auth.FOUND_TOKEN_ATTR), and so is its throttle count (COUNTED_ATTR).
+in any other shape, a token narrowed to one end user (its selectors confine it there). Nothing has been written
+when that happens, and nothing is done twice: the token the plain function found is reused
+(harness.auth.FOUND_TOKEN_ATTR), and so is its throttle count (COUNTED_ATTR).
 
 The DRF view stays the URL's documented view (the OpenAPI schema is generated from it). HARNESS_PLAIN_PATH=0
 sends every call through it; tests/api/test_plain_path.py holds the two doors to the same answers, status,
@@ -134,8 +135,10 @@ class PlainCaller:
 
 
 def _may_call(token: ApiToken | None, write: bool) -> bool:
+    # A token narrowed to one end user (harness.narrowing) is handed to DRF's view, whose selectors confine it.
     return (token is not None and token.kind == ApiToken.Kind.AGENT and token.project is not None
-            and token.role in _PLAIN_ROLES[write] and not (write and token.project.frozen_at is not None))
+            and token.parent_id is None and token.role in _PLAIN_ROLES[write]
+            and not (write and token.project.frozen_at is not None))
 
 
 def _remember(digest: str, token: ApiToken) -> None:

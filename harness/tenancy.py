@@ -11,6 +11,7 @@ the next request.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -21,6 +22,23 @@ from harness.errors import ConflictError, DomainError, Forbidden, NotFoundError
 from harness.models import Membership, Project
 
 _M = TypeVar("_M", bound=Model)
+
+
+@dataclass(frozen=True)
+class EndUserScope:
+    """What a token narrowed to one end user may reach inside its project (issue 30): the sessions tagged with
+    `end_user` (only `session_id` when the token names one), and memory (memory_app.scoping). A door's read takes
+    it beside `project_ids` (None: the caller is not narrowed) and the selector filters by it, so another user's
+    session, and whatever hangs off it, is absent: 404, as another project's is."""
+
+    end_user: str
+    session_id: int | None = None
+    agent_key: str = ""
+
+    def sessions(self, sessions: QuerySet[_M]) -> QuerySet[_M]:
+        """The sessions (a queryset of Session) this scope reaches."""
+        sessions = sessions.filter(end_user=self.end_user)
+        return sessions.filter(pk=self.session_id) if self.session_id is not None else sessions
 
 
 class Role:

@@ -16,22 +16,26 @@ from django.utils import timezone
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import ApiToken, Project
 from harness.tenancy import projects_for_user
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+# A narrowed token's life: short by default, never long (a client re-mints before it ends: harness_client).
+NARROWED_DEFAULT_SECONDS = 15 * 60
+NARROWED_MAX_SECONDS = 60 * 60
+
 
 def api_token_create(*, project: Project, name: str, role: str, expires_in: dt.timedelta | None = None,
-                     expires_at: dt.datetime | None = None) -> tuple[ApiToken, str]:
+                     expires_at: dt.datetime | None = None, agent_identity: str = "") -> tuple[ApiToken, str]:
     """A new agent token and its secret (shown once: only the SHA-256 is stored); it expires `expires_in`
-    from now or at `expires_at`, or never."""
+    from now or at `expires_at`, or never. Its `agent` memory scope is `agent_identity`, or its name."""
     secret = ApiToken.new_secret()
     token = ApiToken.objects.create(
         kind=ApiToken.Kind.AGENT, name=name, role=role, project=project, prefix=secret[:10],
-        digest=ApiToken.hash_secret(secret),
+        digest=ApiToken.hash_secret(secret), agent_identity=agent_identity,
         expires_at=timezone.now() + expires_in if expires_in else expires_at,
     )
     return token, secret
@@ -56,8 +60,11 @@ def api_token_rotate(*, token_id: int, overlap: dt.timedelta, expires_in: dt.tim
         ApiToken.objects.filter(pk=old.pk).update(
             expires_at=Least(F("expires_at"), until) if old.expires_at is not None else until)
         secret = ApiToken.new_secret()
+        if old.parent_id is not None:
+            raise ConflictError("A narrowed token is not rotated: mint a new one.", code="token_not_live")
         new = ApiToken.objects.create(
             kind=old.kind, name=old.name, role=old.role, project_id=old.project_id, user_id=old.user_id,
+            agent_identity=old.agent_identity,
             prefix=secret[:10], digest=ApiToken.hash_secret(secret),
             expires_at=timezone.now() + expires_in if expires_in else None,
         )
@@ -65,8 +72,11 @@ def api_token_rotate(*, token_id: int, overlap: dt.timedelta, expires_in: dt.tim
 
 
 def api_tokens_revoke(tokens: QuerySet[ApiToken]) -> int:
-    """Revoke at once (the next request with any of them gets 401); returns how many were live."""
-    return tokens.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+    """Revoke at once (the next request with any of them gets 401), and the narrowed tokens they minted with them
+    (the lookup refuses those already: this records it); returns how many of `tokens` were live."""
+    now = timezone.now()
+    ApiToken.objects.filter(parent__in=tokens.values("pk"), revoked_at__isnull=True).update(revoked_at=now)
+    return tokens.filter(revoked_at__isnull=True).update(revoked_at=now)
 
 
 def _live(tokens: QuerySet[ApiToken]) -> QuerySet[ApiToken]:
@@ -182,3 +192,44 @@ def _valid_expiry(days: float) -> dt.timedelta:
         raise ValidationFailed(f"A personal token expires after more than 0 and at most {PERSONAL_TOKEN_MAX_DAYS} "
                                "days.", code="invalid_expiry")
     return dt.timedelta(days=days)
+
+
+def narrowed_token_mint(*, parent: ApiToken, end_user: str, session_id: int | None = None, agent: str | None = None,
+                        expires_in: int = NARROWED_DEFAULT_SECONDS) -> tuple[ApiToken, str]:
+    """A token narrowed to one end user (and optionally one session and one agent identity), minted by a live
+    agent token of the project, and its secret (shown once; only the SHA-256 is stored).
+
+    1. Only a project-wide agent or reader token mints: a narrowed token cannot (403 `narrowed_token_cannot_mint`),
+       nor a handoff receiver's or a personal one (403 `agent_token_required`).
+    2. The agent identity is the parent's, or one under it (`<parent identity>/<name>`): a token cannot be
+       narrowed into another agent's memory. The session (checked by the caller's door: it is that end user's
+       session of this project) is kept by id.
+    3. It expires `expires_in` seconds from now (1..NARROWED_MAX_SECONDS), inherits the parent's name and role,
+       and lives only while its parent does (harness.auth's lookup). The minting is audited, without the secret.
+    """
+    if parent.parent_id is not None:
+        raise Forbidden("A narrowed token cannot mint another.", code="narrowed_token_cannot_mint")
+    if parent.kind != ApiToken.Kind.AGENT or parent.project_id is None or parent.role not in ("agent", "reader"):
+        raise Forbidden("Only a project's agent token mints narrowed tokens.", code="agent_token_required")
+    end_user = (end_user or "").strip()
+    if not end_user or len(end_user) > 200:
+        raise ValidationFailed("end_user names the end user (1 to 200 characters).", code="invalid_end_user")
+    if not 1 <= expires_in <= NARROWED_MAX_SECONDS:
+        raise ValidationFailed(f"expires_in is between 1 and {NARROWED_MAX_SECONDS} seconds.", code="invalid_expiry")
+    identity = parent.agent_key
+    if agent is not None and agent != identity and not (agent.startswith(identity + "/") and len(agent) <= 200):
+        raise Forbidden(f"A narrowed token's agent identity is {identity!r} or one under it ({identity}/...).",
+                        code="agent_scope_not_yours")
+    secret = ApiToken.new_secret()
+    expires_at = timezone.now() + dt.timedelta(seconds=expires_in)
+    with transaction.atomic():
+        token = ApiToken.objects.create(
+            kind=ApiToken.Kind.AGENT, name=parent.name, role=parent.role, project_id=parent.project_id,
+            prefix=secret[:10], digest=ApiToken.hash_secret(secret), parent=parent, end_user=end_user,
+            scope_session_id=session_id, agent_identity=agent or identity,
+            expires_at=expires_at,
+        )
+        audit_record(project=parent.project_id, actor=Actor.for_agent(parent.name, parent), action="token.narrowed",
+                     target=token, data={"parent": parent.pk, "end_user": end_user, "session": session_id,
+                                         "agent": token.agent_key, "expires_at": expires_at.isoformat()})
+    return token, secret

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from harness.actors import Actor
-from harness.api_base import IdField, NewestFirstPagination, scope
+from harness.api_base import IdField, NewestFirstPagination, end_user_scope, scope
 from harness.auth import AgentPrincipal
 from harness.body import InSerializer
 from harness.errors import Forbidden, NotFoundError, ValidationFailed
@@ -30,6 +30,9 @@ from memory_app import context, selectors, services
 from memory_app.filters import MemoryRecordFilter
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, ProvenanceKind
 from memory_app.policy import Outcome
+from memory_app.scoping import MemoryCaller
+from runs_app.models import Run
+from sessions_app.models import Session
 
 _CONTENT_MAX = 100_000  # the policy's max_chars decides; this only bounds what is parsed
 _Row = TypeVar("_Row")  # what a queryset yields: GenericAPIView.filter_queryset keeps it
@@ -78,10 +81,25 @@ def _named_project(request: Request, slug: str | None) -> Project:
     return project
 
 
+def _caller(request: Request) -> MemoryCaller | None:
+    """The caller's bounds in memory (memory_app.scoping): an agent token's own agent scope, a narrowed token's
+    end user; None for a person."""
+    user = request.user
+    return MemoryCaller.of(user.token) if isinstance(user, AgentPrincipal) else None
+
+
 def _project_of(request: Request, model: type[MemoryRecord] | type[ContextSnapshot], pk: int) -> int:
-    """The project of a record the caller can see; anything else is 404, never 403."""
-    visible = model.objects.for_projects(scope(request)).filter(pk=pk)
-    project_id = visible.values_list("project_id", flat=True).first()
+    """The project of a record the caller can see; anything else is 404, never 403 (another agent's scope, and
+    for a narrowed token another end user's, included)."""
+    if model is MemoryRecord:
+        records = selectors.visible_records(project_ids=scope(request), caller=_caller(request))
+        project_id = records.filter(pk=pk).values_list("project_id", flat=True).first()
+    else:
+        snapshots = ContextSnapshot.objects.for_projects(scope(request)).filter(pk=pk)
+        confined = end_user_scope(request)
+        if confined is not None:
+            snapshots = snapshots.filter(run__session__in=confined.sessions(Session.objects.all()))
+        project_id = snapshots.values_list("project_id", flat=True).first()
     if project_id is None:
         raise NotFoundError(f"{model.__name__} {pk} does not exist.")
     return project_id
@@ -96,6 +114,9 @@ def _validated(serializer_class: type[serializers.Serializer[None]], data: Any) 
 class MemoryView(APIView):
     permission_classes = [MemoryAccess]
     operators_only = False
+    # A token narrowed to an end user reaches memory, confined by memory_app.scoping (the operators' views refuse
+    # every agent token anyway).
+    narrowed_token_allowed = True
 
 
 # --- serializers ---------------------------------------------------------------------------------
@@ -259,6 +280,7 @@ class RecordListView(ListAPIView[MemoryRecord]):
     """GET lists a project's records in every status (filters); POST proposes a write."""
 
     permission_classes = [MemoryAccess]
+    narrowed_token_allowed = True
     pagination_class = NewestFirstPagination
     serializer_class = MemoryRecordOutSerializer
     filter_backends = [ApiFilterBackend]  # documents the FilterSet's parameters in the schema
@@ -268,7 +290,8 @@ class RecordListView(ListAPIView[MemoryRecord]):
         # The query string first (a bad value is a 400), then the project it names, then its records.
         filters = validated(self.filterset_class(self.request.query_params))
         project = _named_project(self.request, filters.form.cleaned_data.get("project"))
-        return _with_links(filters.filter_queryset(selectors.memory_list(project_ids=[project.pk])))
+        records = selectors.memory_list(project_ids=[project.pk], caller=_caller(self.request))
+        return _with_links(filters.filter_queryset(records))
 
     def filter_queryset(self, queryset: QuerySet[MemoryRecord, _Row]) -> QuerySet[MemoryRecord, _Row]:
         return queryset  # filtered in get_queryset, once the project is known
@@ -407,7 +430,10 @@ class RetrieveView(MemoryView):
     def get(self, request: Request) -> Response:
         filters = _validated(RetrieveFilterSerializer, request.query_params)
         project = _named_project(request, filters.pop("project", None))
-        found = selectors.memory_retrieve(project=project, scope=filters["scope"], scope_key=filters["scope_key"],
+        caller, scope_key = _caller(request), filters["scope_key"]
+        if caller is not None:  # the caller's own agent scope and, narrowed, its end user's scopes only
+            scope_key = caller.read_key(project.pk, filters["scope"], scope_key)
+        found = selectors.memory_retrieve(project=project, scope=filters["scope"], scope_key=scope_key,
                                           query=filters["q"], k=filters["k"])
         return Response(MemoryRecordOutSerializer(found, many=True).data)
 
@@ -433,7 +459,8 @@ class ConflictListView(MemoryView):
                    responses={200: ConflictOutSerializer(many=True)})
     def get(self, request: Request) -> Response:
         filters = _validated(ProjectFilterSerializer, request.query_params)
-        conflicts = selectors.memory_conflicts(project=_named_project(request, filters.get("project")))
+        conflicts = selectors.memory_conflicts(project=_named_project(request, filters.get("project")),
+                                               caller=_caller(request))
         # The stubs give a plain Serializer no many=True signature taking a list (ModelSerializer's has one).
         return Response(ConflictOutSerializer(conflicts, many=True).data)  # type: ignore[arg-type]
 
@@ -451,8 +478,11 @@ class ContextCreateView(MemoryView):
     )
     def post(self, request: Request) -> Response:
         data = _validated(ContextInSerializer, request.data)
-        project_ids = _projects(request).filter(runs__pk=data["run_id"]).values_list("pk", flat=True)
-        project_id = project_ids.first()
+        runs = Run.objects.filter(project_id__in=scope(request), pk=data["run_id"])
+        confined = end_user_scope(request)
+        if confined is not None:  # a narrowed token: a run of its end user's sessions only
+            runs = runs.filter(session__in=confined.sessions(Session.objects.all()))
+        project_id = runs.values_list("project_id", flat=True).first()
         if project_id is None:
             raise NotFoundError(f"Run {data['run_id']} does not exist.")
         snapshot = context.context_project(project=project_id, run_id=data["run_id"],

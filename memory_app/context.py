@@ -66,7 +66,8 @@ def context_project(
     1. One statement: the run's session (policy, role, budget, item limit), the handoff packet the run
        received, the latest checkpoint (checkpoint_only), the policy's candidate items (newest first) and,
        for `external` with a query and a role that may see memory, the active, fresh records of the project,
-       the run's session and its agent that match the query, best ranked first.
+       the run's session, its agent and the session's end user (`user:<end_user>`, when the session has one)
+       that match the query, best ranked first.
     2. Admit in order: the packet, the checkpoint's state, memory (into at most half the budget), then items
        newest first until the budget is used (the first that does not fit ends the window, so it stays
        contiguous). `budget_chars` defaults to the session's `context_budget_chars`.
@@ -248,7 +249,7 @@ SELECT json_build_object(
                         WHERE s.memory_policy = 'external' AND s.role <> 'semantic_reviewer' AND %(q)s <> ''
                           AND m.project_id = r.project_id AND m.status = 'active'
                           AND (m.scope, m.scope_key) IN (('project', ''), ('session', r.session_id::text),
-                                                         ('agent', r.active_agent))
+                                                         ('agent', r.active_agent), ('user', s.end_user))
                           AND (m.expires_at IS NULL OR m.expires_at > now())
                           AND (m.valid_until IS NULL OR m.valid_until > now())
                           AND to_tsvector('english', m.content) @@ q.query

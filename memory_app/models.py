@@ -139,6 +139,11 @@ class MemoryWritePolicy(models.Model):
     blocked_patterns = models.JSONField(
         default=list, blank=True, help_text="Regular expressions; matching content is never stored."
     )
+    # Whether a token narrowed to one end user (harness.narrowing) may write this scope; only meaningful for the
+    # project and agent scopes (memory_app.scoping): by default a narrowed token only reads them.
+    end_user_tokens_write = models.BooleanField(
+        default=False, help_text="Project and agent scopes: let tokens narrowed to an end user write here too."
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

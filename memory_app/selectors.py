@@ -19,6 +19,7 @@ from django.utils import timezone
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, MemoryStatus
+from memory_app.scoping import MemoryCaller
 
 MAX_K = 100
 FTS_CONFIG = "english"
@@ -30,17 +31,29 @@ def memory_records(*, project: Project | int) -> QuerySet[MemoryRecord]:
     return MemoryRecord.objects.filter(project_id=project_id)
 
 
-def memory_list(*, project_ids: Sequence[int]) -> QuerySet[MemoryRecord]:
+def visible_records(*, project_ids: Sequence[int], caller: MemoryCaller | None = None) -> QuerySet[MemoryRecord]:
+    """The records of the caller's projects it may see: for an agent token, not another agent's scope; for a
+    token narrowed to an end user, that user's scopes and the shared ones (memory_app.scoping)."""
+    records = MemoryRecord.objects.for_projects(project_ids)
+    if caller is None:
+        return records
+    match = Q(pk__in=[])
+    for project_id in project_ids:
+        match |= Q(project_id=project_id) & caller.readable(project_id)
+    return records.filter(match)
+
+
+def memory_list(*, project_ids: Sequence[int], caller: MemoryCaller | None = None) -> QuerySet[MemoryRecord]:
     """The curation list: every status, newest first."""
     return (
-        MemoryRecord.objects.for_projects(project_ids).select_related("project", "source_person")
+        visible_records(project_ids=project_ids, caller=caller).select_related("project", "source_person")
         .order_by("-created_at", "-id")
     )
 
 
-def memory_get(*, project_ids: Sequence[int], record_id: int) -> MemoryRecord:
+def memory_get(*, project_ids: Sequence[int], record_id: int, caller: MemoryCaller | None = None) -> MemoryRecord:
     record = (
-        MemoryRecord.objects.for_projects(project_ids).filter(pk=record_id)
+        visible_records(project_ids=project_ids, caller=caller).filter(pk=record_id)
         .select_related("project", "source_person", "source_run", "superseded_by")
         .first()
     )
@@ -220,10 +233,15 @@ class Conflict:
 
 
 def memory_conflicts(
-    *, project: Project | int, scope: str | None = None, scope_key: str | None = None
+    *, project: Project | int, scope: str | None = None, scope_key: str | None = None,
+    caller: MemoryCaller | None = None,
 ) -> list[Conflict]:
-    """Active records of the same subject and scope with different content, grouped (two queries)."""
+    """Active records of the same subject and scope with different content, grouped (two queries); of the scopes
+    the caller may see."""
+    project_id = project if isinstance(project, int) else project.pk
     active = memory_records(project=project).filter(status=MemoryStatus.ACTIVE).exclude(subject="")
+    if caller is not None:
+        active = active.filter(caller.readable(project_id))
     if scope:
         active = active.filter(scope=scope)
     if scope_key:

@@ -31,6 +31,7 @@ from memory_app.models import (
     ProvenanceKind,
 )
 from memory_app.policy import Outcome
+from memory_app.scoping import MemoryCaller
 from memory_app.selectors import memory_chain, memory_conflicts_of, memory_records
 
 MAX_BULK = 500
@@ -67,8 +68,11 @@ def _require_writer(actor: Actor, project_id: int) -> None:
         _require_operator(actor, project_id)
 
 
-def _get(project_id: int, record_id: int) -> MemoryRecord:
-    record = memory_records(project=project_id).filter(pk=record_id).first()
+def _get(project_id: int, record_id: int, caller: MemoryCaller | None = None) -> MemoryRecord:
+    records = memory_records(project=project_id)
+    if caller is not None:
+        records = records.filter(caller.readable(project_id))
+    record = records.filter(pk=record_id).first()
     if record is None:
         raise NotFoundError(f"Memory record {record_id} does not exist.")
     return record
@@ -154,6 +158,9 @@ def memory_write(
     """
     project_id = _project_id(project)
     _require_writer(actor, project_id)
+    caller = MemoryCaller.of(actor.token)
+    if caller is not None and scope in MemoryScope.values:  # the caller's own key: memory_app.scoping
+        scope_key = caller.write_key(project_id, scope, scope_key)
     scope_key = _validate_scope(project_id, scope, scope_key)
     if provenance_kind not in ProvenanceKind.values:
         raise ValidationFailed(f"provenance_kind is one of {', '.join(ProvenanceKind.values)}.", code="invalid")
@@ -161,6 +168,8 @@ def memory_write(
     if len(subject) > 200:
         raise ValidationFailed("subject is at most 200 characters.", code="invalid")
     _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
+    if caller is not None:
+        caller.check_sources(project_id, source_run_id, source_session_id)
     has_provenance = bool(source_run_id or source_session_id or actor.user is not None)
     verdict = _with_sessions(write_policy.evaluate(
         write_policy.policy_for(project=project_id, scope=scope), content=content, has_provenance=has_provenance
@@ -281,14 +290,19 @@ def memory_supersede(
     """
     project_id = _project_id(project)
     _require_writer(actor, project_id)
-    old = _get(project_id, record_id)
+    caller = MemoryCaller.of(actor.token)
+    old = _get(project_id, record_id, caller)
+    if caller is not None:
+        caller.write_key(project_id, old.scope, old.scope_key)
     if actor.is_agent and old.source_note != actor.label:
         raise Forbidden("An agent supersedes only records it wrote.", code="not_owner")
     if content is None and replacement_id is not None:
-        return _supersede_onto(project_id, actor, old, _get(project_id, replacement_id), expected_version)
+        return _supersede_onto(project_id, actor, old, _get(project_id, replacement_id, caller), expected_version)
     if content is None or replacement_id is not None:
         raise ValidationFailed("Give either content or replacement_id.", code="invalid")
     _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
+    if caller is not None:
+        caller.check_sources(project_id, source_run_id, source_session_id)
     if provenance_kind is not None and provenance_kind not in ProvenanceKind.values:
         raise ValidationFailed(f"provenance_kind is one of {', '.join(ProvenanceKind.values)}.", code="invalid")
     has_provenance = bool(source_run_id or source_session_id or actor.user is not None)

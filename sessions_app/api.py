@@ -1,6 +1,6 @@
 """The agent API for sessions and their items: one view per operation, thin (validate, call, render)."""
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -11,16 +11,27 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.api_base import MAX_ID, AgentApiView, AgentListView, IdField, SeqPagination, agent_project, scope
+from harness.api_base import (
+    MAX_ID,
+    AgentApiView,
+    AgentListView,
+    IdField,
+    SeqPagination,
+    agent_project,
+    end_user_scope,
+    scope,
+)
 from harness.auth import TokenCheck
 from harness.body import InSerializer, body_shape
-from harness.errors import ValidationFailed
+from harness.errors import Forbidden, ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
 from harness.plain import plain_read, plain_write
 from sessions_app import selectors, services, trimming
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
+
+_Row = TypeVar("_Row", Session, SessionItem)
 
 # --- serializers: inputs name only what a client may set (any other field is 400 unknown_field:
 # harness.body.InSerializer); outputs are read-only ------------------------------------------------
@@ -33,7 +44,7 @@ class SessionOutSerializer(serializers.ModelSerializer[Session]):
         model = Session
         fields = [
             "id", "project", "ref", "role", "memory_policy", "context_budget_chars", "context_items", "status",
-            "version", "last_seq", "metadata", "created_at", "updated_at",
+            "version", "last_seq", "metadata", "end_user", "created_at", "updated_at",
         ]
         read_only_fields = fields
 
@@ -46,6 +57,10 @@ class SessionCreateInSerializer(InSerializer):
     context_items = serializers.IntegerField(min_value=1, max_value=500, default=20)
     metadata = serializers.DictField(required=False, default=dict)
     ref = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
+    end_user = serializers.CharField(
+        max_length=200, required=False, default="", allow_blank=True,
+        help_text="The end user the session serves (never changed afterwards). A token narrowed to an end user "
+                  "tags its sessions with that user itself; naming another is 403 `end_user_scope`.")
 
 
 class SessionTransitionInSerializer(InSerializer):
@@ -193,10 +208,34 @@ def item_out(item: SessionItem) -> dict[str, Any]:
 
 
 # --- views ---------------------------------------------------------------------------------------
+# Every view here admits a token narrowed to one end user (harness.tokens.narrowed_token_mint) and confines it:
+# a list or a read through the selectors' `end_user`, and a view on `sessions/<pk>/...` by finding the session
+# among that user's before it does anything (404 otherwise, as for another project's session). A session's
+# end_user is set at its creation and never changed, so the check holds for the rest of the request.
+
+
+class SessionApiView(AgentApiView):
+    narrowed_token_allowed = True
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if "pk" in kwargs:
+            selectors.session_reachable(project_ids=scope(request), session_id=kwargs["pk"],
+                                        end_user=end_user_scope(request))
+
+
+class SessionListView(AgentListView[_Row]):
+    narrowed_token_allowed = True
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if "pk" in kwargs:
+            selectors.session_reachable(project_ids=scope(request), session_id=kwargs["pk"],
+                                        end_user=end_user_scope(request))
 
 
 @extend_schema(tags=["sessions"])
-class SessionListCreateApi(AgentListView[Session]):
+class SessionListCreateApi(SessionListView[Session]):
     serializer_class = SessionOutSerializer
     filterset_class = SessionFilter
 
@@ -205,7 +244,7 @@ class SessionListCreateApi(AgentListView[Session]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Session]:
-        return selectors.session_list(project_ids=scope(self.request))
+        return selectors.session_list(project_ids=scope(self.request), end_user=end_user_scope(self.request))
 
     @extend_schema(
         operation_id="sessions_create", request=SessionCreateInSerializer, responses={201: SessionOutSerializer}
@@ -213,20 +252,30 @@ class SessionListCreateApi(AgentListView[Session]):
     def post(self, request: Request) -> Response:
         data = SessionCreateInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        session = services.session_create(project=agent_project(request), **data.validated_data)
+        given = dict(data.validated_data)
+        confined = end_user_scope(request)
+        if confined is not None:
+            if confined.session_id is not None:
+                raise Forbidden("This token is narrowed to one session; it opens no other.",
+                                code="narrowed_token_scope")
+            if given["end_user"] not in ("", confined.end_user):
+                raise Forbidden("A token narrowed to an end user opens sessions for that user only.",
+                                code="end_user_scope")
+            given["end_user"] = confined.end_user
+        session = services.session_create(project=agent_project(request), **given)
         return Response(SessionOutSerializer(session).data, status=status.HTTP_201_CREATED)
 
 
 @extend_schema(tags=["sessions"])
-class SessionDetailApi(AgentApiView):
+class SessionDetailApi(SessionApiView):
     @extend_schema(operation_id="sessions_read", responses={200: SessionOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        session = selectors.session_get(project_ids=scope(request), session_id=pk)
+        session = selectors.session_get(project_ids=scope(request), session_id=pk, end_user=end_user_scope(request))
         return Response(SessionOutSerializer(session).data)
 
 
 @extend_schema(tags=["sessions"])
-class SessionTransitionApi(AgentApiView):
+class SessionTransitionApi(SessionApiView):
     @extend_schema(
         operation_id="sessions_transition", request=SessionTransitionInSerializer,
         responses={200: SessionOutSerializer},
@@ -239,7 +288,7 @@ class SessionTransitionApi(AgentApiView):
 
 
 @extend_schema(tags=["sessions"])
-class SessionItemsApi(AgentListView[SessionItem]):
+class SessionItemsApi(SessionListView[SessionItem]):
     serializer_class = ItemOutSerializer
     pagination_class = SeqPagination
     claims_idempotency_key = True  # the append records its reply under the key itself (harness.idempotency)
@@ -249,7 +298,8 @@ class SessionItemsApi(AgentListView[SessionItem]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[SessionItem]:
-        return selectors.session_item_list(project_ids=scope(self.request), session_id=self.kwargs["pk"])
+        return selectors.session_item_list(project_ids=scope(self.request), session_id=self.kwargs["pk"],
+                                           end_user=end_user_scope(self.request))
 
     @extend_schema(
         operation_id="session_items_append", request=ItemsAppendInSerializer,
@@ -296,7 +346,7 @@ def _latest_limit(query: QueryDict) -> int:
 
 
 @extend_schema(tags=["sessions"])
-class SessionItemsLatestApi(AgentApiView):
+class SessionItemsLatestApi(SessionApiView):
     @extend_schema(
         operation_id="session_items_latest", parameters=[_LIMIT_PARAMETER], responses={200: ItemsLatestOutSerializer},
         description="The session's newest `limit` items in seq order (oldest first) and its `last_seq`, in one "
@@ -316,7 +366,7 @@ def items_latest_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
 
 
 @extend_schema(tags=["sessions"])
-class SessionItemsPopApi(AgentApiView):
+class SessionItemsPopApi(SessionApiView):
     @extend_schema(
         operation_id="session_items_pop", request=ItemsRemoveInSerializer, responses={200: ItemPopOutSerializer},
         description="Remove and return the newest item (`item` null when there is none). Its seq is never "
@@ -334,7 +384,7 @@ class SessionItemsPopApi(AgentApiView):
 
 
 @extend_schema(tags=["sessions"])
-class SessionItemsClearApi(AgentApiView):
+class SessionItemsClearApi(SessionApiView):
     @extend_schema(
         operation_id="session_items_clear", request=ItemsRemoveInSerializer, responses={200: ItemsClearOutSerializer},
         description="Remove every item of the session and say how many went. The seqs are never reused: "
@@ -351,7 +401,7 @@ class SessionItemsClearApi(AgentApiView):
 
 
 @extend_schema(tags=["sessions"])
-class SessionItemsTrimApi(AgentApiView):
+class SessionItemsTrimApi(SessionApiView):
     @extend_schema(
         operation_id="session_items_trim", request=ItemsTrimInSerializer, responses={200: ItemsTrimmedOutSerializer},
         description="Keep the newest `keep_last` items and remove the rest, as one audited event that records "
@@ -369,7 +419,7 @@ class SessionItemsTrimApi(AgentApiView):
 
 
 @extend_schema(tags=["sessions"])
-class SessionItemsCompactApi(AgentApiView):
+class SessionItemsCompactApi(SessionApiView):
     @extend_schema(
         operation_id="session_items_compact", request=ItemsCompactInSerializer,
         responses={200: ItemsTrimmedOutSerializer},

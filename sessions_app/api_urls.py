@@ -4,7 +4,7 @@ from django.urls import path
 
 from harness import api_base  # noqa: F401 - registers the <id:...> converter
 from harness.plain import plain_first
-from sessions_app import api
+from sessions_app import api, api_tokens
 
 urlpatterns = [
     path("sessions/", api.SessionListCreateApi.as_view(), name="api-sessions"),
@@ -19,4 +19,5 @@ urlpatterns = [
     path("sessions/<id:pk>/items/clear/", api.SessionItemsClearApi.as_view(), name="api-session-items-clear"),
     path("sessions/<id:pk>/items/trim/", api.SessionItemsTrimApi.as_view(), name="api-session-items-trim"),
     path("sessions/<id:pk>/items/compact/", api.SessionItemsCompactApi.as_view(), name="api-session-items-compact"),
+    path("tokens/narrow/", api_tokens.NarrowTokenApi.as_view(), name="api-tokens-narrow"),
 ]

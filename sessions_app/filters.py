@@ -14,6 +14,7 @@ class SessionFilter(django_filters.FilterSet):
     updated_since = ApiFilter(serializers.DateTimeField(), field_name="updated_at", lookup_expr="gte")
     # The client's own reference (unique in a project): how an adapter finds the session it named.
     ref = ApiFilter(serializers.CharField(max_length=64))
+    end_user = ApiFilter(serializers.CharField(max_length=200))
 
     class Meta:
         model = Session

@@ -72,6 +72,9 @@ class Session(models.Model):
     # The seq of the newest item: bumped and read in the same statement that inserts an item.
     last_seq = models.PositiveBigIntegerField(default=0)
     metadata = models.JSONField(default=dict, blank=True)
+    # The end user the session serves (issue 30): set at creation (from a narrowed token, or by an agent token
+    # that names it) and never changed. A narrowed token sees only its end user's sessions (sessions_app.selectors).
+    end_user = models.CharField(max_length=200, blank=True, default="", editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -79,7 +82,9 @@ class Session(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["project", "status", "-updated_at"])]
+        indexes = [models.Index(fields=["project", "status", "-updated_at"]),
+                   models.Index(fields=["project", "end_user"], condition=~Q(end_user=""),
+                                name="session_end_user")]
         constraints = [
             models.UniqueConstraint(fields=["project", "ref"], condition=~Q(ref=""), name="session_ref_unique"),
             models.CheckConstraint(condition=Q(status__in=SessionStatus.values), name="session_status_valid"),

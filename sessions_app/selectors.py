@@ -17,23 +17,28 @@ from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.db import EPOCH, fetch_json_text, id_list, id_list_sql, json_rows, prepared_cursor
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
+from harness.tenancy import EndUserScope
 from runs_app.models import Run
 from sessions_app.models import Session, SessionItem
 
 
-def session_list(*, project_ids: Sequence[int]) -> QuerySet[Session]:
-    return Session.objects.for_projects(project_ids)
+def session_list(*, project_ids: Sequence[int], end_user: EndUserScope | None = None) -> QuerySet[Session]:
+    """The caller's sessions: of its projects and, for a token narrowed to one end user, that user's only."""
+    sessions = Session.objects.for_projects(project_ids)
+    return end_user.sessions(sessions) if end_user is not None else sessions
 
 
-def session_get(*, project_ids: Sequence[int], session_id: int) -> Session:
-    session = session_list(project_ids=project_ids).filter(pk=session_id).select_related("project").first()
+def session_get(*, project_ids: Sequence[int], session_id: int, end_user: EndUserScope | None = None) -> Session:
+    session = (session_list(project_ids=project_ids, end_user=end_user).filter(pk=session_id)
+               .select_related("project").first())
     if session is None:
         raise NotFoundError(f"Session {session_id} does not exist.")
     return session
 
 
-def session_item_list(*, project_ids: Sequence[int], session_id: int) -> QuerySet[SessionItem]:
-    session = session_get(project_ids=project_ids, session_id=session_id)
+def session_item_list(*, project_ids: Sequence[int], session_id: int, end_user: EndUserScope | None = None
+                      ) -> QuerySet[SessionItem]:
+    session = session_get(project_ids=project_ids, session_id=session_id, end_user=end_user)
     return SessionItem.objects.filter(session=session)
 
 
@@ -57,6 +62,14 @@ def session_items_held(session: Session) -> ItemsHeld:
         count=Count("pk"), first_seq=Min("seq"), last_seq=Max("seq"))
     return ItemsHeld(count=held["count"], first_seq=held["first_seq"], last_seq=held["last_seq"],
                      ever=session.last_seq)
+
+
+def session_reachable(*, project_ids: Sequence[int], session_id: int, end_user: EndUserScope | None) -> None:
+    """NotFoundError unless a narrowed caller's end user owns the session (nothing to check for any other caller:
+    the operation's own statement scopes it to the project)."""
+    if end_user is not None and not session_list(project_ids=project_ids, end_user=end_user).filter(
+            pk=session_id).exists():
+        raise NotFoundError(f"Session {session_id} does not exist.")
 
 
 def session_list_page(*, project_ids: Sequence[int]) -> QuerySet[Session]:

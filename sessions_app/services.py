@@ -40,10 +40,11 @@ def session_create(
     ref: str = "",
     context_budget_chars: int = 4000,
     context_items: int = 20,
+    end_user: str = "",
 ) -> Session:
     return Session.objects.create(
         project=project, role=role, memory_policy=memory_policy, metadata=metadata or {}, ref=ref,
-        context_budget_chars=context_budget_chars, context_items=context_items,
+        context_budget_chars=context_budget_chars, context_items=context_items, end_user=end_user.strip(),
     )
 
 

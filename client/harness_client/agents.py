@@ -79,6 +79,9 @@ class HarnessSession:
     (or `base_url=`/`token=`); `client=` shares one you made (several sessions, one connection pool; it is then
     yours to close). `session_id` (1..64 characters) is the harness session's `ref`: the first call finds that
     session in the token's project or creates it (`role`, `memory_policy`, `metadata` apply only then).
+    `end_user="u-17"` binds it to the end user it serves: its calls carry a token narrowed to that user (minted
+    and renewed with yours), so it finds and reads only that user's sessions and creates its session tagged
+    with the user (a ref another user's session holds is then a conflict, not a way in).
 
     What each SDK call does, over HTTP:
 
@@ -100,6 +103,7 @@ class HarnessSession:
         self, session_id: str, client: AsyncHarnessClient | None = None, *, base_url: str | None = None,
         token: str | None = None, role: SessionRole | None = None, memory_policy: MemoryPolicy | None = None,
         metadata: Mapping[str, Any] | None = None, session_settings: SessionSettings | None = None,
+        end_user: str | None = None,
     ) -> None:
         if not session_id or len(session_id) > MAX_REF_LENGTH:
             raise ValueError(f"session_id is 1 to {MAX_REF_LENGTH} characters (it is the harness session's ref)")
@@ -108,8 +112,12 @@ class HarnessSession:
         self.session_id = session_id
         self.session_settings = session_settings if session_settings is not None else SessionSettings()
         self._owns_client = client is None
-        self.client = client if client is not None else AsyncHarnessClient(
+        self._base_client = client if client is not None else AsyncHarnessClient(
             base_url or os.environ.get("HARNESS_URL"), token or os.environ.get("HARNESS_TOKEN"))
+        # With an end user, every call goes through a token narrowed to that user (AsyncHarnessClient.for_user):
+        # the session is found among that user's only, and created tagged with it.
+        self.end_user = end_user
+        self.client = self._base_client.for_user(end_user) if end_user else self._base_client
         self._role, self._memory_policy = role, memory_policy
         self._metadata = {"agents_sdk_session_id": session_id, **(metadata or {})}
         self._harness_id: int | None = None
@@ -177,7 +185,7 @@ class HarnessSession:
     async def aclose(self) -> None:
         """Close the client if this session made it (a client passed in is left open)."""
         if self._owns_client:
-            await self.client.aclose()
+            await self._base_client.aclose()
 
     async def __aenter__(self) -> Self:
         return self

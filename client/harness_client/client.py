@@ -14,6 +14,7 @@ import functools
 import inspect
 import logging
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
@@ -23,6 +24,7 @@ import httpx
 
 from harness_client import operations as ops
 from harness_client.errors import HarnessError, TransportError, error_from_response
+from harness_client.models import NarrowedToken
 from harness_client.protocol import Call, Paged, Sleep, Steps
 from harness_client.retry import RetryPolicy
 
@@ -62,8 +64,43 @@ def _decode(response: httpx.Response) -> Any:
         return None
 
 
+NARROWED_SECONDS = 900  # how long a `for_user` client's token lives (the server's default; at most 3600)
+_RENEW_AT = 0.8  # of its life: a `for_user` client mints its next token then, before the old one expires
+
+
+class _Narrowing:
+    """What a client made by `for_user` mints its token with, and the token it holds (renewed at 80% of its life,
+    by this process's clock, and at once after a 401)."""
+
+    def __init__(self, parent: Any, end_user: str, session: int | None, agent: str | None, expires_in: int) -> None:
+        if not end_user:
+            raise ValueError("for_user needs the end user's id")
+        if not 1 <= expires_in <= 3600:
+            raise ValueError("expires_in is between 1 and 3600 seconds")
+        self.parent, self.end_user, self.session, self.agent, self.expires_in = (
+            parent, end_user, session, agent, expires_in)
+        self.secret: str | None = None
+        self.renew_at = 0.0
+        self.lock = threading.Lock()
+        self.async_lock: asyncio.Lock | None = None
+
+    def due(self) -> bool:
+        return self.secret is None or time.monotonic() >= self.renew_at
+
+    def call(self) -> Call[NarrowedToken]:
+        return ops.narrow_token(self.end_user, session=self.session, agent=self.agent, expires_in=self.expires_in)
+
+    def take(self, started: float, minted: NarrowedToken) -> str:
+        self.secret = minted.token
+        self.renew_at = started + self.expires_in * _RENEW_AT
+        return minted.token
+
+
 class _Base:
     """Configuration and the transport-independent half of executing a call."""
+
+    _narrowing: _Narrowing | None = None
+    _owns_http = True
 
     def __init__(
         self, base_url: str | None = None, token: str | None = None, *, retry: RetryPolicy | None = None,
@@ -83,7 +120,17 @@ class _Base:
         }
 
     def __repr__(self) -> str:
+        if self._narrowing is not None:
+            return f"{type(self).__name__}({self.base_url!r}, for_user={self._narrowing.end_user!r})"
         return f"{type(self).__name__}({self.base_url!r})"
+
+    def _narrowed(self, parent: _Base, narrowing: _Narrowing) -> None:
+        """Become a client bound to one end user: the parent's server, retries and connection pool (closing the
+        parent closes it), with the narrowed token `narrowing` holds sent on every request."""
+        if parent._narrowing is not None:
+            raise ValueError("a client made by for_user cannot make another (a narrowed token cannot mint)")
+        self.base_url, self.retry, self._headers = parent.base_url, parent.retry, parent._headers
+        self._narrowing, self._owns_http = narrowing, False
 
     @staticmethod
     def _request_headers(call: Call[Any]) -> dict[str, str]:
@@ -233,6 +280,8 @@ class _StepsOp(_Op[P, T]):
 class _Operations:
     """Every operation of the agent API, as a method (see `harness_client.operations` for each one's docs)."""
 
+    # tokens narrowed to one end user (for_user mints them)
+    narrow_token = _CallOp(ops.narrow_token)
     # sessions and items
     create_session = _CallOp(ops.create_session)
     get_session = _CallOp(ops.get_session)
@@ -343,8 +392,31 @@ class HarnessClient(_Base, _Operations):
         super().__init__(base_url, token, retry=retry, headers=headers)
         self._http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport)
 
+    def for_user(self, end_user: str, *, session: int | None = None, agent: str | None = None,
+                 expires_in: int = NARROWED_SECONDS) -> HarnessClient:
+        """A client bound to one end user: every call carries a token narrowed to `end_user` (and to `session`, and
+        the agent identity `agent`, when given), minted with this client's token on first use and again before it
+        expires. Its sessions are that user's (the ones it creates are tagged with it), its memory `user:<id>`
+        and the scopes the write policy lets it reach; other operations answer 403 `narrowed_token_scope`. It
+        shares this client's connections: close this one, not it."""
+        child = HarnessClient.__new__(HarnessClient)
+        child._narrowed(self, _Narrowing(self, end_user, session, agent, expires_in))
+        child._http = self._http
+        return child
+
+    def _authorization(self, renew: bool = False) -> dict[str, str]:
+        narrowing = self._narrowing
+        if narrowing is None:
+            return {}
+        with narrowing.lock:
+            if renew or narrowing.due() or narrowing.secret is None:
+                started = time.monotonic()
+                narrowing.take(started, narrowing.parent._execute(narrowing.call()))
+            return {"Authorization": f"Bearer {narrowing.secret}"}
+
     def close(self) -> None:
-        self._http.close()
+        if self._owns_http:
+            self._http.close()
 
     def __enter__(self) -> Self:
         return self
@@ -355,14 +427,18 @@ class HarnessClient(_Base, _Operations):
 
     def _execute(self, call: Call[T]) -> T:
         """Send one call, retrying (same Idempotency-Key) as the policy allows; its parsed answer or an error."""
-        attempt = 0
+        attempt, renewed = 0, False
         while True:
             attempt += 1
             try:
                 response = self._http.request(call.method, call.path, params=call.params, json=call.json,
-                                              headers=self._request_headers(call))
+                                              headers={**self._request_headers(call), **self._authorization()})
             except httpx.TransportError as exc:
                 time.sleep(self._after_exception(call, exc, attempt))
+                continue
+            if response.status_code == 401 and self._narrowing is not None and not renewed:
+                self._authorization(renew=True)  # expired early (another clock): once more with a fresh token
+                renewed = True
                 continue
             outcome = self._judge(call, response, attempt)
             if isinstance(outcome, _Retry):
@@ -416,8 +492,29 @@ class AsyncHarnessClient(_Base, _Operations):
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=timeout,
                                        transport=transport)
 
+    def for_user(self, end_user: str, *, session: int | None = None, agent: str | None = None,
+                 expires_in: int = NARROWED_SECONDS) -> AsyncHarnessClient:
+        """`HarnessClient.for_user`, for asyncio."""
+        child = AsyncHarnessClient.__new__(AsyncHarnessClient)
+        child._narrowed(self, _Narrowing(self, end_user, session, agent, expires_in))
+        child._http = self._http
+        return child
+
+    async def _authorization(self, renew: bool = False) -> dict[str, str]:
+        narrowing = self._narrowing
+        if narrowing is None:
+            return {}
+        if narrowing.async_lock is None:
+            narrowing.async_lock = asyncio.Lock()
+        async with narrowing.async_lock:
+            if renew or narrowing.due() or narrowing.secret is None:
+                started = time.monotonic()
+                narrowing.take(started, await narrowing.parent._execute(narrowing.call()))
+            return {"Authorization": f"Bearer {narrowing.secret}"}
+
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._owns_http:
+            await self._http.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -427,14 +524,19 @@ class AsyncHarnessClient(_Base, _Operations):
         await self.aclose()
 
     async def _execute(self, call: Call[T]) -> T:
-        attempt = 0
+        attempt, renewed = 0, False
         while True:
             attempt += 1
             try:
+                headers = {**self._request_headers(call), **await self._authorization()}
                 response = await self._http.request(call.method, call.path, params=call.params, json=call.json,
-                                                    headers=self._request_headers(call))
+                                                    headers=headers)
             except httpx.TransportError as exc:
                 await asyncio.sleep(self._after_exception(call, exc, attempt))
+                continue
+            if response.status_code == 401 and self._narrowing is not None and not renewed:
+                await self._authorization(renew=True)  # expired early (another clock): once more, a fresh token
+                renewed = True
                 continue
             outcome = self._judge(call, response, attempt)
             if isinstance(outcome, _Retry):

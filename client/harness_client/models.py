@@ -39,6 +39,7 @@ __all__ = [
     "MemoryScope",
     "MemoryStatus",
     "MemoryWrite",
+    "NarrowedToken",
     "NewItem",
     "Page",
     "Provenance",
@@ -171,8 +172,22 @@ class Session(Model):
     version: int
     last_seq: int
     metadata: dict[str, Any]
+    end_user: str = ""  # the end user it serves (set at creation, never changed); "" for none
     created_at: dt.datetime
     updated_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NarrowedToken(Model):
+    """A token narrowed to one end user (`POST /tokens/narrow/`): `token` is its secret, shown this once."""
+
+    id: int
+    token: str = dataclasses.field(repr=False)
+    prefix: str
+    end_user: str
+    session: int | None
+    agent: str
+    expires_at: dt.datetime
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

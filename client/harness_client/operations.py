@@ -47,6 +47,7 @@ from harness_client.models import (
     MemoryScope,
     MemoryStatus,
     MemoryWrite,
+    NarrowedToken,
     NewItem,
     Page,
     ProvenanceKind,
@@ -108,10 +109,12 @@ _ITEMS_APPEND = route("POST", "sessions/{id}/items/", "session_items_append")
 
 def create_session(
     *, role: SessionRole | None = None, memory_policy: MemoryPolicy | None = None,
-    metadata: Mapping[str, Any] | None = None, ref: str | None = None, request_key: str | None = None,
+    metadata: Mapping[str, Any] | None = None, ref: str | None = None, end_user: str | None = None,
+    request_key: str | None = None,
 ) -> Call[Session]:
-    """Start a session in the token's project (`ref` is your own unique reference, optional)."""
-    body = fields(role=role, memory_policy=memory_policy, metadata=metadata, ref=ref)
+    """Start a session in the token's project (`ref` is your own unique reference, optional; `end_user` tags it
+    with the end user it serves, for good: a client made by `for_user` tags it with its own)."""
+    body = fields(role=role, memory_policy=memory_policy, metadata=metadata, ref=ref, end_user=end_user)
     return _SESSIONS_CREATE.call(parse=Session.from_json, json=body, request_key=request_key)
 
 
@@ -122,10 +125,11 @@ def get_session(session_id: int) -> Call[Session]:
 
 def list_sessions(
     *, status: SessionStatus | None = None, role: SessionRole | None = None,
-    updated_since: dt.datetime | None = None, page_size: int | None = None,
+    updated_since: dt.datetime | None = None, end_user: str | None = None, page_size: int | None = None,
 ) -> Paged[Session]:
-    """Every session of the project, newest first, following the pages."""
-    params = {"status": status, "role": role, "updated_since": updated_since}
+    """Every session of the project (of its end user, for a client made by `for_user`), newest first, following
+    the pages."""
+    params = {"status": status, "role": role, "updated_since": updated_since, "end_user": end_user}
     return _SESSIONS_LIST.paged(Session.from_json, params=params, page_size=_page_size(page_size))
 
 
@@ -247,6 +251,22 @@ def session_by_ref(ref: str) -> Call[Session | None]:
         return Session.from_json(rows[0]) if rows else None
 
     return _SESSIONS_LIST.call(parse=first, params={"ref": ref, "limit": 1})
+
+
+# --- tokens narrowed to one end user ---------------------------------------------------------------------
+
+_TOKENS_NARROW = route("POST", "tokens/narrow/", "tokens_narrow")
+
+
+def narrow_token(
+    end_user: str, *, session: int | None = None, agent: str | None = None, expires_in: int | None = None,
+) -> Call[NarrowedToken]:
+    """Mint a short-lived token narrowed to one end user (and optionally one of its sessions and an agent identity
+    under this token's). `HarnessClient.for_user` does this for you, and mints again before it expires. The server
+    records no reply under the Idempotency-Key (the answer holds a secret it keeps nowhere): a retry mints another
+    token, and the first expires unused."""
+    body = fields(end_user=end_user, session=session, agent=agent, expires_in=expires_in)
+    return _TOKENS_NARROW.call(parse=NarrowedToken.from_json, json=body)
 
 
 # --- runs and their events ------------------------------------------------------------------------------

@@ -63,6 +63,9 @@ ENDPOINTS = [
       lambda w: f"/api/v1/sessions/{w.session.pk}/items/compact/",
       # The world's session has no items: the owner reaches the service, which finds the range empty.
       lambda w: {"first_seq": 1, "last_seq": 2**40, "summary": {"content": "s"}}, 409, WRITE),
+    # A token narrowed to one end user (tests/api/test_narrowed_tokens.py): another project's agent mints its own.
+    E("tokens_narrow", "POST", "/api/v1/tokens/narrow/", lambda w: "/api/v1/tokens/narrow/",
+      lambda w: {"end_user": "u-1"}, 201, WRITE, other_check=lambda r, w: _minted_for_its_own_project(r, w)),
     E("runs_list", "GET", "/api/v1/runs/", lambda w: "/api/v1/runs/",
       listed_ids=lambda w: {w.run.pk, w.running_run.pk, w.waiting_run.pk}),
     E("runs_create", "POST", "/api/v1/runs/", lambda w: "/api/v1/runs/",
@@ -120,6 +123,13 @@ ENDPOINTS = [
 
 
 # --- LangGraph threads (runs_app.api_threads) ----------------------------------------------------------------
+
+def _minted_for_its_own_project(response: Any, w: World) -> None:
+    from harness.models import ApiToken
+
+    assert response.status_code == 201, response.content
+    assert ApiToken.objects.get(pk=response.json()["id"]).project_id != w.project.pk
+
 
 def _thread(w: World) -> str:
     """The owner's thread `t-1`, with its checkpoint `c1` and a pending write."""

@@ -27,9 +27,12 @@ def test_the_sync_and_async_clients_have_the_same_methods() -> None:
     """One declaration per operation makes both: same names, signatures and docs; async where it waits."""
     sync = HarnessClient("http://harness.test", "hc_x")
     asynchronous = AsyncHarnessClient("http://harness.test", "hc_x")
-    sync_methods = {k: v for k, v in public_bound(sync).items() if k != "close"}
-    async_methods = {k: v for k, v in public_bound(asynchronous).items() if k != "aclose"}
+    sync_methods = {k: v for k, v in public_bound(sync).items() if k not in ("close", "for_user")}
+    async_methods = {k: v for k, v in public_bound(asynchronous).items() if k not in ("aclose", "for_user")}
     assert sync_methods == async_methods
+    # for_user makes a client of its own kind: the same parameters, each returning its own class.
+    assert (inspect.signature(sync.for_user).parameters.keys()
+            == inspect.signature(asynchronous.for_user).parameters.keys())
     assert len(sync_methods) >= len(ROUTES)
     for name in sync_methods:
         method = getattr(sync, name)

@@ -23,6 +23,8 @@ class Command(BaseCommand):
                             help="agent (read and write, the default) or reader (read only).")
         parser.add_argument("--expires-in-days", type=float, default=None,
                             help="Refuse the token after this many days (default: never; rotate or revoke it).")
+        parser.add_argument("--agent-identity", default="",
+                            help="The key of the token's `agent` memory scope (default: its name).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug = options["project"]
@@ -37,7 +39,8 @@ class Command(BaseCommand):
         with transaction.atomic():
             project, created = Project.objects.get_or_create(slug=slug, defaults={"name": slug})
             _, secret = api_token_create(project=project, name=name, role=options["role"],
-                                         expires_in=dt.timedelta(days=days) if days else None)
+                                         expires_in=dt.timedelta(days=days) if days else None,
+                                         agent_identity=options["agent_identity"].strip()[:200])
         if created:
             self.stderr.write(f"Created project {slug}.")
         self.stderr.write(f"Agent token {name!r} ({options['role']}) for {slug}; it is shown only this once:")
