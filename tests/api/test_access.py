@@ -375,7 +375,8 @@ def test_a_member_without_the_reviewer_role_cannot_decide(world: World) -> None:
 
     operator = factories.make_user("op", role="operator", projects=[world.project])
     client = ApiClient(factories.make_personal_token(operator)[1])
-    response = client.post(f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "approve"})
+    response = client.post(f"/api/v1/approvals/{world.approval.pk}/decision/",
+                           {"decision": "approve", "expected_version": world.approval.version})
     assert response.status_code == 403
     assert response.json()["code"] == "not_a_reviewer"
 
@@ -391,7 +392,7 @@ def test_a_reviewer_decides_through_the_login_session_too(world: World) -> None:
     token = "a" * 32
     browser.cookies["csrftoken"] = token
     response = browser.post(
-        f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "Too risky"},
+        f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "Too risky", "expected_version": world.approval.version},
         content_type="application/json", HTTP_X_CSRFTOKEN=token,
     )
     assert response.status_code == 200, response.content

@@ -178,14 +178,14 @@ class CasDoor:
 def _held(w: World) -> MemoryRecord:
     MemoryWritePolicy.objects.get_or_create(project=w.project, scope="user", defaults={"decision": "hold"})
     record = memory_write(project=w.project, actor=Actor.for_agent("acme-agent"), scope="user", scope_key="u-1",
-                          content="Held fact.").record
+                          content="Held fact.", source_run_id=w.run.pk).record
     assert record is not None and record.status == "held"
     return record
 
 
 def _live(w: World) -> MemoryRecord:
     record = memory_write(project=w.project, actor=Actor.for_agent("acme-agent"), scope="project",
-                          content="Live fact.").record
+                          content="Live fact.", source_run_id=w.run.pk).record
     assert record is not None
     return record
 
@@ -291,17 +291,21 @@ def test_expiring_a_record_that_is_no_longer_live_is_not_expirable_at_any_versio
 @pytest.mark.django_db
 def test_the_schema_says_which_doors_a_version_less_caller_may_use(world: World) -> None:
     schema = world.agent.get("/api/schema/?format=json").json()
-    bodies = schema["components"]["schemas"]
+    operations = {op["operationId"]: op for ops in schema["paths"].values() for op in ops.values()
+                  if isinstance(op, dict) and "operationId" in op}
 
-    def field(name: str) -> dict[str, Any]:
-        return bodies[name]["properties"]["expected_version"]
+    def body(operation: str) -> dict[str, Any]:
+        ref = operations[operation]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        found: dict[str, Any] = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+        return found
 
-    optional = {"ApprovalCreateIn", "HandoffIssueIn"}
-    for name in optional:
-        assert "expected_version" not in bodies[name].get("required", [])
-        assert "Optional:" in field(name)["description"]
-    for name in ("SessionTransitionIn", "TaskTransitionIn", "ApprovalDecisionIn", "HandoffAcceptIn",
-                 "HandoffReturnIn", "HandoffCancelIn", "RunTransitionIn"):
-        assert "expected_version" in bodies[name]["required"], name
-    for name in ("RunTransitionIn", "UsageIn", "EventIn", "CheckpointIn", "ApprovalCreateIn", "HandoffIssueIn"):
-        assert "lease_lost" in bodies[name]["properties"]["lease_owner"]["description"], name
+    for operation in ("approvals_request", "handoffs_issue"):
+        assert "expected_version" not in body(operation).get("required", [])
+        assert "Optional:" in body(operation)["properties"]["expected_version"]["description"]
+    for operation in ("sessions_transition", "tasks_transition", "runs_transition", "approvals_decide",
+                      "handoffs_accept", "handoffs_return", "handoffs_cancel", "memory_records_supersede",
+                      "memory_records_review", "memory_records_expire", "memory_records_delete"):
+        assert "expected_version" in body(operation)["required"], operation
+    for operation in ("runs_transition", "runs_usage_report", "run_events_append", "checkpoints_create",
+                      "approvals_request", "handoffs_issue"):
+        assert "lease_lost" in body(operation)["properties"]["lease_owner"]["description"], operation

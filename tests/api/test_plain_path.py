@@ -284,7 +284,7 @@ def test_both_doors_fence_a_checkpoint_write_alike(world: World, doors: list[str
     assert [(a[0], (a[2] or {}).get("code")) for a in seen["answers"][:6]] == [
         (409, "lease_lost"), (409, "lease_lost"), (409, "lease_lost"), (409, "lease_lost"), (201, None),
         (409, "lease_lost")]
-    assert [c["id"] for c in seen["answers"][6][2]["results"]] == [world.checkpoint.pk]
+    assert [c["label"] for c in seen["answers"][6][2]["results"]] == ["first"]  # the world's only
     assert answered == ["plain"] * 6 + ["drf"]
 
 
@@ -333,7 +333,8 @@ def _statements(call: Callable[[], Any]) -> list[str]:
 def test_a_known_token_s_append_and_reads_are_one_statement_each(world: World) -> None:
     items = f"/api/v1/sessions/{world.session.pk}/items/"
     assert world.agent.post(items, {"items": [_item()]}).status_code == 201  # the token is looked up, and known
-    written = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "parent": world.checkpoint.pk})
+    written = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "parent": world.checkpoint.pk,
+                                                        "lease_owner": "acme-worker"})
     statements = [
         _statements(lambda: world.agent.post(items, {"items": [_item()]}, HTTP_IDEMPOTENCY_KEY=_key())),
         _statements(lambda: world.agent.get(items + "latest/")),
