@@ -392,7 +392,8 @@ def test_a_reviewer_decides_through_the_login_session_too(world: World) -> None:
     token = "a" * 32
     browser.cookies["csrftoken"] = token
     response = browser.post(
-        f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "Too risky", "expected_version": world.approval.version},
+        f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "Too risky",
+                                                             "expected_version": world.approval.version},
         content_type="application/json", HTTP_X_CSRFTOKEN=token,
     )
     assert response.status_code == 200, response.content

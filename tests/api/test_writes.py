@@ -103,7 +103,8 @@ def test_a_task_save_may_not_set_status_and_uses_expected_version(world: World) 
 def test_a_checkpoint_hash_and_depth_are_computed(world: World) -> None:
     from runs_app.models import Checkpoint
 
-    body = {"run": world.run.pk, "lease_owner": world.run.lease_owner, "parent": world.checkpoint.pk, "content_hash": "0" * 64, "depth": 9}
+    body = {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+            "parent": world.checkpoint.pk, "content_hash": "0" * 64, "depth": 9}
     _refused(world.agent, "POST", "/api/v1/checkpoints/", body, ["content_hash", "depth"], Checkpoint)
     response = world.agent.post("/api/v1/checkpoints/", body)
     assert response.status_code == 201
@@ -188,8 +189,10 @@ def test_a_checkpoint_parent_from_another_lineage_is_refused(world: World) -> No
 
 
 def test_lineage_lists_ancestors_newest_first(world: World) -> None:
-    child = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "lease_owner": world.run.lease_owner, "parent": world.checkpoint.pk}).json()
-    grandchild = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "lease_owner": world.run.lease_owner, "parent": child["id"]}).json()
+    child = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+                                                      "parent": world.checkpoint.pk}).json()
+    grandchild = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+                                                           "parent": child["id"]}).json()
     lineage = world.agent.get(f"/api/v1/checkpoints/{grandchild['id']}/lineage/").json()
     assert [c["id"] for c in lineage] == [grandchild["id"], child["id"], world.checkpoint.pk]
 
