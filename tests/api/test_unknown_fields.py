@@ -198,7 +198,8 @@ def test_free_form_values_take_any_keys(world: World) -> None:
     items = world.agent.post(f"/api/v1/sessions/{world.session.pk}/items/",
                              {"items": [{"role": "user", "content": anything}]})
     assert items.status_code == 201 and items.json()["items"][0]["content"] == anything
-    event = world.agent.post(f"/api/v1/runs/{world.run.pk}/events/", {"kind": "k", "data": anything})
+    event = world.agent.post(f"/api/v1/runs/{world.run.pk}/events/", {"kind": "k", "data": anything,
+                                                                    "lease_owner": world.run.lease_owner})
     assert event.status_code == 201 and event.json()["data"] == anything
     checkpoint = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "lease_owner": world.run.lease_owner,
                                                            "state": anything,
