@@ -120,13 +120,14 @@ def cas_transition(
     extra_filter: Q | None = None,
     updates: Mapping[str, Any] | None = None,
     actor: str | None = None,
+    extra_refusal: Callable[[str, int], Exception] | None = None,
 ) -> int:
     """Move one row to `to` if it is in a legal source state and at `expected_version`; its new version.
 
     See `cas_transition_row`, which this is.
     """
     row = cas_transition_row(queryset, pk=pk, machine=machine, to=to, expected_version=expected_version,
-                             extra_filter=extra_filter, updates=updates, actor=actor)
+                             extra_filter=extra_filter, updates=updates, actor=actor, extra_refusal=extra_refusal)
     version: int = row.version
     return version
 
@@ -142,6 +143,7 @@ def cas_transition_row(
     updates: Mapping[str, Any] | None = None,
     actor: str | None = None,
     wrap: Callable[[str, list[Any]], tuple[str, list[Any]]] | None = None,
+    extra_refusal: Callable[[str, int], Exception] | None = None,
 ) -> _M:
     """Move one row to `to` if it is in a legal source state and at `expected_version`; the row as written.
 
@@ -151,7 +153,10 @@ def cas_transition_row(
        transition is one round trip and the caller needs no re-read.
     2. If it touched no row, read the row once to say why: missing (404), illegal from its current
        state, closed to this actor by the table's guard, or a stale version (all three 409
-       ConflictError carrying the current status and version).
+       ConflictError carrying the current status and version). When `extra_refusal` is given and the row
+       fails `extra_filter`, that refusal is raised (given the current status and version) before the version
+       is compared: the cause the extra condition names (a lost lease: runs_app.fencing) is the one code its
+       caller gets, whatever version it sent.
 
     `queryset` is the tenant-scoped manager or queryset, so a row of another project is "missing".
     `extra_filter` adds a condition of this one write (a lease owner, say) that must also hold.
@@ -180,6 +185,9 @@ def cas_transition_row(
     if guard is not None:
         raise ConflictError(guard.detail, code=guard.code, current_status=current["status"],
                             current_version=current["version"])
+    if (extra_filter is not None and extra_refusal is not None
+            and not queryset.filter(Q(pk=pk) & extra_filter).exists()):
+        raise extra_refusal(current["status"], current["version"])
     if expected_version is not None and current["version"] != expected_version:
         raise ConflictError(
             f"{machine.name} {pk} is at version {current['version']}, not {expected_version}.",

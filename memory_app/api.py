@@ -37,6 +37,8 @@ from sessions_app.models import Session
 _CONTENT_MAX = 100_000  # the policy's max_chars decides; this only bounds what is parsed
 _Row = TypeVar("_Row")  # what a queryset yields: GenericAPIView.filter_queryset keeps it
 
+_VERSION_HELP = "The record's version you read: a stale one is refused 409 version_conflict, nothing written."
+
 # --- access --------------------------------------------------------------------------------------
 
 
@@ -205,11 +207,11 @@ class SupersedeInSerializer(InSerializer):
     source_item_seq = IdField(required=False, allow_null=True)
     valid_until = serializers.DateTimeField(required=False, allow_null=True)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
-    expected_version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+    expected_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text=_VERSION_HELP)
 
 
 class VersionInSerializer(InSerializer):
-    expected_version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+    expected_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text=_VERSION_HELP)
 
 
 class ReviewInSerializer(VersionInSerializer):
@@ -361,7 +363,7 @@ class RecordReviewView(OperatorRecordView):
         data = _validated(ReviewInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
         services.memory_review(project=project_id, actor=Actor.of(request.user), record_id=pk,
-                               approve=data["decision"] == "approve", expected_version=data.get("expected_version"))
+                               approve=data["decision"] == "approve", expected_version=data["expected_version"])
         return Response(_record_out(project_id, pk))
 
 
@@ -372,7 +374,7 @@ class RecordExpireView(OperatorRecordView):
         data = _validated(ExpireInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
         services.memory_expire(project=project_id, actor=Actor.of(request.user), record_id=pk, at=data.get("at"),
-                               expected_version=data.get("expected_version"))
+                               expected_version=data["expected_version"])
         return Response(_record_out(project_id, pk))
 
 
@@ -383,7 +385,7 @@ class RecordDeleteView(OperatorRecordView):
         data = _validated(VersionInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
         services.memory_delete(project=project_id, actor=Actor.of(request.user), record_id=pk,
-                               expected_version=data.get("expected_version"))
+                               expected_version=data["expected_version"])
         return Response(_record_out(project_id, pk))
 
 

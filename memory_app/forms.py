@@ -22,7 +22,7 @@ class ResolveForm(forms.Form):
 
 
 class DeleteForm(forms.Form):
-    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    version = forms.IntegerField(widget=forms.HiddenInput)
     confirm = forms.BooleanField(required=True, label="Yes, delete this record")
 
 
@@ -48,6 +48,7 @@ class BulkForm(forms.Form):
 
 class ReviewForm(forms.Form):
     decision = forms.ChoiceField(choices=[("accept", "Accept"), ("reject", "Reject")])
+    version = forms.IntegerField(widget=forms.HiddenInput)  # the record's version the list showed
 
 
 class ErasePersonForm(forms.Form):

@@ -414,8 +414,15 @@ def memory_expire(
             records = records.filter(version=expected_version)
         if not records.update(expires_at=at, version=F("version") + 1, updated_at=timezone.now()):
             current = _get(project_id, record_id)
+            # A live record at another version lost a race (version_conflict, as every stale write answers); a
+            # record that is no longer live cannot be expired at any version (not_expirable).
+            if current.status in LIVE and expected_version is not None and current.version != expected_version:
+                raise ConflictError(
+                    f"Memory record {record_id} is at version {current.version}, not {expected_version}.",
+                    code="version_conflict", current_status=current.status, current_version=current.version,
+                )
             raise ConflictError(
-                "Only a live record at the expected version can be expired.", code="not_expirable",
+                "Only a live record can be expired.", code="not_expirable",
                 current_status=current.status, current_version=current.version,
             )
         record = _get(project_id, record_id)

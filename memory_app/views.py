@@ -166,7 +166,7 @@ def record_delete(request: ConsoleRequest, record_id: int) -> HttpResponse:
     try:
         services.memory_delete(
             project=record.project_id, actor=Actor.of(request.user), record_id=record.pk,
-            expected_version=form.cleaned_data.get("version"),
+            expected_version=form.cleaned_data["version"],
         )
     except Forbidden as exc:
         raise PermissionDenied(exc.detail) from None
@@ -230,10 +230,11 @@ def held_review(request: ConsoleRequest, record_id: int) -> HttpResponse:
                 actor=Actor.of(request.user),
                 record_id=record.pk,
                 approve=form.cleaned_data["decision"] == "accept",
+                expected_version=form.cleaned_data["version"],
             )
             messages.success(request, f"Record {record.pk}: {form.cleaned_data['decision']}ed.")
         except DomainError as exc:
             messages.error(request, exc.detail)
     else:
-        messages.error(request, "Choose accept or reject.")
+        messages.error(request, "Choose accept or reject (from the list as it is now: reload it).")
     return redirect("memory:held_list")

@@ -181,7 +181,9 @@ def _decide_all(web: Web, token: str, approvals: list[int], *, give_up_at: float
         while time.monotonic() < give_up_at and approval not in outcome:
             try:
                 status, _, data = web.request("POST", f"/api/v1/approvals/{approval}/decision/",
-                                              {"decision": "approve"}, headers={"Authorization": f"Bearer {token}"})
+                                              # a pending approval's first version: nothing moves it before
+                                              {"decision": "approve", "expected_version": 1},
+                                              headers={"Authorization": f"Bearer {token}"})
             except (OSError, http.client.HTTPException):
                 status, data = 0, None
             code = data.get("code") if isinstance(data, dict) else None

@@ -107,10 +107,11 @@ def approval_expiry_race(quick: bool) -> Result:
         ApprovalRequest.objects.filter(pk=approval.pk).update(expires_at=deadline)
         path = f"/api/v1/approvals/{approval.pk}/decision/"
 
-        def racer(i: int, path: str = path, fire_at: float = fire_at) -> Any:
+        def racer(i: int, path: str = path, fire_at: float = fire_at, version: int = approval.version) -> Any:
             time.sleep(max(0.0, fire_at - time.monotonic()))
             if i < DECIDERS:
-                body = {"decision": "approve"} if i == 0 else {"decision": "reject", "reason": "race"}
+                body = ({"decision": "approve"} if i == 0 else {"decision": "reject", "reason": "race"}) | {
+                    "expected_version": version}
                 return _post(tokens[i], path, body)
             return ("expire", approval_expire_due())
 

@@ -306,12 +306,13 @@ def _self_approval_attempts(project: Project, session: Session, figures: Counter
         api = f"/api/v1/approvals/{approval.pk}/decision/"
         console = f"/approvals/{approval.pk}/approve/"
         admin_action = {"action": "approve", "_selected_action": [approval.pk], "index": 0}
+        body, form = {"decision": "approve", "expected_version": approval.version}, {"version": approval.version}
         attempts = {
-            "api_requester": person.post(api, {"decision": "approve"}, content_type="application/json", **personal),
-            "api_requester_session": person.post(api, {"decision": "approve"}, content_type="application/json"),
-            "api_agent": anonymous.post(api, {"decision": "approve"}, content_type="application/json", **agent),
-            "console_requester": person.post(console, {}),
-            "console_agent": anonymous.post(console, {}, **agent),
+            "api_requester": person.post(api, body, content_type="application/json", **personal),
+            "api_requester_session": person.post(api, body, content_type="application/json"),
+            "api_agent": anonymous.post(api, body, content_type="application/json", **agent),
+            "console_requester": person.post(console, form),
+            "console_agent": anonymous.post(console, form, **agent),
             "admin_requester": person.post("/admin/runs_app/approvalrequest/", admin_action),
             "admin_agent": anonymous.post("/admin/runs_app/approvalrequest/", admin_action, **agent),
         }
@@ -397,8 +398,9 @@ def self_approval_and_tampering(quick: bool) -> Result:
 T11 = "Tenant isolation matrix: every object endpoint x other project's principals: 0 successes"
 
 MEMORY_BODIES = {
-    "/supersede/": {"content": "A replacement fact."}, "/review/": {"decision": "approve"}, "/expire/": {},
-    "/delete/": {}, "/erase/": {},
+    "/supersede/": {"content": "A replacement fact.", "expected_version": 1},
+    "/review/": {"decision": "approve", "expected_version": 1}, "/expire/": {"expected_version": 1},
+    "/delete/": {"expected_version": 1}, "/erase/": {},
 }
 
 
@@ -641,10 +643,19 @@ class _Doors:
 def _decision_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
     """(door, expected audit action, the call). Each call acts on a fresh record."""
     def api_decide(body: dict) -> Callable[[], Any]:
-        return lambda: d.api_post(f"/api/v1/approvals/{d.approval().pk}/decision/", body, d.token)
+        def call() -> Any:
+            approval = d.approval()
+            return d.api_post(f"/api/v1/approvals/{approval.pk}/decision/",
+                              {**body, "expected_version": approval.version}, d.token)
+
+        return call
 
     def console(verb: str, data: dict) -> Callable[[], Any]:
-        return lambda: d.browser.post(f"/approvals/{d.approval().pk}/{verb}/", data)
+        def call() -> Any:
+            approval = d.approval()
+            return d.browser.post(f"/approvals/{approval.pk}/{verb}/", {**data, "version": approval.version})
+
+        return call
 
     def admin_run(action: str) -> Callable[[], Any]:
         return lambda: d.admin_action("runs_app/run", action, factories.make_run(d.project, d.session).pk)
@@ -665,6 +676,11 @@ def _decision_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
     ]
 
 
+def _console_post(d: _Doors, record: int, path: str, data: dict) -> Any:
+    """A console form posted with the version of the record its page showed."""
+    return d.browser.post(path.format(record), {**data, "version": _version(record)})
+
+
 def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
     api = "/api/v1/memory/records"
 
@@ -676,8 +692,10 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
     def on_record(suffix: str, body: dict, *, held: bool = False, agent: bool = False) -> Callable[[], Any]:
         def call() -> Any:
             fresh = {key: value.format(tag()) if isinstance(value, str) else value for key, value in body.items()}
-            return d.api_post(f"{api}/{d.held() if held else d.record()}/{suffix}/", fresh,
-                              d.agent if agent else d.token)
+            record = d.held() if held else d.record()
+            if suffix != "erase":  # an erasure takes no version: it removes the record and its history
+                fresh["expected_version"] = _version(record)
+            return d.api_post(f"{api}/{record}/{suffix}/", fresh, d.agent if agent else d.token)
 
         return call
 
@@ -715,13 +733,13 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
         ("api", "memory.expired", bulk("bulk-expire")),
         ("console", "memory.superseded", lambda: _console_edit(d)),
         ("console", "memory.superseded", resolve),
-        ("console", "memory.deleted", lambda: d.browser.post(f"/memory/{d.record()}/delete/", {"confirm": "on"})),
+        ("console", "memory.deleted", lambda: _console_post(d, d.record(), "/memory/{}/delete/", {"confirm": "on"})),
         ("console", "memory.deleted", console_bulk("delete")),
         ("console", "memory.expired", console_bulk("expire")),
         ("console", "memory.review_approved",
-         lambda: d.browser.post(f"/memory/held/{d.held()}/review/", {"decision": "accept"})),
+         lambda: _console_post(d, d.held(), "/memory/held/{}/review/", {"decision": "accept"})),
         ("console", "memory.review_rejected",
-         lambda: d.browser.post(f"/memory/held/{d.held()}/review/", {"decision": "reject"})),
+         lambda: _console_post(d, d.held(), "/memory/held/{}/review/", {"decision": "reject"})),
         ("admin", "memory.review_approved", admin("approve_held", held=True)),
         ("admin", "memory.review_rejected", admin("reject_held", held=True)),
         ("admin", "memory.expired", admin("expire_now")),

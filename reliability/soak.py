@@ -103,8 +103,9 @@ class Traffic:
             approval = self._approvals.pop() if self._approvals else None
         if approval is None:
             return
-        status, _ = self._post("approval.decide", f"/api/v1/approvals/{approval}/decision/", {"decision": "approve"},
-                               self.reviewer)
+        # The version a reviewer reads: a pending approval's first (nothing moves it before its decision).
+        status, _ = self._post("approval.decide", f"/api/v1/approvals/{approval}/decision/",
+                               {"decision": "approve", "expected_version": 1}, self.reviewer)
         if status == 200:
             with self._lock:
                 self.approved.append(approval)

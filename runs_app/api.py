@@ -76,6 +76,28 @@ class _RenamedInSerializer(InSerializer):
 # --- runs ----------------------------------------------------------------------------------------
 
 
+LEASE_OWNER_HELP = (
+    "Who writes: the lease owner you claimed the run with, or null (or omitted) if you hold no lease. A run that "
+    "holds a lease (claimed and not released, even if it has expired) refuses a write that names no owner or "
+    "another one: 409 lease_lost, nothing written. A run with no lease takes a write that names none.")
+
+
+def lease_owner_field() -> serializers.CharField:
+    """The `lease_owner` of every write a lease holder makes to a run (runs_app.fencing)."""
+    return serializers.CharField(max_length=200, required=False, allow_null=True, default=None,
+                                 help_text=LEASE_OWNER_HELP)
+
+
+def expected_version_field(what: str, optional_because: str = "") -> serializers.IntegerField:
+    """The `expected_version` of a compare-and-set door: required, or optional with the reason in the schema."""
+    if not optional_because:
+        return IdField(help_text=f"The {what}'s version you read: a stale one is refused 409 version_conflict, "
+                                 "nothing written.")
+    return IdField(required=False, allow_null=True, default=None,
+                   help_text=f"The {what}'s version you read: a stale one is refused 409 version_conflict, nothing "
+                             f"written. Optional: {optional_because}")
+
+
 _FAILURE_CATEGORY_HELP = f"Why it failed or blocked: one of {', '.join(FailureCategory.values)}, or empty."
 
 
@@ -120,8 +142,8 @@ class LeaseInSerializer(InSerializer):
 
 class RunTransitionInSerializer(InSerializer):
     to = serializers.ChoiceField(choices=RunStatus.choices)
-    expected_version = IdField()
-    lease_owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
+    expected_version = expected_version_field("run")
+    lease_owner = lease_owner_field()
     error = serializers.DictField(required=False, allow_null=True, default=None)
     blocked_step = serializers.CharField(max_length=64, required=False, default="", allow_blank=True)
     failure_category = serializers.ChoiceField(
@@ -137,9 +159,7 @@ class UsageInSerializer(InSerializer):
     model = serializers.CharField(max_length=120, required=False, default="", allow_blank=True)
     call_id = serializers.CharField(max_length=200, required=False, default="", allow_blank=True,
                                     help_text="The model call's own id, kept in the event for the trace.")
-    lease_owner = serializers.CharField(
-        max_length=200, required=False, allow_null=True, default=None,
-        help_text="When given, the run must be leased to this owner right now (fences a stale worker).")
+    lease_owner = lease_owner_field()
 
 
 class RunListCreateApi(AgentListView[Run]):
@@ -224,6 +244,7 @@ class EventOutSerializer(serializers.ModelSerializer[RunEvent]):
 class EventInSerializer(_RenamedInSerializer):
     kind = serializers.CharField(max_length=64)
     event_data = serializers.DictField(required=False, default=dict)
+    lease_owner = lease_owner_field()
     json_names = {"event_data": "data"}
 
 
@@ -244,11 +265,17 @@ class RunEventsApi(AgentListView[RunEvent]):
                    responses={201: EventOutSerializer})
     def post(self, request: Request, pk: int) -> HttpResponse:
         data = _validated(EventInSerializer, request.data)
+        claim = claim_of(request)
         try:
-            event = services.run_event_append(project=agent_project(request), run_id=pk, claim=claim_of(request),
-                                              **data)
+            event = services.run_event_append(project=agent_project(request), run_id=pk, claim=claim, **data)
         except KeyTaken as taken:
             return taken.claim.answer_repeat()
+        except DomainError:
+            # A retry of an append that was written (and whose lease has since gone, say) gets the first reply,
+            # not the refusal, as the checkpoint write answers it.
+            if claim is not None and claim.taken():
+                return claim.answer_repeat()
+            raise
         return Response(EventOutSerializer(event).data, status=status.HTTP_201_CREATED)
 
 
@@ -282,10 +309,7 @@ class CheckpointInSerializer(_RenamedInSerializer):
     approval = IdField(required=False, allow_null=True, default=None)
     resume_policy = serializers.ChoiceField(choices=ResumePolicy.choices, default=ResumePolicy.REVALIDATE)
     schema_version = serializers.IntegerField(min_value=1, max_value=MAX_INT, default=1)
-    lease_owner = serializers.CharField(
-        max_length=200, required=False, allow_null=True, default=None,
-        help_text="When given, the run must be leased to this owner right now (fences a stale worker).",
-    )
+    lease_owner = lease_owner_field()
     json_names = {"parent_checkpoint": "parent", "checkpoint_label": "label"}
 
 
@@ -453,7 +477,10 @@ class ApprovalCreateInSerializer(InSerializer):
     risk = serializers.ChoiceField(choices=Risk.choices, default=Risk.HIGH)
     idempotency_key = serializers.CharField(max_length=200)
     reason = serializers.CharField(max_length=_TEXT_MAX, required=False, default="", allow_blank=True)
-    expected_version = IdField(required=False, allow_null=True, default=None)
+    expected_version = expected_version_field(
+        "run", "the request is fenced on the run's lease (lease_owner), which orders a lease holder's writes, and a "
+               "checkpoint write moves the run's version without answering it.")
+    lease_owner = lease_owner_field()
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     executor = serializers.ChoiceField(
         choices=ApprovalExecutor.choices, default=ApprovalExecutor.WORKER,
@@ -465,7 +492,7 @@ class ApprovalDecisionInSerializer(InSerializer):
     decision = serializers.ChoiceField(choices=[services.Decision.APPROVE, services.Decision.REJECT])
     reason = serializers.CharField(max_length=_TEXT_MAX, required=False, default="", allow_blank=True)
     edited_arguments = serializers.DictField(required=False, allow_null=True, default=None)
-    expected_version = IdField(required=False, allow_null=True, default=None)
+    expected_version = expected_version_field("approval")
 
 
 class RunApprovalCreateApi(AgentApiView):
@@ -680,7 +707,7 @@ class TaskSaveInSerializer(TaskFieldsSerializer):
 
 class TaskTransitionInSerializer(InSerializer):
     to = serializers.ChoiceField(choices=TaskStatus.choices)
-    expected_version = IdField(required=False, allow_null=True, default=None)
+    expected_version = expected_version_field("task")
 
 
 class TaskListCreateApi(AgentListView[Task]):

@@ -25,6 +25,7 @@ from harness.filters import ApiFilter
 from harness.models import Project
 from harness.permissions import receiver_token_id
 from runs_app import selectors, services
+from runs_app.api import expected_version_field, lease_owner_field
 from runs_app.models import Handoff, HandoffStatus
 
 _TEXT_MAX = 20_000
@@ -80,26 +81,29 @@ class HandoffIssueInSerializer(InSerializer):
     deadline = serializers.DateTimeField()
     cursor = serializers.DictField(required=False, allow_null=True, default=None,
                                    help_text="The origin's cursor to record in the packet (default: the run's).")
-    expected_version = IdField(required=False, allow_null=True, default=None)
-    lease_owner = serializers.CharField(max_length=200, required=False, allow_null=True, default=None)
+    expected_version = expected_version_field(
+        "origin run", "the issue is fenced on the origin run's lease (lease_owner), which orders a lease holder's "
+                      "writes, and a checkpoint write moves the run's version without answering it.")
+    lease_owner = lease_owner_field()
 
 
 class HandoffAcceptInSerializer(InSerializer):
     run = IdField(required=False, allow_null=True, default=None,
                   help_text="The receiver's own run (its invocation), in the receiver session; omitted, a new run "
                             "of the receiver session is made for it.")
-    expected_version = IdField(required=False, allow_null=True, default=None)
+    expected_version = expected_version_field("handoff")
 
 
 class HandoffReturnInSerializer(InSerializer):
     packet_fingerprint = serializers.CharField(max_length=64, help_text="The fingerprint of the packet answered.")
     result = serializers.JSONField()
     result_hash = serializers.CharField(max_length=64, required=False, allow_null=True, default=None)
+    expected_version = expected_version_field("handoff")
 
 
 class HandoffCancelInSerializer(InSerializer):
     reason = serializers.CharField(max_length=_TEXT_MAX)
-    expected_version = IdField(required=False, allow_null=True, default=None)
+    expected_version = expected_version_field("handoff")
 
 
 class HandoffFilter(django_filters.FilterSet):

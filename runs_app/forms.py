@@ -11,7 +11,7 @@ from runs_app.services.approval_actions import EXTEND_MAX_HOURS
 
 
 class ApproveForm(forms.Form):
-    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
 
 
 class RejectForm(forms.Form):
@@ -20,7 +20,7 @@ class RejectForm(forms.Form):
         kwargs.setdefault("auto_id", "reject_%s")
         super().__init__(*args, **kwargs)
 
-    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
 
     def clean_reason(self) -> str:
@@ -35,7 +35,7 @@ class EditApproveForm(forms.Form):
         kwargs.setdefault("auto_id", "edit_%s")
         super().__init__(*args, **kwargs)
 
-    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     arguments = forms.CharField(widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
     reason = forms.CharField(required=False, max_length=2000, help_text="Why the arguments were changed.")
 
@@ -50,6 +50,7 @@ class EditApproveForm(forms.Form):
 
 
 class HandoffAnswerForm(forms.Form):
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)  # the handoff's version the page showed
     result = forms.CharField(widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
                              help_text="The result as JSON; the packet's output schema must accept it.")
 
@@ -156,7 +157,7 @@ class AssignForm(forms.Form):
         kwargs.setdefault("auto_id", "assign_%s")
         super().__init__(*args, **kwargs)
 
-    version = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     assignee = forms.CharField(required=False, max_length=150, help_text="Empty: nobody.")
 
 

@@ -24,7 +24,7 @@ from sessions_app.models import SessionRole
 @console_page
 def handoff_detail(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
     handoff = sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id)
-    return _page(request, handoff, HandoffAnswerForm())
+    return _page(request, handoff, HandoffAnswerForm(initial={"version": handoff.version}))
 
 
 @require_POST
@@ -39,7 +39,7 @@ def handoff_answer(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
         return _page(request, handoff, form, status=400)
     try:
         handoff_answer_by_person(project=handoff.project, handoff_id=handoff.pk, actor=Actor.of(request.user),
-                                 result=form.cleaned_data["result"])
+                                 result=form.cleaned_data["result"], expected_version=form.cleaned_data["version"])
     except Forbidden as exc:
         raise PermissionDenied(exc.detail) from None
     except ConflictError as exc:

@@ -65,7 +65,8 @@ class SessionCreateInSerializer(InSerializer):
 
 class SessionTransitionInSerializer(InSerializer):
     to = serializers.ChoiceField(choices=SessionStatus.choices)
-    expected_version = IdField(required=False, allow_null=True, default=None)
+    expected_version = IdField(help_text="The session's version you read: a stale one is refused 409 "
+                                         "version_conflict, nothing written.")
 
 
 class ItemOutSerializer(serializers.ModelSerializer[SessionItem]):

@@ -102,9 +102,11 @@ def drive_nodes(r: Resume) -> int:
 
 
 def _task_finish(project_id: int, task_id: int) -> None:
-    status = Task.objects.filter(pk=task_id).values_list("status", flat=True).get()
+    # At the version read: a task a person moved meanwhile is refused (version_conflict), not moved over.
+    status, version = Task.objects.filter(pk=task_id).values_list("status", "version").get()
     if status in (TaskStatus.OPEN, TaskStatus.WAITING):
-        task_transition(project=project_id, task_id=task_id, to=TaskStatus.ACTIVE, expected_version=None)
+        version = task_transition(project=project_id, task_id=task_id, to=TaskStatus.ACTIVE,
+                                  expected_version=version).version
         status = TaskStatus.ACTIVE
     if status == TaskStatus.ACTIVE:
-        task_transition(project=project_id, task_id=task_id, to=TaskStatus.COMPLETED, expected_version=None)
+        task_transition(project=project_id, task_id=task_id, to=TaskStatus.COMPLETED, expected_version=version)

@@ -32,6 +32,7 @@ from django.db import transaction
 
 from harness.actors import Actor
 from harness.errors import ConflictError
+from runs_app.fencing import UNFENCED
 from runs_app.models import (
     FailureCategory,
     NodeExecution,
@@ -270,7 +271,9 @@ def _block(r: Resume, step: str, reason: str, detail: dict[str, Any], *, categor
             return
         run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.BLOCKED,
-            expected_version=None if r.leased else r.run.version, lease_owner=r.owner if r.leased else None,
+            # Leased, the lease orders the worker's writes (its own checkpoints move the version it read); not
+            # leased (a check failed before the claim), the version it read decides, as the recovery pass's does.
+            expected_version=None if r.leased else r.run.version, lease_owner=r.owner if r.leased else UNFENCED,
             blocked_step=step, error=error, actor=Actor.for_worker(r.owner), updates=updates, events=events,
         )
         r.leased = False

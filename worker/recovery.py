@@ -12,6 +12,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.functions import Now
 
 from harness.errors import ConflictError, NotFoundError
+from runs_app.fencing import UNFENCED
 from runs_app.limits import DEADLINE
 from runs_app.models import (
     EffectStatus,
@@ -62,8 +63,9 @@ def _block_each(runs: QuerySet[Run], step: str, reason: Callable[[Run], str], ca
     for run in runs.only("pk", "project_id", "version", "lease_owner", "lease_expires_at", "deadline"):
         error = {"step": step, "reason": reason(run), "category": category}
         try:
+            # The recovery pass ends the lease (UNFENCED) at the version it read.
             run_transition(project=run.project_id, run_id=run.pk, to=RunStatus.BLOCKED, expected_version=run.version,
-                           blocked_step=step, error=error, failure_category=category,
+                           lease_owner=UNFENCED, blocked_step=step, error=error, failure_category=category,
                            updates={"lease_owner": "", "lease_expires_at": None})
         except (ConflictError, NotFoundError) as exc:
             log.info("recovery: run %s left as it is: %s", run.pk, exc)

@@ -90,5 +90,6 @@ def ask_again(r: Resume, cursor: dict[str, Any], artifact: Any) -> None:
             idempotency_key=f"{repair['key']}:repair-{repair['round']}"[:200], actor=Actor.for_worker(r.owner),
             reason=f"Repaired by {repair['node']} after the rejection: {repair['rejection']['reason']}",
             gate={"on_reject": repair["node"]},  # the next rejection may be repaired too, up to MAX_REPAIRS
+            lease_owner=r.owner,
         )
     r.leased = False

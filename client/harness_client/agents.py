@@ -239,16 +239,20 @@ class HarnessApprovals:
     run, and applies it: `state.approve(item)`; or `state.reject(item)` with the reviewer's reason as the
     message the model reads (also for an expired approval, and for arguments a reviewer edited: the SDK can
     only run the call it made, so the model is told which arguments were approved and may call again).
-    A run the resume left `blocked` raises ApprovalNotApplied. `on_request(approval)` is called when a request
-    is posted (say where the reviewer finds it); `decisions` keeps every decided approval, in order.
+    A run the resume left `blocked` raises ApprovalNotApplied. `lease_owner`: the owner you leased the run
+    with, if you claim it (sent with every request; None says you hold no lease). `on_request(approval)` is
+    called when a request is posted (say where the reviewer finds it); `decisions` keeps every decided
+    approval, in order.
     """
 
     def __init__(
         self, session: HarnessSession, *, run_id: int | None = None, risk: Risk = "high",
         timeout: float = 3600.0, poll_interval: float = 1.0, max_poll_interval: float = 10.0,
         active_agent: str | None = None, on_request: Callable[[Approval], object] | None = None,
+        lease_owner: str | None = None,
     ) -> None:
         self.session = session
+        self.lease_owner = lease_owner
         self.client = session.client
         self.risk: Risk = risk
         self.timeout, self.poll_interval, self.max_poll_interval = timeout, poll_interval, max_poll_interval
@@ -282,10 +286,14 @@ class HarnessApprovals:
         run_id = await self.run_id()
         call_id = item.call_id or ""
         key = f"agents-sdk:{run_id}:{call_id}"[:200]
+        # Fenced on the lease (the owner sent always; None: this session holds none). No run version: a process
+        # that restarts asks again with the same body under the same key and gets the same approval back, and
+        # the run's version has moved with the first request by then.
         approval = await self.client.request_approval(
             run_id, tool=item.name or "tool", arguments=_arguments(item.arguments), idempotency_key=key,
             risk=self.risk, reason=f"Agents SDK tool call {call_id} in session {self.session.session_id!r}",
-            executor="agent", request_key=f"approval-request:{key}"[:200],
+            executor="agent", lease_owner=self.lease_owner,
+            request_key=f"approval-request:{key}"[:200],
         )
         if self.on_request is not None:
             self.on_request(approval)

@@ -117,8 +117,9 @@ class HarnessSaver(BaseCheckpointSaver[str]):
     `HarnessSaver()` reads `HARNESS_URL` and `HARNESS_TOKEN`; `HarnessSaver(client=HarnessClient(...))` or
     `HarnessSaver(client=AsyncHarnessClient(...))` uses yours (the other kind is made from its URL and token
     when a graph calls the other kind of method: `invoke` the sync ones, `ainvoke` the async ones).
-    `lease_owner`: when given, every checkpoint is written only while the thread's run is leased to it
-    (ConflictError `lease_lost` otherwise), fencing off a stale process.
+    `lease_owner`: the owner the thread's run is leased to (the saver sends it with every checkpoint and
+    approval request; None, the default, says the graph holds no lease). While the run holds a lease, a write
+    naming no owner or another one is refused (ConflictError `lease_lost`), fencing off a stale process.
     """
 
     def __init__(
@@ -376,8 +377,12 @@ def request_approval(
     run = hc.ensure_thread(thread_id).run  # its checkpoints may still be on their way (saved in the background)
     asked = next((a for a in hc.list_approvals(run=run) if a.idempotency_key == key), None)
     if asked is None:
+        # Fenced as the saver's checkpoints are (its lease owner, sent always); the run's version is optional at
+        # this door: the graph's background checkpoint writes move it.
+        owner = saver.lease_owner if isinstance(saver, HarnessSaver) else None
         asked = hc.request_approval(run, tool=tool, arguments=dict(arguments), idempotency_key=key,
-                                    risk=risk, reason=reason or None, executor="agent", request_key=key)
+                                    risk=risk, reason=reason or None, executor="agent", lease_owner=owner,
+                                    request_key=key)
     return interrupt({"approval_id": asked.id, "tool": tool, "arguments": dict(arguments), "reason": reason})
 
 

@@ -134,9 +134,10 @@ def list_sessions(
 
 
 def transition_session(
-    session_id: int, to: SessionStatus, *, expected_version: int | None = None, request_key: str | None = None,
+    session_id: int, to: SessionStatus, *, expected_version: int, request_key: str | None = None,
 ) -> Call[Session]:
-    """Move a session to another status (a compare-and-set when `expected_version` is given)."""
+    """Move a session to another status: a compare-and-set on `expected_version`, the version you read (409
+    `version_conflict` when it moved on)."""
     body = fields(to=to, expected_version=expected_version)
     return _SESSIONS_TRANSITION.call(parse=Session.from_json, id=session_id, json=body, request_key=request_key)
 
@@ -330,9 +331,11 @@ def transition_run(
     error: Mapping[str, Any] | None = None, blocked_step: str | None = None, request_key: str | None = None,
 ) -> Call[Run]:
     """Move a run to another status: a compare-and-set on `expected_version` (409 with the current status and
-    version when it moved on); with `lease_owner`, only while that owner holds the lease."""
-    body = fields(to=to, expected_version=expected_version, lease_owner=lease_owner, error=error,
-                  blocked_step=blocked_step)
+    version when it moved on). `lease_owner`: the owner you claimed the run with (sent always; None says you
+    hold no lease). A run that holds a lease (claimed and not released, even expired) refuses a write naming no
+    owner or a stale one: ConflictError `lease_lost`, nothing written."""
+    body = fields(to=to, expected_version=expected_version, error=error, blocked_step=blocked_step)
+    body["lease_owner"] = lease_owner
     return _RUNS_TRANSITION.call(parse=Run.from_json, id=run_id, json=body, request_key=request_key)
 
 
@@ -342,15 +345,19 @@ def report_usage(
 ) -> Call[Run]:
     """Report one model call's `tokens` and `cost` (after the call): the run's `tokens_used` and `cost_used`
     advance atomically. The answer is the run: `status == "blocked"` (`blocked_step` `budget` or `deadline`)
-    means it reached its budget or deadline, so make no further model or tool call."""
-    body = fields(tokens=tokens, cost=cost, model=model, call_id=call_id, lease_owner=lease_owner)
+    means it reached its budget or deadline, so make no further model or tool call. `lease_owner` as for
+    `transition_run`."""
+    body = fields(tokens=tokens, cost=cost, model=model, call_id=call_id)
+    body["lease_owner"] = lease_owner
     return _RUNS_USAGE.call(parse=Run.from_json, id=run_id, json=body, request_key=request_key)
 
 
-def append_event(run_id: int, kind: str, data: Mapping[str, Any] | None = None, *, request_key: str | None = None
-                 ) -> Call[RunEvent]:
-    """Append an event (`kind`, free-form `data`) to the run's log."""
+def append_event(run_id: int, kind: str, data: Mapping[str, Any] | None = None, *, lease_owner: str | None = None,
+                 request_key: str | None = None) -> Call[RunEvent]:
+    """Append an event (`kind`, free-form `data`) to the run's log; its `seq` (the next, gap-free) orders it, so
+    it takes no version. `lease_owner` as for `transition_run`."""
     body = fields(kind=kind, data=data)
+    body["lease_owner"] = lease_owner
     return _EVENTS_APPEND.call(parse=RunEvent.from_json, id=run_id, json=body, request_key=request_key)
 
 
@@ -408,9 +415,10 @@ def save_task(
 
 
 def transition_task(
-    task_id: int, to: TaskStatus, *, expected_version: int | None = None, request_key: str | None = None,
+    task_id: int, to: TaskStatus, *, expected_version: int, request_key: str | None = None,
 ) -> Call[Task]:
-    """Move a task to another status (a compare-and-set when `expected_version` is given)."""
+    """Move a task to another status: a compare-and-set on `expected_version`, the version you read (409
+    `version_conflict` when it moved on)."""
     body = fields(to=to, expected_version=expected_version)
     return _TASKS_TRANSITION.call(parse=Task.from_json, id=task_id, json=body, request_key=request_key)
 
@@ -437,13 +445,13 @@ def create_checkpoint(
 ) -> Call[Checkpoint]:
     """Write an immutable checkpoint of a run and/or task; it becomes their latest.
 
-    `parent` links it into the lineage (a parent that already has a child makes a fork); with `lease_owner`
-    it is written only while that owner holds the run's lease (a stale worker cannot fork the chain).
+    `parent` links it into the lineage (a parent that already has a child makes a fork); `lease_owner` as for
+    `transition_run` (a stale worker cannot fork the chain, whether it names its old owner or none).
     """
     body = fields(run=run, task=task, parent=parent, label=label, cursor=cursor, state=state,
                   artifact_fingerprints=artifact_fingerprints, authority_ref=authority_ref, pending_gate=pending_gate,
-                  approval=approval, resume_policy=resume_policy, schema_version=schema_version,
-                  lease_owner=lease_owner)
+                  approval=approval, resume_policy=resume_policy, schema_version=schema_version)
+    body["lease_owner"] = lease_owner
     return _CHECKPOINTS_CREATE.call(parse=Checkpoint.from_json, json=body, request_key=request_key)
 
 
@@ -488,7 +496,8 @@ _APPROVALS_DECIDE = route("POST", "approvals/{id}/decision/", "approvals_decide"
 def request_approval(
     run_id: int, *, tool: str, idempotency_key: str, arguments: Mapping[str, Any] | None = None,
     risk: Risk | None = None, reason: str | None = None, expected_version: int | None = None,
-    expires_at: dt.datetime | None = None, executor: ApprovalExecutor | None = None, request_key: str | None = None,
+    expires_at: dt.datetime | None = None, executor: ApprovalExecutor | None = None, lease_owner: str | None = None,
+    request_key: str | None = None,
 ) -> Call[Approval]:
     """Ask a human to approve a tool call; the run moves to `waiting_approval` and its lease is released, in the
     same transaction.
@@ -499,9 +508,13 @@ def request_approval(
     (`decision`, `arguments`, `fingerprint`, `idempotency_key`, or the `reason` of a rejection or expiry) and
     leaves the run `running` with no lease, for you to claim. The default, "worker", has the resume worker
     call the tool through its adapter. Wait with `wait_for_approval(..., until_resumed=True)`.
+
+    `lease_owner` as for `transition_run`; `expected_version`, the run's version you read, is optional here
+    (the lease orders a lease holder's writes, and a checkpoint moves the run's version without answering it).
     """
     body = fields(tool=tool, idempotency_key=idempotency_key, arguments=arguments, risk=risk, reason=reason,
                   expected_version=expected_version, expires_at=expires_at, executor=executor)
+    body["lease_owner"] = lease_owner
     return _APPROVALS_REQUEST.call(parse=Approval.from_json, id=run_id, json=body, request_key=request_key)
 
 
@@ -519,11 +532,11 @@ def list_approvals(*, status: ApprovalStatus | None = None, run: int | None = No
 
 def decide_approval(
     approval_id: int, decision: Decision, *, reason: str | None = None,
-    edited_arguments: Mapping[str, Any] | None = None, expected_version: int | None = None,
-    request_key: str | None = None,
+    edited_arguments: Mapping[str, Any] | None = None, expected_version: int, request_key: str | None = None,
 ) -> Call[Approval]:
     """Approve or reject (a reviewer's personal token; agent tokens get 403). A rejection needs a `reason`;
-    `edited_arguments` approves changed arguments (a new fingerprint)."""
+    `edited_arguments` approves changed arguments (a new fingerprint). `expected_version` is the approval's
+    version you read (`get_approval(...).version`): one that changed since is refused `version_conflict`."""
     body = fields(decision=decision, reason=reason, edited_arguments=edited_arguments,
                   expected_version=expected_version)
     return _APPROVALS_DECIDE.call(parse=Approval.from_json, id=approval_id, json=body, request_key=request_key)
@@ -624,12 +637,13 @@ def issue_handoff(
 ) -> Call[Handoff]:
     """Hand a bounded, blind job to another session. Each input is `{"name", "fingerprint"}` plus its `value`
     or the origin task's `artifact`; the packet is frozen and fingerprinted, and the run waits
-    (`waiting_external`) until the result returns and the worker resumes it."""
+    (`waiting_external`) until the result returns and the worker resumes it. `lease_owner` and `expected_version`
+    as for `request_approval`."""
     body = fields(receiver_session=receiver_session, objective=objective, output_schema=dict(output_schema),
                   deadline=deadline.isoformat(), inputs=None if inputs is None else [dict(i) for i in inputs],
                   allowed_capabilities=None if allowed_capabilities is None else list(allowed_capabilities),
-                  cursor=None if cursor is None else dict(cursor), expected_version=expected_version,
-                  lease_owner=lease_owner)
+                  cursor=None if cursor is None else dict(cursor), expected_version=expected_version)
+    body["lease_owner"] = lease_owner
     return _HANDOFFS_ISSUE.call(parse=Handoff.from_json, json=body, request_key=request_key, id=run_id)
 
 
@@ -648,23 +662,25 @@ def get_handoff(handoff_id: int) -> Call[Handoff]:
     return _HANDOFFS_READ.call(parse=Handoff.from_json, id=handoff_id)
 
 
-def accept_handoff(handoff_id: int, *, run: int | None = None, expected_version: int | None = None,
+def accept_handoff(handoff_id: int, *, expected_version: int, run: int | None = None,
                    request_key: str | None = None) -> Call[Handoff]:
     """The receiver takes the job with its own run (a run of the receiver session; without one, a new run of
-    that session is made for it: what a receiver holding only the handoff's `receiver_token` does)."""
+    that session is made for it: what a receiver holding only the handoff's `receiver_token` does), at the
+    handoff's version it read (`get_handoff(...).version`)."""
     return _HANDOFFS_ACCEPT.call(parse=Handoff.from_json, json=fields(run=run, expected_version=expected_version),
                                  request_key=request_key, id=handoff_id)
 
 
-def return_handoff(handoff_id: int, *, packet_fingerprint: str, result: Any, result_hash: str | None = None,
-                   request_key: str | None = None) -> Call[Handoff]:
-    """Return the one result, bound to the fingerprint of the packet it answers."""
-    body = fields(packet_fingerprint=packet_fingerprint, result_hash=result_hash)
+def return_handoff(handoff_id: int, *, packet_fingerprint: str, result: Any, expected_version: int,
+                   result_hash: str | None = None, request_key: str | None = None) -> Call[Handoff]:
+    """Return the one result, bound to the fingerprint of the packet it answers, at the handoff's version read
+    (the accepted handoff's: `accept_handoff(...).version`)."""
+    body = fields(packet_fingerprint=packet_fingerprint, result_hash=result_hash, expected_version=expected_version)
     body["result"] = result
     return _HANDOFFS_RETURN.call(parse=Handoff.from_json, json=body, request_key=request_key, id=handoff_id)
 
 
-def cancel_handoff(handoff_id: int, *, reason: str, expected_version: int | None = None,
+def cancel_handoff(handoff_id: int, *, reason: str, expected_version: int,
                    request_key: str | None = None) -> Call[Handoff]:
     """Cancel an open handoff; the origin run goes back to running with the cancellation bound."""
     return _HANDOFFS_CANCEL.call(parse=Handoff.from_json, json=fields(reason=reason, expected_version=expected_version),
@@ -804,11 +820,11 @@ def supersede_memory(
     record_id: int, *, content: str | None = None, replacement_id: int | None = None, subject: str | None = None,
     provenance_kind: ProvenanceKind | None = None, source_run_id: int | None = None,
     source_session_id: int | None = None, source_item_seq: int | None = None, valid_until: dt.datetime | None = None,
-    expires_at: dt.datetime | None = None, expected_version: int | None = None, request_key: str | None = None,
+    expires_at: dt.datetime | None = None, expected_version: int, request_key: str | None = None,
 ) -> Call[MemoryRecord]:
     """Replace a record with a new version (`content`), or let another live record stand instead
-    (`replacement_id`, resolving a conflict). Agents supersede only what they wrote. Returns the standing
-    record."""
+    (`replacement_id`, resolving a conflict). Agents supersede only what they wrote. `expected_version` is the
+    record's version you read. Returns the standing record."""
     body = fields(content=content, replacement_id=replacement_id, subject=subject, provenance_kind=provenance_kind,
                   source_run_id=source_run_id, source_session_id=source_session_id,
                   source_item_seq=source_item_seq, valid_until=valid_until, expires_at=expires_at,
@@ -837,21 +853,21 @@ def get_context(snapshot_id: int) -> Call[ContextSnapshot]:
 # Operators' memory curation (a console user's personal token in the operator group; agent tokens get 403).
 
 
-def review_memory(record_id: int, decision: Decision, *, expected_version: int | None = None,
+def review_memory(record_id: int, decision: Decision, *, expected_version: int,
                   request_key: str | None = None) -> Call[MemoryRecord]:
     """Approve or reject a held record (operators)."""
     body = fields(decision=decision, expected_version=expected_version)
     return _MEMORY_REVIEW.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
 
 
-def expire_memory(record_id: int, *, at: dt.datetime | None = None, expected_version: int | None = None,
+def expire_memory(record_id: int, *, expected_version: int, at: dt.datetime | None = None,
                   request_key: str | None = None) -> Call[MemoryRecord]:
     """Make a record expire at `at` (now by default) (operators)."""
     body = fields(at=at, expected_version=expected_version)
     return _MEMORY_EXPIRE.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
 
 
-def delete_memory(record_id: int, *, expected_version: int | None = None, request_key: str | None = None
+def delete_memory(record_id: int, *, expected_version: int, request_key: str | None = None
                   ) -> Call[MemoryRecord]:
     """Delete a record (a tombstone keeps who and when) (operators)."""
     body = fields(expected_version=expected_version)
@@ -916,11 +932,13 @@ def put_thread_checkpoint(
 
     `checkpoint` is LangGraph's checkpoint without its channel values, `channel_values` each channel's value as
     JSON (or `{"__lg_type__": type, "b64": bytes}`). The same id again with the same content is answered as
-    before; with other content: ConflictError `checkpoint_exists` (checkpoints are immutable).
+    before; with other content: ConflictError `checkpoint_exists` (checkpoints are immutable). `lease_owner` as
+    for `transition_run`.
     """
     body = fields(thread_id=thread_id, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id,
                   parent_checkpoint_id=parent_checkpoint_id, checkpoint=checkpoint, channel_values=channel_values,
-                  metadata=metadata, lease_owner=lease_owner)
+                  metadata=metadata)
+    body["lease_owner"] = lease_owner
     return _THREAD_CHECKPOINTS_PUT.call(parse=ThreadCheckpointStored.from_json, json=body, request_key=request_key)
 
 

@@ -17,6 +17,7 @@ from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFa
 from harness.models import Project
 from harness.tenancy import Role, acting_filter, decision_refusal, decision_scope, holds_role_everywhere
 from harness.transitions import cas_transition_row
+from runs_app.fencing import UNFENCED, LeaseOwner
 from runs_app.machines import APPROVAL_MACHINE
 from runs_app.models import (
     ApprovalExecutor,
@@ -46,6 +47,7 @@ def approval_request_create(
     expires_at: dt.datetime | None = None,
     executor: str = ApprovalExecutor.WORKER,
     gate: dict[str, Any] | None = None,
+    lease_owner: LeaseOwner = UNFENCED,
 ) -> ApprovalRequest:
     """Post a pending action and move its run to waiting_approval in the same transaction.
 
@@ -57,8 +59,10 @@ def approval_request_create(
     checkpoint of the waiting run is written with it (`checkpoint_waiting`: what it waits on, bound to the
     approval), which is also the checkpoint before the consequential write the approval allows.
     `executor` says who runs the approved tool: the resume worker through its adapter ("worker"), or
-    the agent that asked ("agent": the resume binds the decision to the run and hands it back). `gate`: more
-    of what the waiting checkpoint records about the gate (the worker's repair declaration: worker.repair).
+    the agent that asked ("agent": the resume binds the decision to the run and hands it back). The move is
+    fenced on the run's lease (runs_app.fencing: `lease_owner`): a refused one writes nothing, the approval
+    neither. `gate`: more of what the waiting checkpoint records about the gate (the worker's repair
+    declaration: worker.repair).
     """
     if not tool or not idempotency_key:
         raise ValidationFailed("An approval needs a tool and an idempotency key.", code="invalid")
@@ -96,7 +100,7 @@ def approval_request_create(
             ) from None
         moved = run_transition(
             project=project, run_id=run_id, to=RunStatus.WAITING_APPROVAL, expected_version=expected_version,
-            updates={"pending_approval": approval},
+            lease_owner=lease_owner, updates={"pending_approval": approval},
         )
         checkpoint_waiting(project=project, run=moved, waits_for=f"approval of {tool}", approval_id=approval.pk,
                            pending_gate={**(gate or {}), "tool": tool, "fingerprint": approval.action_fingerprint,

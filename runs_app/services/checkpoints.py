@@ -7,10 +7,11 @@ from typing import Any, NamedTuple
 from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.canonical import digest
 from harness.db import api_time_sql, prepared_cursor
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.errors import NotFoundError, ValidationFailed
 from harness.fields import dumps
 from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
+from runs_app.fencing import UNFENCED, LeaseOwner, lease_fence_params, lease_fence_sql, lease_lost
 from runs_app.models import Checkpoint, Run, RunStatus, Task
 from runs_app.services.checkpoint_facts import Facts, checkpoint_facts, forget, remember_written
 
@@ -35,7 +36,7 @@ def checkpoint_create(
     approval_id: int | None = None,
     resume_policy: str = "revalidate",
     schema_version: int = 1,
-    lease_owner: str | None = None,
+    lease_owner: LeaseOwner = UNFENCED,
     claim: Claim | None = None,
     forked: bool = False,
     caller: TokenCheck | None = None,
@@ -47,9 +48,10 @@ def checkpoint_create(
        checkpoint (runs_app.services.forks) has the checkpoint of another run as its parent.
     3. Hash the canonical content, including the parent's hash, so a chain is tamper-evident.
     4. Insert it and point the run's `last_checkpoint` and the task's `latest_checkpoint` at it, in
-       one statement. When a lease owner is named, that statement writes only while
-       the lease is held (checked on the locked run row); if it is not, nothing is written (a stale
-       worker is fenced off and cannot fork the chain).
+       one statement, fenced on the run's lease (runs_app.fencing, checked on the locked run row: the
+       owner that holds it, or None for a caller that holds none, which a leased run refuses); if the fence
+       does not hold, nothing is written (409 lease_lost: a stale worker is fenced off and cannot fork the
+       chain, whether it names its old owner or none).
     5. With a `claim` (the API's Idempotency-Key), the same statement records the reply under the key:
        the checkpoint and its stored reply commit together, in one commit (KeyTaken if the key is taken).
        With a `caller` (the plain path's harness.auth.TokenCheck), it writes nothing unless the caller's token
@@ -155,7 +157,7 @@ def _checkpoint_write(
     facts: Facts, project_id: int, run_id: int | None, task_id: int | None, parent_id: int | None, *, label: str,
     cursor: dict[str, Any] | None, state: dict[str, Any] | None, artifact_fingerprints: dict[str, Any] | None,
     authority_ref: str, pending_gate: Any, approval_id: int | None, resume_policy: str, schema_version: int,
-    lease_owner: str | None, claim: Claim | None, forked: bool, caller: TokenCheck | None,
+    lease_owner: LeaseOwner, claim: Claim | None, forked: bool, caller: TokenCheck | None,
 ) -> Checkpoint:
     run_found, run_task_id, parent_hash, parent_depth, parent_run, parent_task, parent_found = facts
     if run_id is not None:
@@ -190,10 +192,7 @@ def _checkpoint_write(
     run_updated = _checkpoint_insert(checkpoint, lease_owner, parent_hash, run_task_id, claim, caller)
     if run_id is not None and not run_updated:
         current = Run.objects.filter(pk=run_id).values("status", "version").get()
-        raise ConflictError(
-            "The lease is lost; this checkpoint is refused.", code="lease_lost",
-            current_status=current["status"], current_version=current["version"],
-        )
+        raise lease_lost(lease_owner, current_status=current["status"], current_version=current["version"])
     remember_written(checkpoint)
     return checkpoint
 
@@ -247,8 +246,7 @@ WITH """ + CALLER_SQL + """, facts AS (
                 WHERE a.id = %(approval)s AND a.project_id = %(project)s)) AS approval_ok
 ), fence AS (
     SELECT id FROM runs_app_run
-     WHERE id = %(run)s
-       AND (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now()))
+     WHERE id = %(run)s AND """ + lease_fence_sql() + """
        FOR UPDATE
 ), ins AS (
     INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
@@ -276,7 +274,7 @@ SELECT facts.ok, facts.approval_ok, ins.id, ins.created_at, (SELECT count(*) FRO
 
 
 def _checkpoint_insert(
-    cp: Checkpoint, lease_owner: str | None, parent_hash: str | None, run_task_id: int | None, claim: Claim | None,
+    cp: Checkpoint, lease_owner: LeaseOwner, parent_hash: str | None, run_task_id: int | None, claim: Claim | None,
     caller: TokenCheck | None = None,
 ) -> bool:
     params = {
@@ -285,7 +283,8 @@ def _checkpoint_insert(
         "fingerprints": dumps(cp.artifact_fingerprints), "authority": cp.authority_ref,
         "gate": None if cp.pending_gate is None else dumps(cp.pending_gate), "approval": cp.approval_id,
         "policy": cp.resume_policy, "schema": cp.schema_version, "depth": cp.depth, "hash": cp.content_hash,
-        "owner": lease_owner, "parent_hash": parent_hash, "run_task": run_task_id, **claim_params(claim),
+        **lease_fence_params(lease_owner), "parent_hash": parent_hash, "run_task": run_task_id,
+        **claim_params(claim),
         **caller_params(caller),
     }
     with prepared_cursor() as cursor:
@@ -320,7 +319,7 @@ _EXTERNAL_CHECKPOINT_SQL = """
 -- The run's and its task's latest-checkpoint pointers follow the root graph (ns '') only.
 WITH run AS (
     SELECT id, task_id, task_mode = 'langgraph' AS thread,
-           (%(owner)s::text IS NULL OR (lease_owner = %(owner)s::text AND lease_expires_at > now())) AS leased
+           """ + lease_fence_sql() + """ AS leased
       FROM runs_app_run
      WHERE project_id = %(project)s AND ref = %(thread)s::text AND ref <> ''
        FOR UPDATE
@@ -370,7 +369,7 @@ class ExternalWrite(NamedTuple):
 def checkpoint_write_external(
     *, project_id: int, thread: str, ns: str, external_id: str, parent_external_id: str, label: str,
     cursor: dict[str, Any], state: dict[str, Any], metadata: dict[str, Any], body_digest: str,
-    run_cursor: dict[str, Any], lease_owner: str | None = None, claim: Claim | None = None,
+    run_cursor: dict[str, Any], lease_owner: LeaseOwner = UNFENCED, claim: Claim | None = None,
 ) -> ExternalWrite:
     """Write one LangGraph checkpoint of the run whose ref is `thread`, in one fenced statement; with a `claim`
     (the API's Idempotency-Key) the same statement records the reply under the key, or raises KeyTaken."""
@@ -378,7 +377,7 @@ def checkpoint_write_external(
         "project": project_id, "thread": thread, "ns": ns, "external_id": external_id,
         "parent_ext": parent_external_id, "label": label, "cursor": dumps(cursor), "state": dumps(state),
         "metadata": json.dumps(metadata), "digest": body_digest, "run_cursor": json.dumps(run_cursor),
-        "owner": lease_owner, **claim_params(claim),
+        **lease_fence_params(lease_owner), **claim_params(claim),
     }
     with prepared_cursor() as cur:
         execute_claimed(cur, _EXTERNAL_CHECKPOINT_SQL, params, claim)

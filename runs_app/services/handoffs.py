@@ -231,6 +231,7 @@ def handoff_return(
     result: Any,
     actor: Actor,
     result_hash: str | None = None,
+    expected_version: int | None = None,
 ) -> Handoff:
     """The receiver's one result, bound to the packet it answers; the origin run's resume is queued.
 
@@ -240,8 +241,9 @@ def handoff_return(
        acceptance, after cancellation or past the deadline (409 `handoff_not_accepted`, `handoff_cancelled`,
        `handoff_expired`), or when the output schema refuses it (400 `result_schema_mismatch`).
     3. Re-check independence (items copied since the acceptance count), then one conditional UPDATE
-       accepted -> returned that holds the deadline and the fingerprint again; log it on the origin run and
-       queue its resume after commit.
+       accepted -> returned (at `expected_version`, the handoff's version the receiver read, when given: the
+       API requires it) that holds the deadline and the fingerprint again; log it on the origin run and queue its
+       resume after commit.
     """
     computed = digest(result)
     if result_hash is not None and result_hash != computed:
@@ -267,7 +269,8 @@ def handoff_return(
         try:
             returned = cas_transition_row(
                 _handoffs(project), pk=handoff_id, machine=HANDOFF_MACHINE, to=HandoffStatus.RETURNED,
-                expected_version=None, extra_filter=Q(deadline__gt=Now(), packet_fingerprint=packet_fingerprint),
+                expected_version=expected_version,
+                extra_filter=Q(deadline__gt=Now(), packet_fingerprint=packet_fingerprint),
                 updates={"result": result, "result_hash": computed, "returned_by": actor.label, "returned_at": Now(),
                          "independence": checks},
             )
@@ -317,7 +320,8 @@ def _refusal(project: Project | int, handoff_id: int, exc: ConflictError) -> Con
     return ConflictError(detail, code=code, current_status=handoff.status, current_version=handoff.version)
 
 
-def handoff_answer_by_person(*, project: Project, handoff_id: int, actor: Actor, result: Any) -> Handoff:
+def handoff_answer_by_person(*, project: Project, handoff_id: int, actor: Actor, result: Any,
+                             expected_version: int | None = None) -> Handoff:
     """A person answers a handoff to a `human_reviewer` session from the console, in one transaction.
 
     1. Only a person (a console user) who reviews in the handoff's project, not while it is frozen, and only for
@@ -326,6 +330,9 @@ def handoff_answer_by_person(*, project: Project, handoff_id: int, actor: Actor,
     2. Issued: the answer is the receiver session's own invocation, a run made for it (task mode
        `handoff_review`), which accepts the handoff (`handoff_accept`, independence recorded).
     3. `handoff_return` with the packet's fingerprint, refused as any return is; a refusal undoes the acceptance.
+
+    `expected_version` is the handoff's version the page showed (the console's form carries it): a handoff that
+    moved since is refused 409 version_conflict, nothing written.
     """
     if actor.user is None:
         raise Forbidden("Only a person answers a handoff in the console.", code="not_a_person")
@@ -338,6 +345,9 @@ def handoff_answer_by_person(*, project: Project, handoff_id: int, actor: Actor,
     if role != SessionRole.HUMAN_REVIEWER:
         raise ConflictError(f"The receiver session is a {role}: only a human_reviewer's handoff is answered here.",
                             code="not_a_human_handoff", current_status=handoff.status, current_version=handoff.version)
+    if expected_version is not None and handoff.version != expected_version:
+        raise ConflictError(f"Handoff {handoff_id} is at version {handoff.version}, not {expected_version}.",
+                            code="version_conflict", current_status=handoff.status, current_version=handoff.version)
     with transaction.atomic():
         if handoff.status == HandoffStatus.ISSUED:
             run = run_create(project=project, session_id=handoff.receiver_session_id, task_mode="handoff_review",
@@ -345,7 +355,7 @@ def handoff_answer_by_person(*, project: Project, handoff_id: int, actor: Actor,
             handoff = handoff_accept(project=project, handoff_id=handoff_id, receiver_run_id=run.pk, actor=actor,
                                      expected_version=handoff.version)
         return handoff_return(project=project, handoff_id=handoff_id, packet_fingerprint=handoff.packet_fingerprint,
-                              result=result, actor=actor)
+                              result=result, actor=actor, expected_version=handoff.version)
 
 
 # --- consume, cancel, expire ------------------------------------------------------------------------

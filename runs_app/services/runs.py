@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Func, JSONField, Q, QuerySet, Value
+from django.db.models import F, Func, JSONField, QuerySet, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Now
 from django.utils import timezone
@@ -22,6 +22,7 @@ from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from harness.transitions import cas_transition_row
+from runs_app.fencing import UNFENCED, LeaseOwner, lease_fence_params, lease_fence_q, lease_fence_sql, lease_lost
 from runs_app.limits import limit_exceeded
 from runs_app.machines import RUN_MACHINE
 from runs_app.models import Checkpoint, FailureCategory, NodeExecution, Run, RunEvent, RunStatus, Task
@@ -83,7 +84,7 @@ def run_transition(
     run_id: int,
     to: str,
     expected_version: int | None,
-    lease_owner: str | None = None,
+    lease_owner: LeaseOwner = UNFENCED,
     error: dict[str, Any] | None = None,
     blocked_step: str = "",
     actor: Actor | None = None,
@@ -93,10 +94,12 @@ def run_transition(
 ) -> Run:
     """Move a run through RUN_MACHINE with a compare-and-set on its version.
 
-    1. One conditional UPDATE (status, version, and the lease owner when one is named) from the
-       sources RUN_MACHINE opens to the caller: its worker-only edge (waiting_approval -> running)
-       only for the worker (an `actor` of kind worker). A terminal or waiting state releases the
-       lease in the same UPDATE.
+    1. One conditional UPDATE (status, version, and the lease fence of runs_app.fencing: a lease holder's
+       `lease_owner`, or None for a caller that holds none, which a leased run refuses; UNFENCED for a person's
+       or the server's own move) from the sources RUN_MACHINE opens to the caller: its worker-only edge
+       (waiting_approval -> running) only for the worker (an `actor` of kind worker). A terminal or waiting
+       state releases the lease in the same UPDATE. A fenced-off write is 409 `lease_lost` whatever version
+       it sent, as every other fenced door answers.
     2. In the same statement, append `events` (the caller's, in order) and then a `status.<to>` event,
        with the next gap-free seqs: the run's row is written once.
     """
@@ -123,11 +126,7 @@ def run_transition(
         # A finished run holds no lease, and neither does a waiting one (DESIGN.md: "a waiting state
         # releases the lease in the same write"): whoever continues it claims it afresh.
         fields.update(lease_owner="", lease_expires_at=None)
-    lease_guard = None
-    if lease_owner is not None:
-        # The database's clock (STATEMENT_TIMESTAMP()), never this process's: a fast clock must not refuse a live
-        # lease's write, a slow one must not accept an expired lease's (issue 19, defect 4).
-        lease_guard = Q(lease_owner=lease_owner, lease_expires_at__gt=Now())
+    lease_guard = lease_fence_q(lease_owner)
     data: dict[str, Any] = {}
     if error:
         data["error"] = error
@@ -142,6 +141,8 @@ def run_transition(
             _runs(project), pk=run_id, machine=RUN_MACHINE, to=to, expected_version=expected_version,
             extra_filter=lease_guard, updates=fields, actor=actor.kind if actor is not None else None,
             wrap=_with_events(appended),
+            extra_refusal=lambda status, version: lease_lost(lease_owner, current_status=status,
+                                                             current_version=version),
         )
 
     if to != RunStatus.WAITING_EXTERNAL:
@@ -461,14 +462,14 @@ _MAX_TOKENS_USED, _MAX_COST_USED = 2**63 - 1, MAX_COST_PER_CALL  # what the colu
 
 def run_usage_report(
     *, project: Project | int, run_id: int, tokens: int, cost: Decimal, model: str = "", call_id: str = "",
-    lease_owner: str | None = None,
+    lease_owner: LeaseOwner = UNFENCED,
 ) -> Run:
     """Add one model call's tokens and cost to the run; a run that reaches a limit is stopped right there.
 
     1. One statement: `tokens_used` and `cost_used` advance by the call's (an addition in the UPDATE, so
        concurrent reports never lose one) and a `usage.reported` event is appended with the next seq; the
-       run's row comes back. A finished run takes no report (409 run_finished); with `lease_owner`, only
-       while that owner holds the lease (409 lease_lost).
+       run's row comes back. A finished run takes no report (409 run_finished); it is fenced as every lease
+       holder's write (runs_app.fencing: 409 lease_lost).
     2. If the run has now reached its token or cost budget, or is past its deadline (runs_app.limits), and
        can be blocked, it is blocked at `budget` or `deadline` (a transition of its own), so its next model
        or tool call is refused: the answer shows the blocked run.
@@ -483,7 +484,7 @@ def run_usage_report(
     data = {"tokens": tokens, "cost": str(cost), **({"model": model} if model else {}),
             **({"call_id": call_id} if call_id else {})}
     run = fetch_instance(Run, _USAGE_SQL, {
-        "tokens": tokens, "cost": cost, "now": now, "rid": run_id, "pid": project_id, "owner": lease_owner,
+        "tokens": tokens, "cost": cost, "now": now, "rid": run_id, "pid": project_id, **lease_fence_params(lease_owner),
         "terminal": list(RUN_MACHINE.terminal), "data": json.dumps(data), "max_tokens": _MAX_TOKENS_USED,
         "max_cost": _MAX_COST_USED,
     })
@@ -496,8 +497,7 @@ def run_usage_report(
                                 current_status=current["status"], current_version=current["version"])
         if current["tokens_used"] > _MAX_TOKENS_USED - tokens or current["cost_used"] > _MAX_COST_USED - cost:
             raise ValidationFailed("The run's totals cannot hold this report.", code="usage_overflow")
-        raise ConflictError("The lease is lost.", code="lease_lost", current_status=current["status"],
-                            current_version=current["version"])
+        raise lease_lost(lease_owner, current_status=current["status"], current_version=current["version"])
     exceeded = limit_exceeded(run, now=now)
     if exceeded is not None and RUN_MACHINE.can(run.status, RunStatus.BLOCKED):
         run = run_transition(
@@ -515,7 +515,7 @@ WITH r AS (
        SET tokens_used = tokens_used + %(tokens)s, cost_used = cost_used + %(cost)s,
            last_event_seq = last_event_seq + 1, updated_at = %(now)s
      WHERE id = %(rid)s AND project_id = %(pid)s AND status <> ALL(%(terminal)s)
-       AND (%(owner)s::text IS NULL OR (lease_owner = %(owner)s AND lease_expires_at > statement_timestamp()))
+       AND """ + lease_fence_sql() + """
        AND tokens_used <= %(max_tokens)s - %(tokens)s AND cost_used <= %(max_cost)s - %(cost)s
     """ + returning(Run) + """
 ), e AS (
@@ -528,16 +528,16 @@ SELECT * FROM r
 
 # --- run events ----------------------------------------------------------------------------
 
-_EVENT_SQL = """
+_EVENT_SQL = f"""
 WITH bumped AS (
     UPDATE runs_app_run SET last_event_seq = last_event_seq + 1
-     WHERE id = %(rid)s AND project_id = %(pid)s
+     WHERE id = %(rid)s AND project_id = %(pid)s AND {lease_fence_sql()}
  RETURNING last_event_seq
 )
 INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
 SELECT %(rid)s, bumped.last_event_seq, %(kind)s, %(data)s::jsonb, now() FROM bumped
 RETURNING id, seq, created_at
-"""
+"""  # noqa: S608 - the text put in is runs_app.fencing's own SQL; every value is a bound parameter
 
 
 # The API's reply to an event append (runs_app.api.EventOutSerializer), as a claimed key records it.
@@ -551,7 +551,7 @@ SELECT jsonb_build_object('id', ins.id, 'run', ins.run_id, 'seq', ins.seq, 'kind
 _EVENT_CLAIMED_SQL = f"""
 WITH bumped AS (
     UPDATE runs_app_run SET last_event_seq = last_event_seq + 1
-     WHERE id = %(rid)s AND project_id = %(pid)s
+     WHERE id = %(rid)s AND project_id = %(pid)s AND {lease_fence_sql()}
  RETURNING last_event_seq
 ), ins AS (
     INSERT INTO runs_app_runevent (run_id, seq, kind, data, created_at)
@@ -563,15 +563,19 @@ SELECT id, seq, created_at FROM ins
 
 
 def run_event_append(
-    *, project: Project | int, run_id: int, kind: str, data: dict[str, Any] | None = None, claim: Claim | None = None
+    *, project: Project | int, run_id: int, kind: str, data: dict[str, Any] | None = None, claim: Claim | None = None,
+    lease_owner: LeaseOwner = UNFENCED,
 ) -> RunEvent:
-    """Append one event with the next gap-free seq (one statement). With the request's `claim`, the statement
-    also records the reply under its key, or raises KeyTaken (harness.idempotency) and writes nothing."""
+    """Append one event with the next gap-free seq (one statement), fenced on the lease (runs_app.fencing: an
+    agent's append names its lease owner; the server's own events are UNFENCED). With the request's `claim`, the
+    statement also records the reply under its key, or raises KeyTaken (harness.idempotency) and writes nothing.
+    A fenced-off append writes nothing (409 lease_lost)."""
     project_id = project if isinstance(project, int) else project.pk
     payload = data or {}
     if not kind or len(kind) > 64:
         raise ValidationFailed("An event kind is 1 to 64 characters.", code="invalid")
-    params: dict[str, Any] = {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload)}
+    params: dict[str, Any] = {"rid": run_id, "pid": project_id, "kind": kind, "data": json.dumps(payload),
+                              **lease_fence_params(lease_owner)}
     # One statement is atomic by itself: no savepoint round trips when called inside a transaction.
     with prepared_cursor() as cursor:
         if claim is None:
@@ -580,7 +584,10 @@ def run_event_append(
             execute_claimed(cursor, _EVENT_CLAIMED_SQL, {**params, **claim_params(claim)}, claim)
         row = cursor.fetchone()
     if row is None:
-        raise NotFoundError(f"Run {run_id} does not exist.")
+        current = _runs(project_id).filter(pk=run_id).values("status", "version").first()
+        if current is None:
+            raise NotFoundError(f"Run {run_id} does not exist.")
+        raise lease_lost(lease_owner, current_status=current["status"], current_version=current["version"])
     return RunEvent(id=row[0], run_id=run_id, seq=row[1], kind=kind, data=payload, created_at=row[2])
 
 

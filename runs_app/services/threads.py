@@ -43,6 +43,7 @@ from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
 from harness.models import Project
+from runs_app.fencing import UNFENCED, LeaseOwner, lease_lost
 from runs_app.models import Checkpoint, Run, RunStatus
 from runs_app.services.checkpoints import LANGGRAPH_THREAD_MODE, ExternalWrite, checkpoint_write_external
 from runs_app.services.runs import run_create, run_event_append, run_transition
@@ -119,12 +120,13 @@ def _ref_taken(thread_id: str) -> ConflictError:
 
 def thread_checkpoint_put(
     *, project: Project, thread_id: str, checkpoint_ns: str, checkpoint_id: str, parent_checkpoint_id: str | None,
-    checkpoint: Any, channel_values: Any, metadata: Any, lease_owner: str | None = None, claim: Claim | None = None,
+    checkpoint: Any, channel_values: Any, metadata: Any, lease_owner: LeaseOwner = UNFENCED, claim: Claim | None = None,
 ) -> ThreadCheckpoint:
     """Store one LangGraph checkpoint of a thread (see the module's docstring for the mapping).
 
     One statement (runs_app.services.checkpoints.checkpoint_write_external) when the thread exists; its first
-    checkpoint creates it first. With `lease_owner` the run must be leased to that owner right now. With a
+    checkpoint creates it first. It is fenced on the run's lease as every lease holder's write (runs_app.fencing:
+    the owner holding it right now, or None while the run holds none). With a
     `claim` (the API's Idempotency-Key) the statement records the reply under the key (KeyTaken: the key is
     another request's, or this one's already done; nothing written).
     """
@@ -151,7 +153,8 @@ def thread_checkpoint_put(
         )
 
     written = write()
-    if written.run_id is None and lease_owner is None:  # a new thread (a leased one must exist already)
+    # A new thread (a leased one must exist already).
+    if written.run_id is None and (lease_owner is None or lease_owner is UNFENCED):
         thread_ensure(project=project, thread_id=thread_id)
         written = write()
     run_id = written.run_id
@@ -164,8 +167,7 @@ def thread_checkpoint_put(
         raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
     if not written.leased:
         current = Run.objects.filter(pk=run_id).values("status", "version").get()
-        raise ConflictError("The lease is lost; this checkpoint is refused.", code="lease_lost",
-                            current_status=current["status"], current_version=current["version"])
+        raise lease_lost(lease_owner, current_status=current["status"], current_version=current["version"])
     if written.checkpoint_id is None:
         return _already_stored(run_id, ns, external_id, body, thread_id)
     return ThreadCheckpoint(written.checkpoint_id, run_id, str(written.content_hash), True)

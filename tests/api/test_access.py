@@ -78,17 +78,20 @@ ENDPOINTS = [
     E("runs_transition", "POST", "/api/v1/runs/{id}/transition/", lambda w: f"/api/v1/runs/{w.run.pk}/transition/",
       lambda w: {"to": "running", "expected_version": w.run.version, "lease_owner": w.run.lease_owner}, 200, WRITE),
     E("runs_usage_report", "POST", "/api/v1/runs/{id}/usage/", lambda w: f"/api/v1/runs/{w.running_run.pk}/usage/",
-      lambda w: {"tokens": 120, "cost": "0.0030", "model": "m-1"}, 200, WRITE),
+      lambda w: {"tokens": 120, "cost": "0.0030", "model": "m-1", "lease_owner": w.running_run.lease_owner or None},
+      200, WRITE),
     E("run_events_list", "GET", "/api/v1/runs/{id}/events/", lambda w: f"/api/v1/runs/{w.run.pk}/events/"),
     E("run_events_append", "POST", "/api/v1/runs/{id}/events/", lambda w: f"/api/v1/runs/{w.run.pk}/events/",
-      lambda w: {"kind": "tool.called", "data": {"tool": "search"}}, 201, WRITE),
+      lambda w: {"kind": "tool.called", "data": {"tool": "search"}, "lease_owner": w.run.lease_owner}, 201, WRITE),
     E("approvals_request", "POST", "/api/v1/runs/{id}/approvals/",
       lambda w: f"/api/v1/runs/{w.running_run.pk}/approvals/",
-      lambda w: {"tool": "delete_branch", "arguments": {"name": "x"}, "idempotency_key": "del-x"}, 201, WRITE),
+      lambda w: {"tool": "delete_branch", "arguments": {"name": "x"}, "idempotency_key": "del-x",
+                 "lease_owner": w.running_run.lease_owner or None}, 201, WRITE),
     E("checkpoints_list", "GET", "/api/v1/checkpoints/", lambda w: f"/api/v1/checkpoints/?run={w.run.pk}",
       listed_ids=lambda w: {w.checkpoint.pk}),
     E("checkpoints_create", "POST", "/api/v1/checkpoints/", lambda w: "/api/v1/checkpoints/",
-      lambda w: {"run": w.run.pk, "parent": w.checkpoint.pk, "cursor": {"node": "draft"}}, 201, WRITE),
+      lambda w: {"run": w.run.pk, "parent": w.checkpoint.pk, "cursor": {"node": "draft"},
+                 "lease_owner": w.run.lease_owner}, 201, WRITE),
     E("checkpoints_read", "GET", "/api/v1/checkpoints/{id}/", lambda w: f"/api/v1/checkpoints/{w.checkpoint.pk}/"),
     E("checkpoints_lineage", "GET", "/api/v1/checkpoints/{id}/lineage/",
       lambda w: f"/api/v1/checkpoints/{w.checkpoint.pk}/lineage/"),
@@ -98,7 +101,8 @@ ENDPOINTS = [
       listed_ids=lambda w: {w.approval.pk}),
     E("approvals_read", "GET", "/api/v1/approvals/{id}/", lambda w: f"/api/v1/approvals/{w.approval.pk}/"),
     E("approvals_decide", "POST", "/api/v1/approvals/{id}/decision/",
-      lambda w: f"/api/v1/approvals/{w.approval.pk}/decision/", lambda w: {"decision": "approve"}, 200, DECIDE),
+      lambda w: f"/api/v1/approvals/{w.approval.pk}/decision/",
+      lambda w: {"decision": "approve", "expected_version": w.approval.version}, 200, DECIDE),
     E("effects_list", "GET", "/api/v1/effects/", lambda w: "/api/v1/effects/", listed_ids=lambda w: {w.effect.pk}),
     E("effects_intend", "POST", "/api/v1/effects/", lambda w: "/api/v1/effects/",
       lambda w: {"idempotency_key": "pub-2", "tool": "publish", "run": w.running_run.pk}, 201, WRITE),
@@ -112,7 +116,8 @@ ENDPOINTS = [
     E("tasks_save", "PATCH", "/api/v1/tasks/{id}/", lambda w: f"/api/v1/tasks/{w.task.pk}/",
       lambda w: {"expected_version": w.task.version, "completed_nodes": ["outline"]}, 200, WRITE),
     E("tasks_transition", "POST", "/api/v1/tasks/{id}/transition/",
-      lambda w: f"/api/v1/tasks/{w.task.pk}/transition/", lambda w: {"to": "active"}, 200, WRITE),
+      lambda w: f"/api/v1/tasks/{w.task.pk}/transition/",
+      lambda w: {"to": "active", "expected_version": w.task.version}, 200, WRITE),
     E("retention_read", "GET", "/api/v1/projects/{id}/retention/",
       lambda w: f"/api/v1/projects/{w.project.pk}/retention/"),
     E("retention_set", "PUT", "/api/v1/projects/{id}/retention/",
@@ -226,19 +231,22 @@ HANDOFF_ENDPOINTS = [
     E("handoffs_issue", "POST", "/api/v1/runs/{id}/handoffs/",
       lambda w: f"/api/v1/runs/{w.running_run.pk}/handoffs/",
       lambda w: {"receiver_session": w.session.pk, "objective": "Review.", "output_schema": {"type": "object"},
-                 "deadline": _soon()}, 201, WRITE),
+                 "deadline": _soon(), "lease_owner": w.running_run.lease_owner or None}, 201, WRITE),
     E("handoffs_list", "GET", "/api/v1/handoffs/", lambda w: _handoff(w) and "/api/v1/handoffs/",
       listed_ids=_listed_handoffs),
     E("handoffs_read", "GET", "/api/v1/handoffs/{id}/", lambda w: f"/api/v1/handoffs/{_handoff(w).pk}/"),
     E("handoffs_accept", "POST", "/api/v1/handoffs/{id}/accept/",
       lambda w: f"/api/v1/handoffs/{_handoff(w).pk}/accept/",
-      lambda w: {"run": _receiver_run(w)}, 200, WRITE),
+      lambda w: {"run": _receiver_run(w), "expected_version": _handoff(w).version}, 200, WRITE),
     E("handoffs_return", "POST", "/api/v1/handoffs/{id}/return/",
       lambda w: f"/api/v1/handoffs/{_handoff(w, 'accepted').pk}/return/",
-      lambda w: {"packet_fingerprint": _handoff(w, "accepted").packet_fingerprint, "result": {"ok": True}},
+      lambda w: {"packet_fingerprint": _handoff(w, "accepted").packet_fingerprint, "result": {"ok": True},
+                 "expected_version": _handoff(w, "accepted").version},
       200, WRITE),
     E("handoffs_cancel", "POST", "/api/v1/handoffs/{id}/cancel/",
-      lambda w: f"/api/v1/handoffs/{_handoff(w).pk}/cancel/", lambda w: {"reason": "Not needed."}, 200, WRITE),
+      lambda w: f"/api/v1/handoffs/{_handoff(w).pk}/cancel/",
+      lambda w: {"reason": "Not needed.", "expected_version": _handoff(w).version},
+      200, WRITE),
 ]
 
 
@@ -377,7 +385,8 @@ def test_a_member_without_the_reviewer_role_cannot_decide(world: World) -> None:
 
     operator = factories.make_user("op", role="operator", projects=[world.project])
     client = ApiClient(factories.make_personal_token(operator)[1])
-    response = client.post(f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "approve"})
+    response = client.post(f"/api/v1/approvals/{world.approval.pk}/decision/",
+                           {"decision": "approve", "expected_version": world.approval.version})
     assert response.status_code == 403
     assert response.json()["code"] == "not_a_reviewer"
 
@@ -393,7 +402,8 @@ def test_a_reviewer_decides_through_the_login_session_too(world: World) -> None:
     token = "a" * 32
     browser.cookies["csrftoken"] = token
     response = browser.post(
-        f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "Too risky"},
+        f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "Too risky",
+                                                             "expected_version": world.approval.version},
         content_type="application/json", HTTP_X_CSRFTOKEN=token,
     )
     assert response.status_code == 200, response.content

@@ -41,7 +41,8 @@ class Scene:
         return self.agent.post("/api/v1/effects/", {"tool": TOOL, "run": self.run_id, **body})
 
     def approve(self, **body: Any) -> None:
-        decided = self.reviewer.post(f"/api/v1/approvals/{self.approval.pk}/decision/", {"decision": "approve", **body})
+        decided = self.reviewer.post(f"/api/v1/approvals/{self.approval.pk}/decision/",
+                                     {"decision": "approve", "expected_version": self.approval.version, **body})
         assert decided.status_code == 200, decided.json()
 
 

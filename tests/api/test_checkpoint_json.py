@@ -15,8 +15,8 @@ def ordered(value: Any) -> str:
 
 
 def test_every_checkpoint_read_returns_the_state_in_the_order_written(world: World) -> None:
-    body = (f'{{"run": {world.run.pk}, "parent": {world.checkpoint.pk}, "state": {STATE_TEXT}, '
-            f'"cursor": {CURSOR_TEXT}, "pending_gate": "42"}}')
+    body = (f'{{"run": {world.run.pk}, "lease_owner": "{world.run.lease_owner}", "parent": {world.checkpoint.pk}, '
+            f'"state": {STATE_TEXT}, "cursor": {CURSOR_TEXT}, "pending_gate": "42"}}')
     created = world.agent.post_raw("/api/v1/checkpoints/", body)
     assert created.status_code == 201, created.content
     state, cursor = json.loads(STATE_TEXT), json.loads(CURSOR_TEXT)

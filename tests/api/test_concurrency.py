@@ -111,7 +111,7 @@ def test_an_oversized_key_is_400(world: World) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_eight_concurrent_duplicates_write_once(world: World) -> None:
-    body = {"kind": "tool.result", "data": {"n": 1}}
+    body = {"kind": "tool.result", "data": {"n": 1}, "lease_owner": world.run.lease_owner}
     path = f"/api/v1/runs/{world.run.pk}/events/"
     before = Run.objects.get(pk=world.run.pk).last_event_seq
 

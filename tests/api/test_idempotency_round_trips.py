@@ -135,7 +135,8 @@ def test_the_retry_of_a_guarded_append_is_replayed_not_refused(world: World) -> 
 # --- the checkpoint write claims its key too --------------------------------------------------------------
 
 def _checkpoint_body(world: World, **extra: Any) -> dict[str, Any]:
-    return {"run": world.run.pk, "parent": world.checkpoint.pk, "label": "step", "state": {"n": 1}, **extra}
+    return {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+            "parent": world.checkpoint.pk, "label": "step", "state": {"n": 1}, **extra}
 
 
 def test_a_keyed_checkpoint_is_two_statements_one_commit_and_its_retry_is_replayed(world: World) -> None:

@@ -23,6 +23,7 @@ from harness.actors import Actor
 from harness.models import ApiToken, IdempotentRequest
 from harness.projects import project_freeze
 from runs_app import services as run_services
+from runs_app.models import Run
 from sessions_app import services as session_services
 from sessions_app.models import SessionItem
 from tests import factories
@@ -253,7 +254,8 @@ def test_a_checkpoint_write_answers_as_drf(world: World, other_world: World, doo
         call(world.agent, "POST", "/api/v1/checkpoints/", {"run": world.running_run.pk,
                                                            "parent": world.checkpoint.pk}),  # 400 lineage
         call(world.agent, "POST", "/api/v1/checkpoints/", {"run": other_world.run.pk}),  # 404
-        call(world.agent, "POST", "/api/v1/checkpoints/", {"run": world.run.pk, "label": " padded "}),  # DRF
+        call(world.agent, "POST", "/api/v1/checkpoints/", {"run": world.run.pk, "label": " padded ",
+                                                           "lease_owner": owner}),  # DRF
         call(world.reader, "POST", "/api/v1/checkpoints/", {"run": world.run.pk}),  # 403
     ])
     assert [(a[0], (a[2] or {}).get("code")) for a in seen["answers"]] == [
@@ -262,6 +264,28 @@ def test_a_checkpoint_write_answers_as_drf(world: World, other_world: World, doo
     assert seen["answers"][0][2]["depth"] == 1 and seen["answers"][0][2]["state"] == {"n": 2}
     assert answered == ["plain"] * 5 + ["drf"] * 2
     assert [k[4] for k in seen["keys"]] == [201]
+
+
+def test_both_doors_fence_a_checkpoint_write_alike(world: World, doors: list[str], call: Callable[..., Any]) -> None:
+    """The run's lease refuses a write that names no owner, a stale one or null the same way through both doors
+    (409 lease_lost, nothing written); a run that holds no lease takes a write that names none."""
+    leased = {"run": world.run.pk, "parent": world.checkpoint.pk, "label": "fenced"}
+    Run.objects.filter(pk=world.waiting_run.pk).update(lease_owner="gone-agent",
+                                                       lease_expires_at=timezone.now() - dt.timedelta(minutes=1))
+    seen, answered = both_doors(world, doors, lambda: [
+        call(world.agent, "POST", "/api/v1/checkpoints/", leased),  # no owner on a leased run
+        call(world.agent, "POST", "/api/v1/checkpoints/", {**leased, "lease_owner": None}),
+        call(world.agent, "POST", "/api/v1/checkpoints/", {**leased, "lease_owner": "acme-worker-before"}),
+        call(world.agent, "POST", "/api/v1/checkpoints/", {"run": world.waiting_run.pk}),  # expired, not released
+        call(world.agent, "POST", "/api/v1/checkpoints/", {"run": world.running_run.pk}),  # no lease: taken
+        call(world.agent, "POST", "/api/v1/checkpoints/", {"run": world.running_run.pk, "lease_owner": "x"}),
+        call(world.agent, "GET", f"/api/v1/checkpoints/?run={world.run.pk}"),  # nothing written to it
+    ])
+    assert [(a[0], (a[2] or {}).get("code")) for a in seen["answers"][:6]] == [
+        (409, "lease_lost"), (409, "lease_lost"), (409, "lease_lost"), (409, "lease_lost"), (201, None),
+        (409, "lease_lost")]
+    assert [c["label"] for c in seen["answers"][6][2]["results"]] == ["first"]  # the world's only
+    assert answered == ["plain"] * 6 + ["drf"]
 
 
 def test_a_lineage_read_answers_as_drf(world: World, other_world: World, doors: list[str],
@@ -309,7 +333,8 @@ def _statements(call: Callable[[], Any]) -> list[str]:
 def test_a_known_token_s_append_and_reads_are_one_statement_each(world: World) -> None:
     items = f"/api/v1/sessions/{world.session.pk}/items/"
     assert world.agent.post(items, {"items": [_item()]}).status_code == 201  # the token is looked up, and known
-    written = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "parent": world.checkpoint.pk})
+    written = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "parent": world.checkpoint.pk,
+                                                        "lease_owner": "acme-worker"})
     statements = [
         _statements(lambda: world.agent.post(items, {"items": [_item()]}, HTTP_IDEMPOTENCY_KEY=_key())),
         _statements(lambda: world.agent.get(items + "latest/")),

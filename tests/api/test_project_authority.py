@@ -94,7 +94,8 @@ def _project_reviewer(world: World, other_world: World) -> ApiClient:
 
 
 def _decide(client: ApiClient, approval: ApprovalRequest) -> Any:
-    return client.post(f"/api/v1/approvals/{approval.pk}/decision/", {"decision": "approve"})
+    return client.post(f"/api/v1/approvals/{approval.pk}/decision/",
+                       {"decision": "approve", "expected_version": approval.version})
 
 
 def test_a_reviewer_of_one_project_decides_there(world: World, other_world: World) -> None:

@@ -15,9 +15,15 @@ def _ok(response: Any, status: int = 200) -> Any:
     return response.json()
 
 
+def _move(agent: ApiClient, session_id: int, to: str) -> Any:
+    """A session transition at the version the agent reads first."""
+    version = agent.get(f"/api/v1/sessions/{session_id}/").json()["version"]
+    return agent.post(f"/api/v1/sessions/{session_id}/transition/", {"to": to, "expected_version": version})
+
+
 def _running_session(agent: ApiClient) -> dict[str, Any]:
     session = _ok(agent.post("/api/v1/sessions/", {"role": "writer", "memory_policy": "session"}), 201)
-    return _ok(agent.post(f"/api/v1/sessions/{session['id']}/transition/", {"to": "running"}))
+    return _ok(_move(agent, session['id'], "running"))
 
 
 def _running_run(agent: ApiClient, session_id: int) -> dict[str, Any]:
@@ -39,7 +45,7 @@ def test_a_session_awaiting_its_user_checkpoints_its_running_run_and_the_run_res
                          state={"draft": "<script>alert(1)</script>", "plan_version": 3},
                          artifact_fingerprints={"draft.md": "sha256:ab"})
 
-    waiting_session = _ok(agent.post(f"/api/v1/sessions/{session['id']}/transition/", {"to": "awaiting_user"}))
+    waiting_session = _ok(_move(agent, session['id'], "awaiting_user"))
 
     assert waiting_session["status"] == "awaiting_user"
     latest = _ok(agent.get(f"/api/v1/runs/{run['id']}/"))["last_checkpoint"]
@@ -53,7 +59,7 @@ def test_a_session_awaiting_its_user_checkpoints_its_running_run_and_the_run_res
     assert _ok(agent.get(f"/api/v1/runs/{run['id']}/"))["status"] == "running"  # the run itself goes on
 
     # The user answers: the session runs again and the agent continues from the waiting checkpoint...
-    _ok(agent.post(f"/api/v1/sessions/{session['id']}/transition/", {"to": "running"}))
+    _ok(_move(agent, session['id'], "running"))
     resumed = _checkpoint(agent, run["id"], parent=waiting["id"], label="answered",
                           cursor={"node": "revise"}, state={**waiting["state"], "answer": "yes"})
     lineage = _ok(agent.get(f"/api/v1/checkpoints/{resumed['id']}/lineage/"))
@@ -70,7 +76,7 @@ def test_a_run_with_no_checkpoint_gets_its_first_at_its_cursor(world: World) -> 
     run = _running_run(world.agent, session["id"])
     Run.objects.filter(pk=run["id"]).update(cursor={"node": "start"})
 
-    _ok(world.agent.post(f"/api/v1/sessions/{session['id']}/transition/", {"to": "awaiting_user"}))
+    _ok(_move(world.agent, session['id'], "awaiting_user"))
 
     first = Checkpoint.objects.get(run_id=run["id"])
     assert (first.parent_id, first.cursor, first.state) == (None, {"node": "start"}, {})
@@ -85,7 +91,7 @@ def test_only_the_running_run_of_that_session_is_checkpointed(world: World) -> N
     created = _ok(world.agent.post("/api/v1/runs/", {"session": session["id"]}), 201)
     before = Checkpoint.objects.count()
 
-    _ok(world.agent.post(f"/api/v1/sessions/{session['id']}/transition/", {"to": "awaiting_user"}))
+    _ok(_move(world.agent, session['id'], "awaiting_user"))
 
     assert Checkpoint.objects.count() == before  # no running run in it: nothing to checkpoint
     assert Run.objects.get(pk=elsewhere["id"]).last_checkpoint_id is None
@@ -110,7 +116,8 @@ def test_another_projects_session_cannot_be_moved(world: World, other_world: Wor
     session = _running_session(world.agent)
     run = _running_run(world.agent, session["id"])
 
-    foreign = other_world.agent.post(f"/api/v1/sessions/{session['id']}/transition/", {"to": "awaiting_user"})
+    foreign = other_world.agent.post(f"/api/v1/sessions/{session['id']}/transition/",
+                                     {"to": "awaiting_user", "expected_version": session["version"]})
 
     assert foreign.status_code == 404
     assert Checkpoint.objects.filter(run_id=run["id"]).count() == 0

@@ -91,7 +91,8 @@ def test_the_walks_cover_every_write_operation_of_the_schema() -> None:
 @pytest.mark.parametrize("keyed", [False, True], ids=["no-key", "idempotency-key"])
 def test_a_checkpoint_posted_with_parent_checkpoint_is_refused_and_points_at_parent(world: World, keyed: bool
                                                                                     ) -> None:
-    body = {"run": world.run.pk, "parent_checkpoint": world.checkpoint.pk, "cursor": {"node": "draft"}}
+    body = {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+            "parent_checkpoint": world.checkpoint.pk, "cursor": {"node": "draft"}}
     headers = {"HTTP_IDEMPOTENCY_KEY": f"cp-{uuid.uuid4()}"} if keyed else {}
     before = Checkpoint.objects.count()
     response = world.agent.call("POST", "/api/v1/checkpoints/", body, **headers)
@@ -197,9 +198,11 @@ def test_free_form_values_take_any_keys(world: World) -> None:
     items = world.agent.post(f"/api/v1/sessions/{world.session.pk}/items/",
                              {"items": [{"role": "user", "content": anything}]})
     assert items.status_code == 201 and items.json()["items"][0]["content"] == anything
-    event = world.agent.post(f"/api/v1/runs/{world.run.pk}/events/", {"kind": "k", "data": anything})
+    event = world.agent.post(f"/api/v1/runs/{world.run.pk}/events/", {"kind": "k", "data": anything,
+                                                                    "lease_owner": world.run.lease_owner})
     assert event.status_code == 201 and event.json()["data"] == anything
-    checkpoint = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "state": anything,
+    checkpoint = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+                                                           "state": anything,
                                                            "cursor": anything, "pending_gate": anything})
     assert checkpoint.status_code == 201 and checkpoint.json()["state"] == anything
     task = world.agent.post("/api/v1/tasks/", {"objective": "o", "constraints": [anything], "artifact_refs": anything})

@@ -103,7 +103,8 @@ def test_a_task_save_may_not_set_status_and_uses_expected_version(world: World) 
 def test_a_checkpoint_hash_and_depth_are_computed(world: World) -> None:
     from runs_app.models import Checkpoint
 
-    body = {"run": world.run.pk, "parent": world.checkpoint.pk, "content_hash": "0" * 64, "depth": 9}
+    body = {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+            "parent": world.checkpoint.pk, "content_hash": "0" * 64, "depth": 9}
     _refused(world.agent, "POST", "/api/v1/checkpoints/", body, ["content_hash", "depth"], Checkpoint)
     response = world.agent.post("/api/v1/checkpoints/", body)
     assert response.status_code == 201
@@ -188,8 +189,10 @@ def test_a_checkpoint_parent_from_another_lineage_is_refused(world: World) -> No
 
 
 def test_lineage_lists_ancestors_newest_first(world: World) -> None:
-    child = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "parent": world.checkpoint.pk}).json()
-    grandchild = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "parent": child["id"]}).json()
+    child = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+                                                      "parent": world.checkpoint.pk}).json()
+    grandchild = world.agent.post("/api/v1/checkpoints/", {"run": world.run.pk, "lease_owner": world.run.lease_owner,
+                                                           "parent": child["id"]}).json()
     lineage = world.agent.get(f"/api/v1/checkpoints/{grandchild['id']}/lineage/").json()
     assert [c["id"] for c in lineage] == [grandchild["id"], child["id"], world.checkpoint.pk]
 
@@ -203,12 +206,14 @@ def test_an_approval_for_a_run_that_cannot_wait_leaves_nothing_behind(world: Wor
 
 def test_the_agent_reads_the_reviewers_decision(world: World) -> None:
     decided = world.reviewer.post(
-        f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "reject", "reason": "No."}
+        f"/api/v1/approvals/{world.approval.pk}/decision/",
+        {"decision": "reject", "reason": "No.", "expected_version": world.approval.version},
     )
     assert decided.status_code == 200
     seen = world.agent.get(f"/api/v1/approvals/{world.approval.pk}/").json()
     assert (seen["status"], seen["decision_reason"], seen["decided_by"]) == ("rejected", "No.", "acme-reviewer")
-    again = world.reviewer.post(f"/api/v1/approvals/{world.approval.pk}/decision/", {"decision": "approve"})
+    again = world.reviewer.post(f"/api/v1/approvals/{world.approval.pk}/decision/",
+                                {"decision": "approve", "expected_version": world.approval.version})
     assert again.status_code == 409
     assert again.json()["code"] == "already_decided"
 

@@ -79,16 +79,18 @@ ENDPOINTS = [
     Endpoint("read", "get", lambda w: f"{BASE}/records/{w.record.pk}/"),
     Endpoint("chain", "get", lambda w: f"{BASE}/records/{w.record.pk}/chain/"),
     Endpoint("supersede", "post", lambda w: f"{BASE}/records/{w.record.pk}/supersede/",
-             lambda w: {"content": "The sea is north-east.", "source_run_id": w.run.pk}, ok=201),
+             lambda w: {"content": "The sea is north-east.", "source_run_id": w.run.pk,
+                        "expected_version": w.record.version}, ok=201),
     Endpoint("retrieve", "get", lambda w: f"{BASE}/retrieve/?project=acme&scope=project&q=sea"),
     Endpoint("conflicts", "get", lambda w: f"{BASE}/conflicts/?project=acme"),
     Endpoint("context", "post", lambda w: f"{BASE}/context/", lambda w: {"run_id": w.run.pk, "budget_chars": 300},
              ok=201),
     Endpoint("context-read", "get", lambda w: f"{BASE}/context/{w.snapshot.pk}/"),
     Endpoint("held", "get", lambda w: f"{BASE}/held/?project=acme", agents=False),
-    Endpoint("review", "post", lambda w: f"{BASE}/records/{w.held.pk}/review/", lambda w: {"decision": "approve"},
-             agents=False),
-    Endpoint("expire", "post", lambda w: f"{BASE}/records/{w.record.pk}/expire/", agents=False),
+    Endpoint("review", "post", lambda w: f"{BASE}/records/{w.held.pk}/review/",
+             lambda w: {"decision": "approve", "expected_version": w.held.version}, agents=False),
+    Endpoint("expire", "post", lambda w: f"{BASE}/records/{w.record.pk}/expire/",
+             lambda w: {"expected_version": w.record.version}, agents=False),
     Endpoint("delete", "post", lambda w: f"{BASE}/records/{w.record.pk}/delete/", lambda w: {"expected_version": 1},
              agents=False),
     Endpoint("erase", "post", lambda w: f"{BASE}/records/{w.record.pk}/erase/", agents=False),
@@ -183,7 +185,8 @@ def test_an_agent_supersedes_only_what_it_wrote_through_the_api(world, project):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {other_secret}")
     response = client.post(f"{BASE}/records/{world.record.pk}/supersede/",
-                           {"content": "Mine now.", "source_run_id": world.run.pk}, format="json")
+                           {"content": "Mine now.", "source_run_id": world.run.pk, "expected_version": 1},
+                           format="json")
     assert (response.status_code, response.json()["code"]) == (403, "not_owner")
 
 
@@ -194,8 +197,8 @@ def test_a_conflict_then_an_operator_supersede_resolves_it(world):
     [conflict] = operator.get(f"{BASE}/conflicts/?project=acme").json()
     assert {r["id"] for r in conflict["records"]} == {world.record.pk, south["id"]}
 
-    response = operator.post(f"{BASE}/records/{world.record.pk}/supersede/", {"replacement_id": south["id"]},
-                             format="json")
+    response = operator.post(f"{BASE}/records/{world.record.pk}/supersede/",
+                             {"replacement_id": south["id"], "expected_version": world.record.version}, format="json")
 
     assert (response.status_code, response.json()["id"]) == (201, south["id"])
     assert response.json()["supersedes"] == [world.record.pk]

@@ -27,7 +27,7 @@ from runs_app.services import (
 )
 from sessions_app.services import session_items_append
 from tests import factories
-from tests.api.conftest import ApiClient
+from tests.api.conftest import ApiClient, VersionReadingClient
 from worker.pipeline import resume_run_by_id
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +46,7 @@ def _no_resume_messages(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def agent(project) -> ApiClient:  # type: ignore[no-untyped-def]
-    return ApiClient(factories.make_agent_token(project, name="writer")[1])
+    return VersionReadingClient(factories.make_agent_token(project, name="writer")[1])
 
 
 def _running_run(project, session=None, **kwargs: Any) -> Run:  # type: ignore[no-untyped-def]

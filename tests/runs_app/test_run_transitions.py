@@ -82,9 +82,10 @@ def test_a_transition_under_a_lease_needs_the_lease(project):
     run = factories.make_run(project)
     run_claim(project=project, run_id=run.pk, owner="worker-a", lease_seconds=30)
     version = Run.objects.get(pk=run.pk).version
-    with pytest.raises(ConflictError) as caught:
-        run_transition(project=project, run_id=run.pk, to="running", expected_version=version, lease_owner="worker-b")
-    assert caught.value.code == "guard_failed"
+    for owner in ("worker-b", None):  # another owner, or none: the lease is lost to this caller (one code)
+        with pytest.raises(ConflictError) as caught:
+            run_transition(project=project, run_id=run.pk, to="running", expected_version=version, lease_owner=owner)
+        assert (caught.value.code, caught.value.current_version) == ("lease_lost", version)
     assert run_transition(project=project, run_id=run.pk, to="running", expected_version=version,
                           lease_owner="worker-a").status == "running"
 
