@@ -525,7 +525,8 @@ def _effect_deliver_fast(
     None for the rest.
 
     A dispatched effect (or an unknown one, when `settles_unknown`) delivered without consuming, and a delivered
-    effect consumed with the result it holds: the row's status and hash are the guard, as `cas_transition`'s sources are.
+    effect consumed with the result it holds: the row's status and hash are the guard, as `cas_transition`'s
+    sources are.
     Anything else (a first delivery that also consumes, a repeat, a different hash) returns None and
     takes the locked path in `effect_deliver`, which says what it came to.
     """
