@@ -1,7 +1,6 @@
 """Every memory write refuses a field it does not take (400 `unknown_field`) and writes nothing: the walk of
 tests/api/test_unknown_fields.py over memory's own table (tests/memory_app/test_api.py)."""
 
-import uuid
 
 import pytest
 from django.urls import resolve
