@@ -111,6 +111,10 @@ _RELEASE_SQL = f"DELETE FROM {_TABLE} WHERE id = %s"  # noqa: S608
 # refusing: a memory write the policy rejects is audited, and its retry must not audit it twice), except
 # these, which say "not now" or "not you" rather than "no": answered afresh, the key released.
 _RETRY_LATER = frozenset({401, 408, 425, 429})
+# A 400 says the request is not one its operation takes (a field it does not take, `unknown_field`; a value it
+# refuses, `invalid` and the other validation codes; a body that does not parse): it did nothing, so it is rolled
+# back with its key like a 5xx, never stored, and the corrected body may reuse the key (issue 30).
+_NOT_AN_OPERATION = 400
 # What jsonb refuses although JSON allows it (a NUL, a lone surrogate): such a reply is answered, not stored.
 _JSONB_REFUSES = re.compile(rb"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
 
@@ -152,10 +156,11 @@ class IdempotencyMiddleware:
        index), as a claimed write's duplicate does, then replays its reply; a key already used with a
        different request is refused (422). The wait is bounded (HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS): past
        it the duplicate is answered 409 `idempotency_in_progress` with Retry-After, and nothing was done.
-    4. 2xx and final 4xx replies are stored and replayed. A 5xx rolls the work back with the key; a
-       reply that is not final (`_RETRY_LATER`, or a refusal marked not final such as 409
-       project_frozen: harness.errors.NOT_FINAL_ATTR) or not storable (not JSON) commits the work and releases
-       the key, so it is answered afresh.
+    4. 2xx and final 4xx replies are stored and replayed. A 5xx, a 400 (the body is not one the operation
+       takes: `_NOT_AN_OPERATION`) and any reply given after a statement failed (the transaction is aborted, so
+       nothing could commit) roll the work back with the key. A reply that is not final (`_RETRY_LATER`, or a
+       refusal marked not final such as 409 project_frozen: harness.errors.NOT_FINAL_ATTR) or not storable (not
+       JSON) commits the work and releases the key, so it is answered afresh.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -218,7 +223,7 @@ class IdempotencyMiddleware:
             faults.point("idempotency.after_reserve")
             response = self.get_response(request)
             faults.point("idempotency.after_view")
-            if response.status_code >= 500:
+            if response.status_code >= 500 or response.status_code == _NOT_AN_OPERATION or _aborted():
                 transaction.set_rollback(True)  # the work goes with the key: a retry runs it afresh
             else:
                 _settle(record_id, response)
@@ -240,6 +245,13 @@ class IdempotencyMiddleware:
             return reserved
         row = _fetch(_RESERVE_SQL, [*reservation, _lock_timeout()])
         return None if row is None or row[0] is None else int(row[0])
+
+
+def _aborted() -> bool:
+    """Whether a statement of the view failed outside a savepoint (PostgreSQL then refuses every statement until
+    the rollback): its reply is answered, never stored, and nothing of the request commits."""
+    raw = connections[DEFAULT_DB_ALIAS].connection
+    return raw is not None and raw.info.transaction_status == psycopg.pq.TransactionStatus.INERROR
 
 
 def _first_statement_of_request() -> bool:

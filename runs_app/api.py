@@ -595,12 +595,15 @@ class EffectListIntendApi(AgentListView[ExternalEffect]):
 
     @extend_schema(tags=["effects"], operation_id="effects_intend", request=EffectIntendInSerializer,
                    responses={201: EffectOutSerializer, 200: EffectOutSerializer},
-                   description="Record the intent; the same key and action again answers 200 with the first record.")
+                   description="Record the intent; the same key and action again answers 200 with the first record. "
+                               "A run that may not act (anything but running: blocked, waiting, not started, "
+                               "finished) may not declare an action: 409 run_not_acting with its `run_status`.")
     def post(self, request: Request) -> Response:
         data = _validated(EffectIntendInSerializer, request.data)
         effect, created = services.effect_intend(
             project=agent_project(request), idempotency_key=data["idempotency_key"], tool=data["tool"],
             arguments=data["arguments"], run_id=data["run"], approval_id=data["approval"],
+            actor=Actor.of(request.user),
         )
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(EffectOutSerializer(effect).data, status=code)
@@ -618,7 +621,9 @@ class EffectDeliverApi(AgentApiView):
         responses={200: EffectDeliveryOutSerializer},
         description=(
             "Deliver a result once. The same hash again answers already_consumed with the original receipt; "
-            "a different hash is a hard stop: 409 effect_conflict, and the run is blocked."
+            "a different hash is a hard stop: 409 effect_conflict, and the run is blocked. An effect whose outcome "
+            "could not be proven (`unknown`) is a person's decision on its page, not a delivery: 403 not_a_person, "
+            "and nothing changes."
         ),
     )
     def post(self, request: Request) -> Response:

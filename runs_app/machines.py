@@ -34,6 +34,18 @@ RUN_MACHINE = StateMachine.declare(
     },
 )
 
+def run_acting_statuses(actor: str | None) -> frozenset[str]:
+    """The statuses in which a run may declare an action (an effect's intent), read off RUN_MACHINE.
+
+    A run acts where it may finish: the sources of `succeeded` (running). Blocked (at its budget, say), waiting,
+    not started or finished, it does not. The resume worker (`actor` "worker") also acts for a run it holds the
+    lease of while it resumes it, waiting or blocked (a retry in place), so for it every status but the terminal.
+    """
+    if actor == ActorKind.WORKER:
+        return RUN_MACHINE.states - RUN_MACHINE.terminal
+    return RUN_MACHINE.sources_of(R.SUCCEEDED, actor)
+
+
 T = TaskStatus
 TASK_MACHINE = StateMachine.declare(
     "task",

@@ -23,7 +23,7 @@ from harness.api_base import (
 )
 from harness.auth import TokenCheck
 from harness.body import InSerializer, body_shape
-from harness.errors import Forbidden, ValidationFailed
+from harness.errors import ConflictError, Forbidden, ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.models import Project
 from harness.plain import plain_read, plain_write
@@ -263,7 +263,17 @@ class SessionListCreateApi(SessionListView[Session]):
                 raise Forbidden("A token narrowed to an end user opens sessions for that user only.",
                                 code="end_user_scope")
             given["end_user"] = confined.end_user
-        session = services.session_create(project=agent_project(request), **given)
+        try:
+            session = services.session_create(project=agent_project(request), **given)
+        except ConflictError as taken:
+            # A narrowed caller learns the taken ref's session id only when that session is its own user's: the
+            # ref is unique in the project, and another user's session id is not this caller's to know.
+            existing = taken.extra.get("id")
+            if confined is not None and existing is not None and not selectors.session_list(
+                    project_ids=scope(request), end_user=confined).filter(pk=existing).exists():
+                raise ConflictError("A session with this ref exists already, for another end user.",
+                                    code="already_exists", ref=given.get("ref", "")) from None
+            raise
         return Response(SessionOutSerializer(session).data, status=status.HTTP_201_CREATED)
 
 

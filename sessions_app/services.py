@@ -16,6 +16,7 @@ from harness.db import api_time_sql, prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
 from harness.models import Project
+from harness.refs import create_with_ref
 from harness.transitions import cas_transition_row
 from sessions_app.models import SESSION_MACHINE, ItemRole, Session, SessionItem, SessionStatus
 from sessions_app.signals import session_awaiting_user
@@ -42,10 +43,11 @@ def session_create(
     context_items: int = 20,
     end_user: str = "",
 ) -> Session:
-    return Session.objects.create(
+    """Open a session; a `ref` the project has already is 409 `already_exists` with that session's `id`."""
+    return create_with_ref(Session, lambda: Session.objects.create(
         project=project, role=role, memory_policy=memory_policy, metadata=metadata or {}, ref=ref,
         context_budget_chars=context_budget_chars, context_items=context_items, end_user=end_user.strip(),
-    )
+    ), project_id=project.pk, ref=ref, constraint="session_ref_unique")
 
 
 def session_transition(*, project: Project, session_id: int, to: str, expected_version: int | None) -> Session:

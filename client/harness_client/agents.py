@@ -139,7 +139,12 @@ class HarnessSession:
                 except ConflictError as exc:
                     if exc.code != "already_exists":
                         raise
-                    # Another process created it between our look-up and our create: it is the same one.
+                    # Another process created it between our look-up and our create: it is the same one, and the
+                    # 409 names it (`existing_id`; a server before that is asked by ref).
+                    existing = exc.existing_id
+                    if existing is not None:
+                        self._harness_id = existing
+                        return existing
                     found = await self.client.session_by_ref(self.session_id)
                     if found is None:
                         raise

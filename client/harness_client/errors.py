@@ -106,6 +106,13 @@ class ConflictError(HarnessError):
         value = self.body.get("current_version") if isinstance(self.body, Mapping) else None
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
+    @property
+    def existing_id(self) -> int | None:
+        """With code `already_exists` (a session, task or run `ref` the project has already): the id of the
+        record that holds it."""
+        value = self.body.get("id") if isinstance(self.body, Mapping) and self.code == "already_exists" else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 class ServerError(HarnessError):
     """5xx, still failing after the client's retries."""

@@ -16,11 +16,11 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.canonical import action_fingerprint, digest
 from harness.db import fetch_instance, returning
-from harness.errors import ConflictError, DomainError, NotFoundError, ValidationFailed
+from harness.errors import ConflictError, DomainError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import Role, acting_filter, decision_refusal, decision_scope
 from harness.transitions import cas_transition, cas_transition_row
-from runs_app.machines import EFFECT_MACHINE, RUN_MACHINE
+from runs_app.machines import EFFECT_MACHINE, RUN_MACHINE, run_acting_statuses
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -43,8 +43,14 @@ def effect_intend(
     arguments: Any = None,
     run_id: int | None = None,
     approval_id: int | None = None,
+    actor: Actor | None = None,
 ) -> tuple[ExternalEffect, bool]:
     """Record the intent to cause an effect. The same key again returns the first record.
+
+    A run that may not act may not declare an action (issue 30): a new intent for a run that is not acting
+    (runs_app.machines.run_acting_statuses: running; for the resume worker, `actor` of kind worker, any run it
+    resumes) is refused 409 `run_not_acting`, naming the run's status; a repeat of an intent recorded before
+    still answers the first record.
 
     An approval's key belongs to the action it approves (issue 19, defect 1): otherwise any agent token could
     plant another action under that key, or name the approval beside other arguments, and the approved call
@@ -59,6 +65,7 @@ def effect_intend(
         raise ValidationFailed("An idempotency key is 1 to 200 characters.", code="invalid")
     arguments_digest = digest(arguments) if arguments is not None else ""
     fingerprint = action_fingerprint(tool, arguments)
+    acting = sorted(run_acting_statuses(actor.kind if actor is not None else None))
     # The first intent is one statement (the run and approval checked in this project inside it; the key and tool
     # are text throughout, one type per parameter for a server-side bound statement);
     # a key seen before, a missing run or approval, or an approval the effect does not match takes the
@@ -66,16 +73,24 @@ def effect_intend(
     created = fetch_instance(ExternalEffect, _INTEND_SQL, {
         "pid": project_id, "key": idempotency_key, "tool": tool, "digest": arguments_digest, "run": run_id,
         "approval": approval_id, "status": EffectStatus.INTENDED, "now": timezone.now(), "fp": fingerprint,
-        "pending": ApprovalStatus.PENDING, "approved": ApprovalStatus.APPROVED,
+        "pending": ApprovalStatus.PENDING, "approved": ApprovalStatus.APPROVED, "acting": acting,
     })
     if created is not None:
         return created, True
-    if run_id is not None and not Run.objects.filter(project_id=project_id, pk=run_id).exists():
+    effects = ExternalEffect.objects.filter(project_id=project_id)
+    run = None if run_id is None else Run.objects.filter(project_id=project_id, pk=run_id).values(
+        "status", "version").first()
+    if run_id is not None and run is None:
         raise NotFoundError(f"Run {run_id} does not exist.")
     refusal = _approval_refusal(project_id, idempotency_key, tool, fingerprint, approval_id)
     if refusal is not None:
         raise refusal
-    effects = ExternalEffect.objects.filter(project_id=project_id)
+    if run is not None and run["status"] not in acting and not effects.filter(idempotency_key=idempotency_key).exists():
+        raise ConflictError(
+            f"Run {run_id} is {run['status']}: a run that may not act may not declare an action (only a running run "
+            "does).", code="run_not_acting", current_status=run["status"], current_version=run["version"],
+            run=run_id, run_status=run["status"],
+        )
     try:
         with transaction.atomic():
             effect = ExternalEffect.objects.create(
@@ -144,7 +159,8 @@ INSERT INTO runs_app_externaleffect (project_id, idempotency_key, tool, argument
     version, attempts, result, result_hash, conflicting_hash, receipt, created_at, updated_at)
 SELECT %(pid)s, %(key)s::text, %(tool)s::text, %(digest)s, %(run)s, %(approval)s, %(status)s, 1, 0, NULL, '', '',
        '', %(now)s, %(now)s
- WHERE (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM runs_app_run WHERE id = %(run)s AND project_id = %(pid)s))
+ WHERE (%(run)s::bigint IS NULL OR EXISTS (SELECT 1 FROM runs_app_run WHERE id = %(run)s AND project_id = %(pid)s
+                                                                  AND status = ANY(%(acting)s)))
    AND (%(approval)s::bigint IS NULL
         OR EXISTS (SELECT 1 FROM runs_app_approvalrequest
                     WHERE id = %(approval)s AND project_id = %(pid)s AND status = %(approved)s
@@ -387,11 +403,15 @@ def effect_deliver(
     consume: bool = True,
     run_id: int | None = None,
     events: list[tuple[str, dict[str, Any]]] | None = None,
+    settles_unknown: bool = False,
 ) -> Delivery:
     """Deliver an effect's result, validate it, and (by default) consume it once.
 
     1. The server hashes the canonical result; a client-sent hash must match it.
-    2. First delivery: intended/dispatched/unknown -> delivered, then -> consumed with a receipt.
+    2. First delivery: intended/dispatched -> delivered, then -> consumed with a receipt. An `unknown` effect
+       (its outcome could not be proven) is settled only by the resume worker with the tool's own answer (its
+       result or its adapter's lookup by key: `settles_unknown`) or by a person (`effect_resolve`); anyone else
+       (an agent's delivery) is refused 403 `not_a_person` and nothing changes (issue 30).
     3. The same hash again: `already_consumed`, with the original receipt; nothing changes.
     4. A different hash for the same key is a hard stop: the effect becomes `conflict`, its run
        `blocked`, and both stay that way after this returns (committed, not rolled back).
@@ -412,7 +432,7 @@ def effect_deliver(
             expected_hash=computed,
         )
     fast = _effect_deliver_fast(project_id, idempotency_key, result, computed, consume=consume, run_id=run_id,
-                                events=events or [])
+                                events=events or [], settles_unknown=settles_unknown)
     if fast is not None:
         return fast
     # Only the other cases build a queryset (building it on the fast path was a twentieth of a resume's CPU).
@@ -421,6 +441,12 @@ def effect_deliver(
         effect = effects.select_for_update().filter(idempotency_key=idempotency_key).first()
         if effect is None:
             raise NotFoundError(f"No effect has the idempotency key {idempotency_key!r}.")
+        if effect.status == EffectStatus.UNKNOWN and not settles_unknown:
+            raise Forbidden(
+                f"Effect {effect.pk}'s outcome could not be proven: a reviewer decides it on its page "
+                f"(/effects/{effect.pk}/: mark delivered with the evidence, retry, or abandon), not a delivery.",
+                code="not_a_person", effect=effect.pk, effect_status=effect.status, run=effect.run_id,
+            )
         if effect.result_hash and effect.result_hash != computed:
             return _effect_conflict(project_id, effect, computed)
         if effect.status == EffectStatus.CONFLICT:
@@ -493,13 +519,14 @@ UPDATE runs_app_externaleffect
 
 def _effect_deliver_fast(
     project_id: int, idempotency_key: str, result: Any, computed: str, *, consume: bool, run_id: int | None,
-    events: list[tuple[str, dict[str, Any]]],
+    events: list[tuple[str, dict[str, Any]]], settles_unknown: bool,
 ) -> Delivery | None:
     """The two usual deliveries as one conditional UPDATE each, with the effect's event, in one statement; or
     None for the rest.
 
-    A dispatched (or unknown) effect delivered without consuming, and a delivered effect consumed with
-    the result it holds: the row's status and hash are the guard, as `cas_transition`'s sources are.
+    A dispatched effect (or an unknown one, when `settles_unknown`) delivered without consuming, and a delivered
+    effect consumed with the result it holds: the row's status and hash are the guard, as `cas_transition`'s
+    sources are.
     Anything else (a first delivery that also consumes, a repeat, a different hash) returns None and
     takes the locked path in `effect_deliver`, which says what it came to.
     """
@@ -511,7 +538,8 @@ def _effect_deliver_fast(
         sql, params["receipt"] = _CONSUME_SQL, uuid.uuid4().hex
     else:
         sql, params["result"] = _DELIVER_SQL, json.dumps(result)
-        params["sources"] = sorted(EFFECT_MACHINE.sources_of(EffectStatus.DELIVERED) - {EffectStatus.INTENDED})
+        unsettled = {EffectStatus.INTENDED} | (set() if settles_unknown else {EffectStatus.UNKNOWN})
+        params["sources"] = sorted(EFFECT_MACHINE.sources_of(EffectStatus.DELIVERED) - unsettled)
     # One statement, atomic by itself: a conditional UPDATE that matches nothing changes nothing (no event
     # either), and the fallback says why.
     effect = fetch_instance(ExternalEffect, sql, params)

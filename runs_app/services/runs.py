@@ -21,6 +21,7 @@ from harness.db import api_time_sql, fetch_instance, prepared_cursor, returning
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
+from harness.refs import create_with_ref
 from harness.transitions import cas_transition_row
 from runs_app.fencing import UNFENCED, LeaseOwner, lease_fence_params, lease_fence_q, lease_fence_sql, lease_lost
 from runs_app.limits import limit_exceeded
@@ -57,7 +58,8 @@ def run_create(
             raise NotFoundError(f"Session {session_id} does not exist.")
         if task_id is not None and not Task.objects.filter(project=project, pk=task_id).exists():
             raise NotFoundError(f"Task {task_id} does not exist.")
-        run = Run.objects.create(
+        # A `ref` the project has already: 409 already_exists with that run's id.
+        run = create_with_ref(Run, lambda: Run.objects.create(
             project=project,
             session_id=session_id,
             task_id=task_id,
@@ -69,7 +71,7 @@ def run_create(
             deadline=deadline,
             token_budget=token_budget,
             cost_budget=cost_budget,
-        )
+        ), project_id=project.pk, ref=ref, constraint="run_ref_unique")
         run_event_append(project=project, run_id=run.pk, kind="run.created", data={})
         return run
 

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
+from harness.refs import create_with_ref
 from harness.transitions import cas_transition_row
 from runs_app.machines import TASK_MACHINE
 from runs_app.models import Task
@@ -23,7 +24,9 @@ def task_create(*, project: Project, objective: str, ref: str = "", **fields: An
         raise ValidationFailed(f"Unknown task fields: {sorted(unknown)}.", code="invalid")
     if "pending_nodes" not in fields and "plan" in fields:
         fields["pending_nodes"] = list(fields["plan"])
-    return Task.objects.create(project=project, objective=objective, ref=ref, **fields)
+    # A `ref` the project has already: 409 already_exists with that task's id.
+    return create_with_ref(Task, lambda: Task.objects.create(project=project, objective=objective, ref=ref, **fields),
+                           project_id=project.pk, ref=ref, constraint="task_ref_unique")
 
 
 def task_save(*, project: Project | int, task_id: int, expected_version: int, **fields: Any) -> Task:

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 
 from harness.actors import Actor
 from harness.audit import audit_record
@@ -97,7 +97,9 @@ def thread_ensure(*, project: Project, thread_id: str) -> Run:
                                      metadata={"langgraph_thread": thread_id})
             created = run_create(project=project, session_id=session.pk, ref=thread_id, task_mode=THREAD_TASK_MODE)
             return run_transition(project=project, run_id=created.pk, to=RunStatus.RUNNING, expected_version=None)
-    except IntegrityError:  # created meanwhile by another request of the same thread (the ref is unique)
+    except ConflictError as exc:  # created meanwhile by another request of the same thread (the ref is unique)
+        if exc.code != "already_exists":
+            raise
         run = _thread_run(project.pk, thread_id)
         if run is None:
             raise

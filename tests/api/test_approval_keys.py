@@ -40,6 +40,10 @@ class Scene:
     def intend(self, **body: Any) -> Any:
         return self.agent.post("/api/v1/effects/", {"tool": TOOL, "run": self.run_id, **body})
 
+    def intend_for(self, run: Run, **body: Any) -> Any:
+        """The intent for another run of the project, running (R-101 waits: it may not declare an action)."""
+        return self.agent.post("/api/v1/effects/", {"tool": TOOL, "run": run.pk, **body})
+
     def approve(self, **body: Any) -> None:
         decided = self.reviewer.post(f"/api/v1/approvals/{self.approval.pk}/decision/",
                                      {"decision": "approve", "expected_version": self.approval.version, **body})
@@ -100,8 +104,11 @@ def test_the_approved_action_itself_may_be_intended_under_its_key(scene: Scene) 
 
     _refused(scene.intend(idempotency_key=scene.key, arguments=dict(DEMO_ACTION), approval=scene.approval.pk),
              "approval_mismatch")  # the requested arguments, not the approved ones
-    first = scene.intend(idempotency_key=scene.key, arguments=edited, approval=scene.approval.pk)
-    again = scene.intend(idempotency_key=scene.key, arguments=edited)
+    # The approved action itself, but R-101 still waits for its resume: it may not declare an action yet.
+    _refused(scene.intend(idempotency_key=scene.key, arguments=edited, approval=scene.approval.pk), "run_not_acting")
+    running = _running_run(scene)
+    first = scene.intend_for(running, idempotency_key=scene.key, arguments=edited, approval=scene.approval.pk)
+    again = scene.intend_for(running, idempotency_key=scene.key, arguments=edited)
 
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json()["id"] == first.json()["id"]

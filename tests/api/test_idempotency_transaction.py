@@ -3,7 +3,7 @@
 The reservation is the transaction's first statement, so there is no window in which the work is committed
 and the key is not settled: a process that dies mid-request (tests/reliability, experiment 17, kills gunicorn
 there) rolls back both, and the retry runs the operation once. Final 4xx replies are stored and replayed like
-2xx; a 5xx rolls back with its key; "not now" answers (401, 408, 425, 429) are answered afresh.
+2xx; a 5xx and a 400 roll back with their key; "not now" answers (401, 408, 425, 429) are answered afresh.
 """
 
 import threading
@@ -27,16 +27,28 @@ JOIN_SECONDS = 20
 
 @pytest.mark.django_db
 def test_a_final_4xx_is_stored_and_replayed_and_its_key_stays_taken(world: World) -> None:
-    refused = world.agent.post("/api/v1/sessions/", {"role": "nope"}, HTTP_IDEMPOTENCY_KEY="bad-1")
-    assert refused.status_code == 400
-    again = world.agent.post("/api/v1/sessions/", {"role": "nope"}, HTTP_IDEMPOTENCY_KEY="bad-1")
-    assert (again.status_code, again["Idempotent-Replayed"], again.json()) == (400, "true", refused.json())
+    assert world.agent.post("/api/v1/sessions/", {"role": "writer", "ref": "S-1"}).status_code == 201
+    refused = world.agent.post("/api/v1/sessions/", {"role": "writer", "ref": "S-1"}, HTTP_IDEMPOTENCY_KEY="bad-1")
+    assert (refused.status_code, refused.json()["code"]) == (409, "already_exists")
+    again = world.agent.post("/api/v1/sessions/", {"role": "writer", "ref": "S-1"}, HTTP_IDEMPOTENCY_KEY="bad-1")
+    assert (again.status_code, again["Idempotent-Replayed"], again.json()) == (409, "true", refused.json())
     record = IdempotentRequest.objects.get(key="bad-1")
-    assert (record.state, record.response_status) == ("done", 400)
-    # The key names that request now: a corrected body needs a key of its own.
-    fixed = world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="bad-1")
+    assert (record.state, record.response_status) == ("done", 409)
+    # The key names that request now: another body needs a key of its own.
+    fixed = world.agent.post("/api/v1/sessions/", {"role": "writer", "ref": "S-2"}, HTTP_IDEMPOTENCY_KEY="bad-1")
     assert (fixed.status_code, fixed.json()["code"]) == (422, "idempotency_key_reused")
-    assert world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="bad-2").status_code == 201
+    assert world.agent.post("/api/v1/sessions/", {"role": "writer", "ref": "S-2"},
+                            HTTP_IDEMPOTENCY_KEY="bad-2").status_code == 201
+
+
+@pytest.mark.django_db
+def test_a_400_is_not_stored_and_the_corrected_body_reuses_its_key(world: World) -> None:
+    """A 400 did nothing (issue 30): rolled back with its key, unlike the final 4xx above."""
+    refused = world.agent.post("/api/v1/sessions/", {"role": "nope"}, HTTP_IDEMPOTENCY_KEY="bad-3")
+    assert refused.status_code == 400
+    assert not IdempotentRequest.objects.filter(key="bad-3").exists()
+    fixed = world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="bad-3")
+    assert fixed.status_code == 201, fixed.json()
 
 
 @pytest.mark.django_db

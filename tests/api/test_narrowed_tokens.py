@@ -157,6 +157,19 @@ def test_a_narrowed_token_sees_and_opens_only_its_users_sessions(world: World) -
 
 
 @pytest.mark.django_db
+def test_a_taken_ref_tells_a_narrowed_token_the_id_only_of_its_own_users_session(world: World) -> None:
+    others = _session_of(world.project, "u-2", ref="shared-ref")
+    narrowed = for_user(world.agent, "u-1")
+    response = narrowed.post("/api/v1/sessions/", {"ref": "shared-ref"}, HTTP_IDEMPOTENCY_KEY="open-1")
+    body = response.json()
+    assert (response.status_code, body["code"]) == (409, "already_exists")
+    assert "id" not in body and str(others.pk) not in body["detail"]
+    own = narrowed.post("/api/v1/sessions/", {"ref": "mine"}).json()
+    again = narrowed.post("/api/v1/sessions/", {"ref": "mine"}).json()
+    assert (again["code"], again["id"]) == ("already_exists", own["id"])
+
+
+@pytest.mark.django_db
 def test_a_token_narrowed_to_one_session_reaches_no_other_of_its_user(world: World) -> None:
     one, other = _session_of(world.project, "u-1", "a"), _session_of(world.project, "u-1", "b")
     narrowed = for_user(world.agent, "u-1", session=one.pk)

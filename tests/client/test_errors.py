@@ -87,3 +87,14 @@ def test_another_projects_records_are_not_found(live: Live, hc: HarnessClient) -
         hc.append_items(theirs.pk, [{"role": "user", "content": "x"}])
     with pytest.raises(NotFoundError):
         list(hc.list_items(theirs.pk))
+
+
+def test_a_taken_ref_is_a_conflict_naming_the_existing_session(live: Live) -> None:
+    with live.client() as hc:
+        first = hc.create_session(ref="S-42")
+        with pytest.raises(ConflictError) as taken:
+            hc.create_session(ref="S-42")
+        assert (taken.value.status, taken.value.code, taken.value.existing_id) == (409, "already_exists", first.id)
+        with pytest.raises(ConflictError) as other:
+            hc.transition_session(first.id, "terminated", expected_version=first.version + 5)
+        assert other.value.existing_id is None

@@ -171,7 +171,7 @@ def test_trimming_changes_no_task_checkpoint_approval_effect_or_memory_record(wo
     checkpoint_create(project=world.project, run_id=world.run.pk, label="after talk", state={"step": 2},
                       task_id=world.task.pk)
     effect_intend(project=world.project, idempotency_key="acme-2", tool="publish", arguments={"n": 2},
-                  run_id=world.run.pk)
+                  run_id=world.running_run.pk)  # a running run: only one that acts declares an action
     memory_write(project=world.project, actor=Actor.for_agent("a"), scope="session", scope_key=str(world.session.pk),
                  content="Prefers short chapters.", source_session_id=world.session.pk, source_item_seq=items[1].seq)
     before = {model.__name__: _rows(model, project=world.project)

@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from harness.actors import Actor
 from harness.canonical import digest
 from harness.errors import ConflictError
 from runs_app.models import (
@@ -90,6 +91,7 @@ def dispatch(r: Resume) -> dict[str, Any] | None:
         effect, _ = effect_intend(
             project=r.project_id, idempotency_key=approval.idempotency_key, tool=approval.tool,
             arguments=approval.approved_arguments, run_id=r.run_id, approval_id=approval.pk,
+            actor=Actor.for_worker(r.owner),
         )
     except ConflictError as exc:
         raise StepFailed(f"the idempotency key names another action: {exc.detail}") from exc
@@ -242,7 +244,8 @@ def call(r: Resume) -> Any:
 
 
 def deliver(r: Resume, result: Any) -> dict[str, Any] | None:
-    """Record the call's result as delivered (not consumed yet).
+    """Record the call's result as delivered (not consumed yet): the tool's own answer, or its lookup by key, so it
+    settles an effect left `unknown` too (`settles_unknown`: the proof an agent's delivery does not have).
 
     The step's trace (and whatever this transaction traced before it) rides in the delivery's statement, after
     the effect's `effect.delivered` event, as the pre-call trace rides with the dispatch: None then (traced).
@@ -257,7 +260,7 @@ def deliver(r: Resume, result: Any) -> dict[str, Any] | None:
     events, r.events = [*r.events, trace_event(r, "bind_result", True, **data)], []
     try:
         delivery = effect_deliver(project=r.project_id, idempotency_key=approval.idempotency_key, result=result,
-                                  consume=False, run_id=r.run_id, events=events)
+                                  consume=False, run_id=r.run_id, events=events, settles_unknown=True)
     except BaseException:
         r.events = events[:-1] + r.events  # not written: flushed, or rolled back, with the transaction
         raise
