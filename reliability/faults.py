@@ -1159,7 +1159,9 @@ def memory_races_and_scopes(quick: bool) -> Result:
         merged_rounds += int(Counter(getattr(o, "outcome", "error") for o in outcomes) == Counter(
             {"accepted": 1, "merged": writers - 1}))
     sessions = {p.pk: [factories.make_session(p).pk for _ in range(2)] for p in (a, b)}
-    keys = {"project": [""], "user": ["u1", "u2"], "agent": ["a1", "a2"]}
+    # An agent token's agent scope is its own identity (its name here, "memory-reader"): the other agent's key is
+    # refused 403 agent_scope_not_yours, which leaks nothing either.
+    keys = {"project": [""], "user": ["u1", "u2"], "agent": ["memory-reader", "a2"]}
     live: dict[tuple[int, str, str], set[int]] = {}
     hidden = 0
     for project in (a, b):
@@ -1183,6 +1185,7 @@ def memory_races_and_scopes(quick: bool) -> Result:
     tokens = {p.pk: factories.make_agent_token(p, name="memory-reader")[1] for p in (a, b)}
     slug = {a.pk: a.slug, b.pk: b.slug}
     leaks, incomplete, nonempty, cross_refused, cross_tries, errors = 0, 0, 0, 0, 0, []
+    foreign_agent_tries, foreign_agent_refused = 0, 0
     with processes("memory") as procs:
         server = HttpServer(procs, workers=3)
         for _ in range(retrievals):
@@ -1201,6 +1204,11 @@ def memory_races_and_scopes(quick: bool) -> Result:
                 cross_tries += 1
                 cross_refused += int(status == 404)
             status, _, data = server.request("GET", f"/api/v1/memory/retrieve/?{params}", headers=auth)
+            if scope == "agent" and scope_key != "memory-reader":
+                foreign_agent_tries += 1
+                code = data.get("code") if isinstance(data, dict) else None
+                foreign_agent_refused += int(status == 403 and code == "agent_scope_not_yours")
+                continue
             if status != 200:
                 errors.append(status)
                 continue
@@ -1217,12 +1225,13 @@ def memory_races_and_scopes(quick: bool) -> Result:
         "retrievals": retrievals, "leaks": leaks, "nonempty_answers": nonempty,
         "hidden_records_planted": hidden, "incomplete_answers": incomplete,
         "cross_project_tries": cross_tries, "cross_project_404": cross_refused,
+        "foreign_agent_scope_tries": foreign_agent_tries, "foreign_agent_scope_403": foreign_agent_refused,
         "unexpected_statuses": sorted(set(errors)),
         "seconds": _seconds(started),
     }
     passed = (all(count == 1 for count in records_per_round) and merged_rounds == rounds and write_errors == 0
               and leaks == 0 and incomplete == 0 and nonempty > 0 and cross_refused == cross_tries
-              and not errors)
+              and foreign_agent_refused == foreign_agent_tries and not errors)
     return _result(15, TITLE_15, quick, passed, figures)
 
 

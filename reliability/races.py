@@ -253,8 +253,10 @@ def supersede_race(quick: bool) -> Result:
         contents += [f"The harbour light of trial {trial} is white ({tag})."] * 2
         path = f"/api/v1/memory/records/{written.pk}/supersede/"
 
-        def supersede(i: int, path: str = path, contents: list = contents) -> tuple[int, str]:
-            return _post(tokens[i], path, {"content": contents[i]})
+        def supersede(i: int, path: str = path, contents: list = contents,
+                      version: int = written.version) -> tuple[int, str]:
+            # Each operator sends the version it read: the losers still lost a race (already_superseded).
+            return _post(tokens[i], path, {"content": contents[i], "expected_version": version})
 
         replies = run_concurrently(SUPERSEDERS, supersede, timeout=60)
         errors = [r for r in replies if isinstance(r, BaseException)]

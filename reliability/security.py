@@ -587,7 +587,8 @@ T16 = "Audit log: every human decision and memory change writes an entry the app
 
 
 class _Doors:
-    """The people and clients of experiment 16: one project, a staff reviewer-operator, an agent token."""
+    """The people and clients of experiment 16: one project, a reviewer who holds the admin role (the Django
+    admin is entered by the admin role, not by is_staff and model permissions: issue 30), an agent token."""
 
     def __init__(self) -> None:
         from memory_app.models import MemoryWritePolicy
@@ -595,13 +596,10 @@ class _Doors:
         self.project = new_project("e16")
         self.session = factories.make_session(self.project)
         self.run = factories.make_run(self.project, self.session, active_agent="e16")
-        self.person = new_user(self.project, "curator", "reviewer", is_staff=True)
+        self.person = new_user(self.project, "curator", "reviewer")
         from django.contrib.auth.models import Group
 
-        self.person.groups.add(Group.objects.get_or_create(name="operator")[0])
-        self.person.user_permissions.add(*Permission.objects.filter(
-            content_type__app_label__in=["runs_app", "memory_app"],
-            content_type__model__in=["approvalrequest", "run", "task", "memoryrecord", "memorywritepolicy"]))
+        self.person.groups.add(Group.objects.get_or_create(name="admin")[0])
         self.requester = Actor.for_agent(tag())
         _, secret = factories.make_agent_token(self.project, name=f"e16-{tag()}")
         self.agent = bearer(secret)
@@ -1320,7 +1318,8 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
     ids: dict[str, int | str] = {
            "slug": project.slug, "approval_id": scene.approval.pk, "run_id": scene.run.pk, "task_id": scene.task.pk,
            "checkpoint_id": scene.checkpoints[-1].pk, "session_id": scene.session.pk, "record_id": scene.memory.pk,
-           "handoff_id": _human_handoff(project), "effect_id": _effect_of(project, scene.run.pk)}
+           "handoff_id": _human_handoff(project), "effect_id": _effect_of(project),
+           "token_id": factories.make_personal_token(user)[0].pk}  # the user's own: /profile/tokens/<id>/
     forms = {"approve": {"version": scene.approval.version}, "reject": {"reason": "no"},
              "edit-approve": {"arguments": "{}", "reason": "x"}, "delete": {"confirm": "on"},
              "edit": {"content": "changed", "version": 1}, "resolve": {"keep": scene.memory.pk, "version": 1},
@@ -1374,12 +1373,15 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
         figures.setdefault(name, 0)
 
 
-def _effect_of(project: Project, run_id: int) -> int:
-    """An effect of the scene's run: its page (/effects/<id>/) carries the decision forms."""
-    from runs_app.services import effect_intend
+def _effect_of(project: Project) -> int:
+    """An effect of a running run of the project (only a run that may act declares one, issue 30): its page
+    (/effects/<id>/) carries the decision forms."""
+    from runs_app.services import effect_intend, run_transition
 
+    run = factories.make_run(project)
+    run_transition(project=project, run_id=run.pk, to="running", expected_version=None)
     effect, _ = effect_intend(project=project, idempotency_key=f"e12-{project.slug}", tool="publish_chapter",
-                              arguments={"chapter": 1}, run_id=run_id)
+                              arguments={"chapter": 1}, run_id=run.pk)
     return effect.pk
 
 

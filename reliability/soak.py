@@ -126,9 +126,9 @@ class Traffic:
                            {"kind": "soak.tick", "data": {"client": i, "n": n}}, self.agent, key=f"event-{i}-{n}")
             elif roll < 0.6:
                 self._save_task(rng)
-            elif roll < 0.68:
+            elif roll < 0.68:  # an agent token's agent scope is its own identity (the token's name)
                 self._post("memory.write", "/api/v1/memory/records/",
-                           {"scope": "agent", "scope_key": f"agent-{i}", "content": f"Soak fact {i}-{n}.",
+                           {"scope": "agent", "scope_key": "soak-agent", "content": f"Soak fact {i}-{n}.",
                             "source_run_id": rng.choice(runs)}, self.agent)
             elif roll < 0.72:
                 self._approve()

@@ -313,20 +313,22 @@ def _memory_endpoints(w: World) -> list[Endpoint]:
         from memory_app.context import context_project
 
         snapshot = w.__dict__["owner_snapshot"] = context_project(project=w.project, run_id=w.run.pk)
-    r, c = record.pk, snapshot.pk
+    r, c, v = record.pk, snapshot.pk, record.version
     return [
         Endpoint("memory_records_read", "GET", "/api/v1/memory/records/{id}/",
                  lambda _: f"/api/v1/memory/records/{r}/"),
         Endpoint("memory_records_chain", "GET", "/api/v1/memory/records/{id}/chain/",
                  lambda _: f"/api/v1/memory/records/{r}/chain/"),
         Endpoint("memory_records_supersede", "POST", "/api/v1/memory/records/{id}/supersede/",
-                 lambda _: f"/api/v1/memory/records/{r}/supersede/", lambda _: {"content": "changed"}),
+                 lambda _: f"/api/v1/memory/records/{r}/supersede/",
+                 lambda _: {"content": "changed", "expected_version": v}),
         Endpoint("memory_records_review", "POST", "/api/v1/memory/records/{id}/review/",
-                 lambda _: f"/api/v1/memory/records/{r}/review/", lambda _: {"decision": "approve"}),
+                 lambda _: f"/api/v1/memory/records/{r}/review/",
+                 lambda _: {"decision": "approve", "expected_version": v}),
         Endpoint("memory_records_expire", "POST", "/api/v1/memory/records/{id}/expire/",
-                 lambda _: f"/api/v1/memory/records/{r}/expire/", lambda _: {}),
+                 lambda _: f"/api/v1/memory/records/{r}/expire/", lambda _: {"expected_version": v}),
         Endpoint("memory_records_delete", "POST", "/api/v1/memory/records/{id}/delete/",
-                 lambda _: f"/api/v1/memory/records/{r}/delete/", lambda _: {}),
+                 lambda _: f"/api/v1/memory/records/{r}/delete/", lambda _: {"expected_version": v}),
         Endpoint("memory_records_erase", "POST", "/api/v1/memory/records/{id}/erase/",
                  lambda _: f"/api/v1/memory/records/{r}/erase/", lambda _: {}),
         Endpoint("memory_context_read", "GET", "/api/v1/memory/context/{id}/",

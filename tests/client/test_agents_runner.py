@@ -101,7 +101,8 @@ def reviewer_decides(live: Live, decision: str | Decide, *, reason: str = "", co
                 while len(done) < count and time.monotonic() < deadline:
                     for approval in reviewer.list_approvals(status="pending"):
                         if approval.id not in done:
-                            reviewer.decide_approval(approval.id, **choose(approval))
+                            reviewer.decide_approval(approval.id, **choose(approval),
+                                                     expected_version=approval.version)
                             done.add(approval.id)
                     time.sleep(0.05)
         except Exception as exc:  # noqa: BLE001 - any failure, handed to the test through `errors`

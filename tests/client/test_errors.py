@@ -35,11 +35,12 @@ def test_each_error_status_is_its_exception_with_the_code_and_detail(live: Live)
         assert held.value.body["lease_owner"] == "worker-1"
 
         with pytest.raises(ConflictError) as stale:
-            hc.transition_run(run.id, "running", expected_version=claimed.version + 5)
+            hc.transition_run(run.id, "running", expected_version=claimed.version + 5, lease_owner="worker-1")
         assert (stale.value.current_status, stale.value.current_version) == ("created", claimed.version)
 
         with pytest.raises(ValidationError) as invalid:
-            hc.transition_run(run.id, "flying", expected_version=claimed.version)  # type: ignore[arg-type]
+            hc.transition_run(run.id, "flying", expected_version=claimed.version,  # type: ignore[arg-type]
+                              lease_owner="worker-1")
         assert (invalid.value.status, invalid.value.code) == (400, "invalid") and "to" in invalid.value.fields
 
         with pytest.raises(ValidationError) as unknown:  # a mapping with a field an item does not take
@@ -61,10 +62,10 @@ def test_each_error_status_is_its_exception_with_the_code_and_detail(live: Live)
             hc.propose_memory(scope="project", content="A fact from nowhere.")
         assert (rejected.value.status, rejected.value.code) == (422, "provenance_required")
 
-        hc.transition_run(run.id, "running", expected_version=claimed.version)
-        approval = hc.request_approval(run.id, tool="send", idempotency_key="k-1")
+        hc.transition_run(run.id, "running", expected_version=claimed.version, lease_owner="worker-1")
+        approval = hc.request_approval(run.id, tool="send", idempotency_key="k-1", lease_owner="worker-1")
         with pytest.raises(PermissionDenied) as agents_do_not_decide:
-            hc.decide_approval(approval.id, "approve")
+            hc.decide_approval(approval.id, "approve", expected_version=approval.version)
         assert agents_do_not_decide.value.status == 403
 
     # None of these 4xx was retried: each request went out once.

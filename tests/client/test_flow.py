@@ -21,7 +21,9 @@ def decide_later(live: Live, approval_id: int, *, after: float = 0.3, decision: 
     def decide() -> None:
         time.sleep(after)
         with live.client(live.reviewer_token) as reviewer:
-            reviewer.decide_approval(approval_id, decision, reason="looks right")  # type: ignore[arg-type]
+            version = reviewer.get_approval(approval_id).version  # a decision is a compare-and-set on it
+            reviewer.decide_approval(approval_id, decision, reason="looks right",  # type: ignore[arg-type]
+                                     expected_version=version)
 
     thread = threading.Thread(target=decide, daemon=True)
     thread.start()
@@ -54,14 +56,16 @@ def test_an_agent_works_a_run_end_to_end(live: Live, hc: HarnessClient) -> None:
     run = hc.heartbeat_run(run.id, owner="worker-1", lease_seconds=120)
     run = hc.transition_run(run.id, "running", expected_version=run.version, lease_owner="worker-1")
     assert run.status == "running"
-    event = hc.append_event(run.id, "model.call", {"tokens": 12})
+    event = hc.append_event(run.id, "model.call", {"tokens": 12}, lease_owner="worker-1")
     assert [e.kind for e in hc.list_events(run.id)][-1] == "model.call" and event.data == {"tokens": 12}
 
     # A checkpoint chain with a fork; lineage, latest and list.
-    root = hc.create_checkpoint(run=run.id, label="outline", state={"outline": ["a", "b"]}, lease_owner="worker-1")
-    child = hc.create_checkpoint(run=run.id, parent=root.id, label="draft-1", state={"draft": 1})
-    grandchild = hc.create_checkpoint(run=run.id, parent=child.id, label="draft-2", state={"draft": 2})
-    fork = hc.create_checkpoint(run=run.id, parent=root.id, label="draft-1b", state={"draft": "b"})
+    owner = "worker-1"  # the owner the run was claimed with: every write to the leased run names it
+    root = hc.create_checkpoint(run=run.id, label="outline", state={"outline": ["a", "b"]}, lease_owner=owner)
+    child = hc.create_checkpoint(run=run.id, parent=root.id, label="draft-1", state={"draft": 1}, lease_owner=owner)
+    grandchild = hc.create_checkpoint(run=run.id, parent=child.id, label="draft-2", state={"draft": 2},
+                                      lease_owner=owner)
+    fork = hc.create_checkpoint(run=run.id, parent=root.id, label="draft-1b", state={"draft": "b"}, lease_owner=owner)
     assert (root.depth, child.depth, grandchild.depth, fork.depth) == (0, 1, 2, 1)
     assert [c.id for c in hc.checkpoint_lineage(grandchild.id)] == [grandchild.id, child.id, root.id]
     assert [c.id for c in hc.checkpoint_lineage(fork.id)] == [fork.id, root.id]
@@ -85,7 +89,8 @@ def test_an_agent_works_a_run_end_to_end(live: Live, hc: HarnessClient) -> None:
     assert write.outcome == "accepted" and write.record is not None and write.record.provenance.run == run.id
     found = hc.retrieve_memory(scope="user", scope_key="alice", q="tea")
     assert [r.id for r in found] == [write.record.id]
-    newer = hc.supersede_memory(write.record.id, content="Alice likes oolong.", source_run_id=run.id)
+    newer = hc.supersede_memory(write.record.id, content="Alice likes oolong.", source_run_id=run.id,
+                                expected_version=write.record.version)
     assert hc.get_memory(write.record.id).superseded_by == newer.id
     assert hc.memory_chain(newer.id).before == [write.record.id]
     snapshot = hc.build_context(run.id, budget_chars=2000, query="tea")
@@ -93,7 +98,8 @@ def test_an_agent_works_a_run_end_to_end(live: Live, hc: HarnessClient) -> None:
 
     # An approval: requested (the run waits), decided by a reviewer elsewhere, and the wait returns it.
     approval = hc.request_approval(run.id, tool="publish_chapter", arguments={"chapter": 3},
-                                   idempotency_key=f"publish-{run.id}", risk="high", reason="goes public")
+                                   idempotency_key=f"publish-{run.id}", risk="high", reason="goes public",
+                                   lease_owner="worker-1")
     assert approval.status == "pending" and hc.get_run(run.id).status == "waiting_approval"
     reviewer = decide_later(live, approval.id)
     decided = hc.wait_for_approval(approval.id, timeout=20, poll_interval=0.05, max_poll_interval=0.2)
@@ -119,17 +125,18 @@ def test_the_async_client_does_the_same(live: Live) -> None:
 
             run = await hc.create_run(session=session.id)
             run = await hc.claim_run(run.id, owner="async-worker")
-            run = await hc.transition_run(run.id, "running", expected_version=run.version)
-            root = await hc.create_checkpoint(run=run.id, label="root")
-            child = await hc.create_checkpoint(run=run.id, parent=root.id, label="child")
+            run = await hc.transition_run(run.id, "running", expected_version=run.version, lease_owner="async-worker")
+            root = await hc.create_checkpoint(run=run.id, label="root", lease_owner="async-worker")
+            child = await hc.create_checkpoint(run=run.id, parent=root.id, label="child", lease_owner="async-worker")
             assert [c.id for c in await hc.checkpoint_lineage(child.id)] == [child.id, root.id]
             run = await hc.get_run(run.id)  # each checkpoint moved the run's version on
             with pytest.raises(ConflictError) as stale:
-                await hc.transition_run(run.id, "succeeded", expected_version=run.version - 1)
+                await hc.transition_run(run.id, "succeeded", expected_version=run.version - 1,
+                                        lease_owner="async-worker")
             assert (stale.value.current_status, stale.value.current_version) == ("running", run.version)
 
             approval = await hc.request_approval(run.id, tool="send_email", idempotency_key="mail-1",
-                                                 arguments={"to": "a@example.com"})
+                                                 arguments={"to": "a@example.com"}, lease_owner="async-worker")
             reviewer = decide_later(live, approval.id, decision="reject")
             decided = await hc.wait_for_approval(approval.id, timeout=20, poll_interval=0.05,
                                                  max_poll_interval=0.2)

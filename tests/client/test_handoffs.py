@@ -46,18 +46,20 @@ def test_a_handoff_is_issued_accepted_and_returned_once(live: Live, hc: HarnessC
     handoff_id = _issue(hc, origin, reviewer.id)
 
     receiver_run = hc.create_run(session=reviewer.id)
-    accepted = hc.accept_handoff(handoff_id, run=receiver_run.id)
+    accepted = hc.accept_handoff(handoff_id, run=receiver_run.id, expected_version=hc.get_handoff(handoff_id).version)
     assert (accepted.status, accepted.receiver_run) == ("accepted", receiver_run.id)
     assert accepted.independence is not None
 
     with pytest.raises(ConflictError) as wrong:
-        hc.return_handoff(handoff_id, packet_fingerprint="0" * 64, result={"verdict": "pass"})
+        hc.return_handoff(handoff_id, packet_fingerprint="0" * 64, result={"verdict": "pass"},
+                          expected_version=accepted.version)
     assert wrong.value.code == "packet_mismatch"
     returned = hc.return_handoff(handoff_id, packet_fingerprint=accepted.packet_fingerprint,
-                                 result={"verdict": "pass"})
+                                 result={"verdict": "pass"}, expected_version=accepted.version)
     assert returned.status in ("returned", "consumed") and returned.result == {"verdict": "pass"}
     with pytest.raises(ConflictError) as again:
-        hc.return_handoff(handoff_id, packet_fingerprint=accepted.packet_fingerprint, result={"verdict": "fail"})
+        hc.return_handoff(handoff_id, packet_fingerprint=accepted.packet_fingerprint, result={"verdict": "fail"},
+                          expected_version=hc.get_handoff(handoff_id).version)  # the version read now: a 2nd result
     assert again.value.code == "result_already_returned"
 
     assert hc.get_handoff(handoff_id).result == {"verdict": "pass"}
@@ -68,7 +70,8 @@ def test_a_cancelled_handoff_sends_its_origin_back_to_running(live: Live, hc: Ha
     origin = _running_run(hc, "C-origin")
     receiver = hc.create_session(role="specialist", memory_policy="none", ref="C-receiver")
     handoff_id = _issue(hc, origin, receiver.id)
-    cancelled = hc.cancel_handoff(handoff_id, reason="no longer needed")
+    cancelled = hc.cancel_handoff(handoff_id, reason="no longer needed",
+                                  expected_version=hc.get_handoff(handoff_id).version)
     assert (cancelled.status, cancelled.closed_reason) == ("cancelled", "no longer needed")
     assert Run.objects.get(pk=origin).status == RunStatus.RUNNING
     assert [h.id for h in hc.list_handoffs(status="cancelled")] == [handoff_id]

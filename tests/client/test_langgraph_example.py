@@ -44,7 +44,8 @@ def published(out: str) -> Any:
 
 def _decide(live: Live, approval_id: int, **decision: Any) -> None:
     with live.client(live.reviewer_token) as reviewer:
-        reviewer.decide_approval(approval_id, **decision)
+        version = reviewer.get_approval(approval_id).version  # the version it read: a decision is a compare-and-set
+        reviewer.decide_approval(approval_id, **decision, expected_version=version)
 
 
 def test_the_example_waits_for_the_reviewer_and_resumes_with_the_decision(

@@ -101,9 +101,10 @@ def test_posts_need_the_csrf_token_which_htmx_sends_as_a_header(scene: Scene, re
     assert 'hx-headers=\'{"X-CSRFToken": "' in body  # on <body>, inherited by every htmx request
     token = body.split('"X-CSRFToken": "', 1)[1].split('"', 1)[0]
     approve = reverse("runs:approval_approve", args=[scene.approval.pk])
-    assert client.post(approve, {}, **HTMX).status_code == 403
+    form = {"version": scene.approval.version}
+    assert client.post(approve, form, **HTMX).status_code == 403
     assert ApprovalRequest.objects.get(pk=scene.approval.pk).status == ApprovalStatus.PENDING
-    assert client.post(approve, {}, HTTP_X_CSRFTOKEN=token, **HTMX).status_code == 200
+    assert client.post(approve, form, HTTP_X_CSRFTOKEN=token, **HTMX).status_code == 200
     assert ApprovalRequest.objects.get(pk=scene.approval.pk).status == ApprovalStatus.APPROVED
 
 

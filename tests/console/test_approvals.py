@@ -34,7 +34,7 @@ class TestDecisions:
         assert AuditEntry.objects.filter(action="approval.approved", target_id=str(approval.pk)).count() == 1
 
     def test_a_plain_post_redirects_back_to_the_page(self, scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
-        response = reviewer_client.post(url("approval_approve", scene), {})
+        response = reviewer_client.post(url("approval_approve", scene), {"version": scene.approval.version})
         assert response.status_code == 302 and response["Location"] == url("approval_detail", scene)
 
     def test_reject_needs_a_reason(self, scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
@@ -45,7 +45,9 @@ class TestDecisions:
         assert reviewer_client.post(url("approval_reject", scene), {"reason": ""}).status_code == 400
 
     def test_reject_with_a_reason_records_it(self, scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
-        response = reviewer_client.post(url("approval_reject", scene), {"reason": "Never force-push"}, **HTMX)
+        response = reviewer_client.post(
+            url("approval_reject", scene), {"version": scene.approval.version, "reason": "Never force-push"}, **HTMX
+        )
         approval = ApprovalRequest.objects.get(pk=scene.approval.pk)
         assert approval.status == ApprovalStatus.REJECTED and approval.decision_reason == "Never force-push"
         assert "Never force-push" in response.content.decode()
@@ -55,7 +57,11 @@ class TestDecisions:
         edited = {"branch": "fix/login-2", "remote": "origin", "force": False}
         response = reviewer_client.post(
             url("approval_edit_approve", scene),
-            {"arguments": '{"branch": "fix/login-2", "remote": "origin", "force": false}', "reason": "rename"},
+            {
+                "version": scene.approval.version,
+                "arguments": '{"branch": "fix/login-2", "remote": "origin", "force": false}',
+                "reason": "rename",
+            },
             **HTMX,
         )
         approval = ApprovalRequest.objects.get(pk=scene.approval.pk)

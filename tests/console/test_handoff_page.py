@@ -82,7 +82,8 @@ def test_a_reviewer_answers_a_human_reviewers_handoff_with_its_own_invocation(pr
     page = reviewer_client.get(reverse("runs:handoff_detail", args=[handoff.pk])).content.decode()
     assert 'id="answer-form"' in page and "csrfmiddlewaretoken" in page
 
-    response = reviewer_client.post(reverse("runs:handoff_answer", args=[handoff.pk]), {"result": '{"ready": true}'})
+    response = reviewer_client.post(reverse("runs:handoff_answer", args=[handoff.pk]),
+                                   {"version": handoff.version, "result": '{"ready": true}'})
 
     assert response.status_code == 302
     answered = Handoff.objects.get(pk=handoff.pk)
@@ -95,7 +96,8 @@ def test_an_answer_the_schema_refuses_changes_nothing(project, reviewer_client) 
     from runs_app.models import Handoff
 
     handoff = _issued_to(project, "human_reviewer")
-    response = reviewer_client.post(reverse("runs:handoff_answer", args=[handoff.pk]), {"result": '{"ready": "yes"}'})
+    response = reviewer_client.post(reverse("runs:handoff_answer", args=[handoff.pk]),
+                                   {"version": handoff.version, "result": '{"ready": "yes"}'})
     assert response.status_code == 400 and 'id="answer-error"' in response.content.decode()
     stored = Handoff.objects.get(pk=handoff.pk)
     assert (stored.status, stored.receiver_run_id, stored.result) == ("issued", None, None)  # the acceptance undone
@@ -111,15 +113,16 @@ def test_only_a_human_reviewers_handoff_is_answered_and_only_by_a_reviewer_with_
     machine = _issued_to(project, "semantic_reviewer")
     page = reviewer_client.get(reverse("runs:handoff_detail", args=[machine.pk])).content.decode()
     assert 'id="answer-form"' not in page
-    refused = reviewer_client.post(reverse("runs:handoff_answer", args=[machine.pk]), {"result": '{"ready": true}'})
+    refused = reviewer_client.post(reverse("runs:handoff_answer", args=[machine.pk]),
+                                   {"version": machine.version, "result": '{"ready": true}'})
     assert refused.status_code == 409
 
     human = _issued_to(project, "human_reviewer")
     url = reverse("runs:handoff_answer", args=[human.pk])
-    assert operator_client.post(url, {"result": '{"ready": true}'}).status_code == 403
+    assert operator_client.post(url, {"version": human.version, "result": '{"ready": true}'}).status_code == 403
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(reviewer)
-    assert strict.post(url, {"result": '{"ready": true}'}).status_code == 403
+    assert strict.post(url, {"version": human.version, "result": '{"ready": true}'}).status_code == 403
     assert {h.status for h in Handoff.objects.filter(pk__in=[machine.pk, human.pk])} == {"issued"}
 
 

@@ -88,7 +88,7 @@ def test_held_records_are_listed_and_reviewed(scene: Scene, operator_client) -> 
     assert held is not None and held.status == MemoryStatus.HELD
     page = operator_client.get(reverse("memory:held_list")).content.decode()
     assert f'data-record="{held.pk}"' in page and "Likes tabs" in page
-    operator_client.post(reverse("memory:held_review", args=[held.pk]), {"decision": "accept"})
+    operator_client.post(reverse("memory:held_review", args=[held.pk]), {"version": held.version, "decision": "accept"})
     assert MemoryRecord.objects.get(pk=held.pk).status == MemoryStatus.ACTIVE
 
 

@@ -73,7 +73,8 @@ def test_the_api_runs_as_the_runtime_role_and_cannot_rewrite_history_over_sql() 
         post("/api/v1/checkpoints/", {"run": run.pk, "label": "rt"}, agent, key="rt-checkpoint")
         approval = post(f"/api/v1/runs/{run.pk}/approvals/", {"tool": "send", "arguments": {"n": 1},
                                                               "idempotency_key": "rt-approval"}, agent)
-        post(f"/api/v1/approvals/{approval['id']}/decision/", {"decision": "reject", "reason": "not now"}, person)
+        post(f"/api/v1/approvals/{approval['id']}/decision/", {"decision": "reject", "reason": "not now",
+                                                            "expected_version": approval["version"]}, person)
         post("/api/v1/threads/checkpoints/", {"thread_id": "rt-thread", "checkpoint_id": "c1", "checkpoint": {"v": 1},
                                               "channel_values": {"a": 1}, "metadata": {"step": 0}}, agent)
         deleted = post("/api/v1/threads/delete/", {"thread_id": "rt-thread"}, agent)

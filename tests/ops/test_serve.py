@@ -21,7 +21,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from runs_app.models import RunStatus
+from runs_app.models import ApprovalRequest, RunStatus
 from tests import factories
 from tests.subprocesses import ROOT
 from tests.worker.support import demo_run, wait_for, wait_status
@@ -111,9 +111,10 @@ def test_bin_serve_runs_the_web_server_worker_and_beat_and_stops_them_all(
         assert written.status_code in (200, 201), written.text
 
         request_id = f"smoke-{uuid.uuid4().hex[:12]}"
+        version = ApprovalRequest.objects.get(pk=run.pending_approval_id).version  # the version the reviewer read
         decided = client.post(f"/api/v1/approvals/{run.pending_approval_id}/decision/",
                               headers={"Authorization": f"Bearer {reviewer_token}", "X-Request-ID": request_id},
-                              json={"decision": "approve"})
+                              json={"decision": "approve", "expected_version": version})
         assert decided.status_code == 200, decided.text
         assert decided.headers["X-Request-ID"] == request_id
         wait_status(run.pk, RunStatus.SUCCEEDED, timeout=60)

@@ -132,8 +132,11 @@ def test_two_machines_through_pgbouncer_with_a_replica_for_the_consoles_heavy_pa
         assert marker in clients["a"].get(f"/api/v1/sessions/{session['id']}/items/", headers=agent).text
 
         # A decision on machine b, resumed by a worker of either machine, while the replica is behind.
-        decided = clients["b"].post(f"/api/v1/approvals/{topology['approval']}/decision/", json={"decision": "approve"},
-                                    headers={"Authorization": f"Bearer {topology['personal']}"})
+        reviewer = {"Authorization": f"Bearer {topology['personal']}"}
+        read = clients["b"].get(f"/api/v1/approvals/{topology['approval']}/", headers=reviewer)
+        assert read.status_code == 200, read.text
+        decided = clients["b"].post(f"/api/v1/approvals/{topology['approval']}/decision/", headers=reviewer,
+                                    json={"decision": "approve", "expected_version": read.json()["version"]})
         assert decided.status_code == 200, decided.text
         run_path = f"/api/v1/runs/{topology['run']}/"
         wait_for(lambda: clients["a"].get(run_path, headers=agent).json()["status"] == "succeeded", timeout=60,

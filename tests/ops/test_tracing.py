@@ -15,7 +15,7 @@ from opentelemetry.trace import SpanKind
 
 from harness import celery_app
 from harness.tracing import tracing_configure, tracing_unconfigure
-from runs_app.models import RunStatus
+from runs_app.models import ApprovalRequest, RunStatus
 from tests import factories
 from tests.worker.support import FakeService, demo_run
 
@@ -48,9 +48,11 @@ def test_one_trace_from_the_decision_request_to_the_resumes_tool_call(spans: InM
     reviewer = factories.make_user("rita", role="reviewer", projects=[run.project])
     _, secret = factories.make_personal_token(reviewer)
     adapters = {"publish_chapter": {"kind": "http", "url": tool.url, "timeout": 10, "connect_timeout": 2}}
+    version = ApprovalRequest.objects.get(pk=run.pending_approval_id).version  # the version the reviewer read
     with override_settings(HARNESS_TOOL_ADAPTERS=adapters):
         response = Client().post(f"/api/v1/approvals/{run.pending_approval_id}/decision/",
-                                 json.dumps({"decision": "approve"}), content_type="application/json",
+                                 json.dumps({"decision": "approve", "expected_version": version}),
+                                 content_type="application/json",
                                  HTTP_AUTHORIZATION=f"Bearer {secret}")
     assert response.status_code == 200, response.content
     run.refresh_from_db()

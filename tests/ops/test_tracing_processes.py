@@ -18,7 +18,7 @@ import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from runs_app.models import RunStatus
+from runs_app.models import ApprovalRequest, RunStatus
 from tests import factories
 from tests.ops.cluster import free_port
 from tests.subprocesses import ROOT
@@ -99,7 +99,9 @@ def test_a_decision_and_the_resume_it_queues_are_one_trace_across_processes(
                 return False
 
         wait_for(ready, timeout=60, what="/readyz")
-        decided = client.post(f"/api/v1/approvals/{run.pending_approval_id}/decision/", json={"decision": "approve"},
+        version = ApprovalRequest.objects.get(pk=run.pending_approval_id).version  # the version the reviewer read
+        decided = client.post(f"/api/v1/approvals/{run.pending_approval_id}/decision/",
+                              json={"decision": "approve", "expected_version": version},
                               headers={"Authorization": f"Bearer {reviewer_token}"})
         assert decided.status_code == 200, decided.text
         wait_status(run.pk, RunStatus.SUCCEEDED, timeout=60)

@@ -4,8 +4,8 @@ and effect rows of its runs, in the API and on the task page; a client can no lo
 import pytest
 
 from demo.scenario import demo_scenario_create
-from runs_app.models import ApprovalRequest, Task
-from runs_app.services import effect_intend
+from runs_app.models import ApprovalRequest, RunStatus, Task
+from runs_app.services import effect_intend, run_transition
 from tests import factories
 from tests.api.conftest import ApiClient
 
@@ -16,8 +16,11 @@ pytestmark = pytest.mark.django_db
 def scene(project):  # type: ignore[no-untyped-def]
     run = demo_scenario_create(project=project)
     approval = ApprovalRequest.objects.get(pk=run.pending_approval_id)
+    # R-101 waits for its approval and so may not declare an action: a second, running run of the task does.
+    acting = factories.make_run(project, run.session, task_id=run.task_id)
+    run_transition(project=project, run_id=acting.pk, to=RunStatus.RUNNING, expected_version=acting.version)
     effect, _ = effect_intend(project=project, idempotency_key="note-1", tool="note", arguments={"n": 1},
-                              run_id=run.pk)
+                              run_id=acting.pk)
     return run, approval, effect, ApiClient(factories.make_agent_token(project, name="writer")[1])
 
 

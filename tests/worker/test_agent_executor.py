@@ -57,7 +57,8 @@ def _agent_asks(hc: HarnessClient, *, executor: str = "agent", lease_seconds: in
     run = hc.transition_run(run.id, "running", expected_version=run.version, lease_owner=AGENT)
     key = f"invoice-{run.id}"
     approval = hc.request_approval(run.id, tool=TOOL, arguments=ARGUMENTS, idempotency_key=key,
-                                   executor=executor, reason="over the auto-approve limit")  # type: ignore[arg-type]
+                                   executor=executor, reason="over the auto-approve limit",
+                                   lease_owner=AGENT)  # type: ignore[arg-type]
     assert approval.executor == executor and approval.status == "pending"
     # The request released the agent's lease in the same write that moved the run to waiting_approval.
     asked = hc.get_run(run.id)
@@ -65,6 +66,12 @@ def _agent_asks(hc: HarnessClient, *, executor: str = "agent", lease_seconds: in
     # Two writes of the run: the move with the release, then the waiting checkpoint's pointer (issue 16, section 5).
     assert asked.version == run.version + 2
     return run.id, approval.id, key
+
+
+def _decide(hc: HarnessClient, approval_id: int, decision: str, **kwargs: Any) -> None:
+    """The reviewer decides the approval at the version it read."""
+    version = hc.get_approval(approval_id).version
+    hc.decide_approval(approval_id, decision, expected_version=version, **kwargs)  # type: ignore[arg-type]
 
 
 def _resumed(hc: HarnessClient, run_id: int, approval_id: int) -> Any:
@@ -84,7 +91,7 @@ def test_approved_the_worker_binds_the_decision_calls_nothing_and_the_agent_runs
     live: Live, fake_service: FakeService
 ) -> None:
     run_id, approval_id, key = _agent_asks(live.agent)
-    live.reviewer.decide_approval(approval_id, "approve")
+    _decide(live.reviewer, approval_id, "approve")
 
     run = _resumed(live.agent, run_id, approval_id)
 
@@ -120,7 +127,7 @@ def test_approved_the_worker_binds_the_decision_calls_nothing_and_the_agent_runs
 def test_edited_the_agent_is_handed_the_edited_arguments_and_their_fingerprint(live: Live) -> None:
     run_id, approval_id, _ = _agent_asks(live.agent)
     edited = {"customer": "acme", "amount": 100}
-    live.reviewer.decide_approval(approval_id, "approve", edited_arguments=edited, reason="cap at 100")
+    _decide(live.reviewer, approval_id, "approve", edited_arguments=edited, reason="cap at 100")
 
     run = _resumed(live.agent, run_id, approval_id)
 
@@ -136,7 +143,7 @@ def test_rejected_the_rejection_and_its_reason_are_bound_and_the_agent_goes_on(
     live: Live, fake_service: FakeService
 ) -> None:
     run_id, approval_id, key = _agent_asks(live.agent)
-    live.reviewer.decide_approval(approval_id, "reject", reason="not this customer")
+    _decide(live.reviewer, approval_id, "reject", reason="not this customer")
 
     run = _resumed(live.agent, run_id, approval_id)
 
@@ -156,9 +163,9 @@ def test_a_worker_approval_asked_under_a_long_lease_resumes_at_once(live: Live, 
     run = live.agent.claim_run(run.id, owner=AGENT, lease_seconds=3600)
     run = live.agent.transition_run(run.id, "running", expected_version=run.version, lease_owner=AGENT)
     approval = live.agent.request_approval(run.id, tool="publish_chapter", arguments={"chapter": 1},
-                                           idempotency_key=f"publish-{run.id}")
+                                           idempotency_key=f"publish-{run.id}", lease_owner=AGENT)
     assert approval.executor == "worker"
-    live.reviewer.decide_approval(approval.id, "approve")
+    _decide(live.reviewer, approval.id, "approve")
 
     resumed = _resumed(live.agent, run.id, approval.id)
 

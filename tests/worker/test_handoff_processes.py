@@ -28,13 +28,15 @@ def test_kill_9_inside_the_binding_then_a_new_worker_consumes_the_result_once(wo
                             objective="Review chapter 3.", inputs=[], allowed_capabilities=[],
                             output_schema={"type": "object"}, deadline=timezone.now() + dt.timedelta(minutes=10),
                             actor=Actor.for_agent("writer"))
-    handoff_accept(project=project, handoff_id=handoff.pk,
-                   receiver_run_id=factories.make_run(project, reviewer).pk, actor=Actor.for_agent("reviewer"))
+    accepted = handoff_accept(project=project, handoff_id=handoff.pk,
+                              receiver_run_id=factories.make_run(project, reviewer).pk,
+                              actor=Actor.for_agent("reviewer"))
     agent = ApiClient(factories.make_agent_token(project, name="reviewer")[1])
     first = workers.start("a", crash_at="handoff_consumed")
 
     returned = agent.post(f"/api/v1/handoffs/{handoff.pk}/return/",
-                          {"packet_fingerprint": handoff.packet_fingerprint, "result": {"verdict": "pass"}})
+                          {"packet_fingerprint": handoff.packet_fingerprint, "result": {"verdict": "pass"},
+                           "expected_version": accepted.version})
     assert returned.status_code == 200, returned.content
 
     assert first.exited() == -9
