@@ -215,24 +215,24 @@ def item_out(item: SessionItem) -> dict[str, Any]:
 # end_user is set at its creation and never changed, so the check holds for the rest of the request.
 
 
-class SessionApiView(AgentApiView):
+class _SessionReachable:
+    """Admits a narrowed token and, on `sessions/<pk>/...`, finds the session among its user's first."""
+
     narrowed_token_allowed = True
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]  # the DRF view it is mixed into
         if "pk" in kwargs:
             selectors.session_reachable(project_ids=scope(request), session_id=kwargs["pk"],
                                         end_user=end_user_scope(request))
 
 
-class SessionListView(AgentListView[_Row]):
-    narrowed_token_allowed = True
+class SessionApiView(_SessionReachable, AgentApiView):
+    pass
 
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if "pk" in kwargs:
-            selectors.session_reachable(project_ids=scope(request), session_id=kwargs["pk"],
-                                        end_user=end_user_scope(request))
+
+class SessionListView(_SessionReachable, AgentListView[_Row]):
+    pass
 
 
 @extend_schema(tags=["sessions"])
