@@ -17,6 +17,7 @@ from worker.lease import worker_owner
 from worker.metrics import RESUME_DURATION, RESUMES
 from worker.pipeline import resume_run_by_id
 from worker.recovery import recovery_pass as run_recovery_pass
+from worker.state import ResumeOutcome
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def _check_configuration_at_start(sender: Any = None, **kwargs: Any) -> None:
 
 @shared_task(name=RESUME_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
 def resume_run(self: Task[[int], str], run_id: int) -> str:
-    started, outcome = time.perf_counter(), "error"
+    started, outcome = time.perf_counter(), ResumeOutcome.ERROR
     logs.bind(run=run_id)
     try:
         outcome = resume_run_by_id(run_id, owner=worker_owner(self.request.hostname or ""))
