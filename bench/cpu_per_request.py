@@ -10,7 +10,7 @@ The requests are scenario H's (bench/scenarios_api.py), built as WSGI environs w
     checkpoint  POST /api/v1/checkpoints/                   a chain: each one the last one's child, ~1 KB
                                                             state, a fresh Idempotency-Key            (H3)
     lineage     GET  /api/v1/checkpoints/{id}/lineage/      of a 1,000-deep chain of ~1 KB states     (H4)
-Each is handed to `harness.wsgi.application(environ, start_response)` as a WSGI server hands it (the request
+Each is handed to `config.wsgi.application(environ, start_response)` as a WSGI server hands it (the request
 built, the request_started/finished signals, the handler's choice of chain, the body's bytes joined), in this one
 process: no HTTP server, no client. Prints the CPU time (process time: the database's own work is not in it, the
 client side of psycopg is) per request. The scenarios take turns, in rounds, so a busy machine slows each alike.
@@ -39,7 +39,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Plain-HTTP requests, as on loopback: with DEBUG off the settings would otherwise redirect them to https.
 os.environ.setdefault("SECURE_COOKIES", "0")
 # A rate no run reaches: the throttle counts (its cost is measured) but never refuses.
@@ -53,8 +53,8 @@ from django.core.handlers.wsgi import WSGIHandler, WSGIRequest  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import close_old_connections  # noqa: E402
 
+from config.wsgi import application  # noqa: E402
 from harness.models import Project  # noqa: E402
-from harness.wsgi import application  # noqa: E402
 from runs_app.models import Checkpoint, Run  # noqa: E402
 from runs_app.services import checkpoint_create, run_create  # noqa: E402
 from sessions_app.models import Session, SessionItem  # noqa: E402

@@ -129,7 +129,7 @@ def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, gt
         server_env["DATABASE_POOL_MAX_SIZE"] = str(threads)
     else:
         server_env.setdefault("DATABASE_CONN_MAX_AGE", "600")
-    argv = [str(Path(sys.executable).parent / "gunicorn"), "harness.wsgi:application", "--bind", f"127.0.0.1:{port}",
+    argv = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
             "--workers", str(workers), "--keep-alive", "30", "--backlog", "256",
             "--error-logfile", "-", "--log-level", "warning", "--graceful-timeout", "5"]
     if threads > 1 or gthread:
@@ -140,7 +140,7 @@ def start_gunicorn(*, workers: int = 2, threads: int = 1, pool: bool = False, gt
 
 
 def start_granian(*, workers: int = 2, threads: int = 1, env: dict | None = None, name: str = "granian",
-                  app: str = "harness.wsgi:application") -> Server:
+                  app: str = "config.wsgi:application") -> Server:
     """granian (a Rust HTTP server) serving the WSGI application on 127.0.0.1: `workers` processes, each
     running the application on `threads` threads (each with one persistent database connection), keeping
     client connections alive."""
@@ -156,9 +156,9 @@ def start_granian(*, workers: int = 2, threads: int = 1, env: dict | None = None
 
 
 def start_celery_worker(*, env: dict | None = None, name: str = "bench-worker") -> Server:
-    """`celery -A harness worker` (solo pool: one process, whose memory is the worker's) with the bench's
+    """`celery -A config worker` (solo pool: one process, whose memory is the worker's) with the bench's
     no-op task included."""
-    argv = [sys.executable, "-m", "celery", "-A", "harness", "worker", "--pool", "solo", "--include",
+    argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--include",
             "bench.celery_tasks", "-n", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
             "--without-heartbeat", "--loglevel", "WARNING"]
     proc, log_path = _spawn(name, argv, {"CELERY_WORKER_READY_LOG": "1", **(env or {})})

@@ -1,6 +1,6 @@
 """`celery` under cProfile by CPU time, switched on and off by SIGUSR2 (bench/worker_cycle.py --profile).
 
-    python bench/profiled_celery.py OUT.prof -A harness worker --pool solo ...
+    python bench/profiled_celery.py OUT.prof -A config worker --pool solo ...
 
 The profiler starts off, so the worker's start-up is not in it; the first SIGUSR2 turns it on, the second off
 and writes OUT.prof (pstats). Only the bench starts it.

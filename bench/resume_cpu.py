@@ -23,7 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("HARNESS_DEMO", "1")  # scenario 7's runs call the demo's publish_chapter tool
 
 import django  # noqa: E402

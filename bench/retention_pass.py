@@ -29,7 +29,7 @@ from typing import Any
 
 import django
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
 from django.core.management import call_command  # noqa: E402

@@ -21,7 +21,7 @@ import time
 
 import django
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 
 from django.core.management import call_command  # noqa: E402

@@ -1,4 +1,4 @@
-"""Scenario 7: an approval decided -> its run resumed by a live `celery -A harness worker` on Redis.
+"""Scenario 7: an approval decided -> its run resumed by a live `celery -A config worker` on Redis.
 
 The latency runs from `approval_decide` (which queues the resume when it commits) until the run is
 `running` again with the result bound and a new checkpoint written, compared with a no-op Celery

@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("HARNESS_DEMO", "1")
 
 import django  # noqa: E402
@@ -126,7 +126,7 @@ def main() -> None:
 def _start(name: str, profile: str) -> procs.Server:
     if not profile:
         return procs.start_celery_worker(name=name)
-    argv = [sys.executable, str(ROOT / "bench" / "profiled_celery.py"), profile, "-A", "harness", "worker",
+    argv = [sys.executable, str(ROOT / "bench" / "profiled_celery.py"), profile, "-A", "config", "worker",
             "--pool", "solo", "--include", "bench.celery_tasks", "-n", f"{name}-{os.getpid()}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "WARNING"]
     proc, log_path = procs._spawn(name, argv, {})

@@ -13,7 +13,7 @@ the same pool, the same pipelines. The client is rebuilt whenever the channel's 
 built on (kombu drops the pool when the channel closes or the connection is lost). Only the synchronous client
 is cached; the asynchronous one (`Channel.client`, BRPOP) is kombu's own cached property already.
 
-`install()` is called when the Celery app is built (harness.celery); it replaces one method, and only when
+`install()` is called when the Celery app is built (config.celery); it replaces one method, and only when
 kombu's `conn_or_acquire` is the one this was written for (its source is hashed): after a kombu upgrade that
 changes it, nothing is replaced, a warning says so, and tests/harness/test_broker.py fails until this is looked at
 again (drop it once the redis-py fix is released).

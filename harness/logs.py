@@ -3,7 +3,7 @@
 The ids live in a context variable bound by whoever knows them: the request's middleware (request id, and the
 run, approval, session... named by the URL: harness.observe), the token's authentication (project), and a
 Celery task's start (task id and name, and the ids of the request that queued it, carried in the message's
-headers by `harness_context`: harness.celery). A line logged anywhere below picks them up.
+headers by `harness_context`: harness.task_observe). A line logged anywhere below picks them up.
 
 No line may carry a token, a password or memory content (tests/harness/test_logs.py drives a login, token
 calls and a memory write and reads every line): nothing here logs a body or a header, and the formatter

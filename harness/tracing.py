@@ -3,8 +3,8 @@ to the worker's work it queued (the Celery instrumentation carries the context i
 
 Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set: then spans go over OTLP/HTTP in batches (the standard OTEL_*
 variables configure the exporter: headers, timeout, OTEL_SERVICE_NAME). Off, nothing is instrumented and
-nothing is imported, so the hot path pays nothing. The web process configures it when harness.wsgi loads (after
-gunicorn's or granian's fork), the worker in each pool process (harness.celery: a batch exporter's thread does
+nothing is imported, so the hot path pays nothing. The web process configures it when config.wsgi loads (after
+gunicorn's or granian's fork), the worker in each pool process (config.celery: a batch exporter's thread does
 not survive a fork). A test passes its own exporter (tests/ops/test_tracing.py).
 """
 

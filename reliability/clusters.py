@@ -83,7 +83,7 @@ class OwnPostgres:
 
     def migrate(self, database: str = DATABASE) -> None:
         """Django's migrations into it, as a deploy would run them."""
-        env = {**os.environ, "DATABASE_URL": self.url(database), "DJANGO_SETTINGS_MODULE": "harness.settings"}
+        env = {**os.environ, "DATABASE_URL": self.url(database), "DJANGO_SETTINGS_MODULE": "config.settings"}
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
                        check=True, capture_output=True)
 

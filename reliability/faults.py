@@ -78,7 +78,7 @@ def database_url() -> str:
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "harness.settings",
+    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "config.settings",
            "PYTHONUNBUFFERED": "1", **extra}
     if "HARNESS_CRASH_AT" not in extra:
         env.pop("HARNESS_CRASH_AT", None)
@@ -163,7 +163,7 @@ class HttpServer:
     same app with a fault hook; `preload` forks each worker from an imported app, so a killed one is back
     in a moment)."""
 
-    def __init__(self, procs: Processes, *, workers: int = 3, app: str = "harness.wsgi:application",
+    def __init__(self, procs: Processes, *, workers: int = 3, app: str = "config.wsgi:application",
                  preload: bool = False, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         environ = child_env(ALLOWED_HOSTS="127.0.0.1,localhost", DEBUG="0", SECURE_COOKIES="0", **(env or {}))

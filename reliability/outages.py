@@ -65,7 +65,7 @@ class Web(HttpServer):
     def __init__(self, procs: Processes, *, env: dict[str, str], workers: int = 3) -> None:
         self.port = free_port()
         self.proc = procs.popen(
-            [sys.executable, "-m", "gunicorn", "harness.wsgi:application", "-b", f"127.0.0.1:{self.port}",
+            [sys.executable, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{self.port}",
              "-w", str(workers), "--timeout", "120", "--log-level", "warning"],
             # The clients share one token on purpose: the per-token rate limit (issue 18) is not what is measured.
             env={**env, "ALLOWED_HOSTS": "127.0.0.1,localhost", "DEBUG": "0", "SECURE_COOKIES": "0",

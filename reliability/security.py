@@ -951,7 +951,7 @@ def free_port() -> int:
 
 @contextmanager
 def gunicorn(name: str, *, env: dict | None = None) -> Iterator[str]:
-    """`gunicorn harness.wsgi` on a free loopback port against this database; killed (its group) on exit."""
+    """`gunicorn config.wsgi` on a free loopback port against this database; killed (its group) on exit."""
     import requests
 
     port = free_port()
@@ -964,7 +964,7 @@ def gunicorn(name: str, *, env: dict | None = None) -> Iterator[str]:
     }
     environ.pop("HARNESS_CRASH_AT", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "harness.wsgi:application", "--bind", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
          "--workers", "1", "--threads", "4", "--timeout", "30", "--graceful-timeout", "3"],
         cwd=ROOT, env=environ, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )

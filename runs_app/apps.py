@@ -3,6 +3,7 @@ from typing import Any
 from django.apps import AppConfig
 
 from sessions_app.signals import session_awaiting_user
+from sessions_app.timeline_sources import TimelineSource, timeline_source_register
 
 
 class RunsAppConfig(AppConfig):
@@ -13,6 +14,12 @@ class RunsAppConfig(AppConfig):
         # sessions_app cannot import runs_app (the house's import direction), so a session that starts waiting
         # for its user announces it and the runs app answers, in the same transaction.
         session_awaiting_user.connect(_checkpoint_running_run, dispatch_uid="runs_app.session_awaiting_user")
+        # For the same reason a session's console timeline gets its runs from here (sessions_app.timeline_sources).
+        from runs_app.models import Run
+
+        timeline_source_register(TimelineSource(
+            "run", lambda session: Run.objects.filter(session=session),
+            lambda ids: Run.objects.select_related("task").in_bulk(ids)))
 
 
 def _checkpoint_running_run(sender: Any, *, project_id: int, session: Any, **_: Any) -> None:

@@ -47,9 +47,9 @@ from runs_app.models import (
     Task,
     TaskStateVersion,
 )
+from runs_app.resume import RESUME_CHECKS, StepState
 from sessions_app.models import SessionItem
 from sessions_app.trimming import APPROVAL_PAGE_ITEMS
-from worker.registry import STEPS
 
 MAX_LINEAGE = 1000
 
@@ -282,16 +282,16 @@ def task_get(*, project_ids: Sequence[int], task_id: int) -> Task:
 
 # --- the console's pages ------------------------------------------------------------------
 
-# What the resume worker re-checks before it continues (DESIGN.md "Resume"), shown to a reviewer:
-# the worker's own registry, so the checklist cannot drift from the steps; each writes `resume.<key>`.
-RESUME_CHECKS = tuple((step.name, step.label) for step in STEPS)
+# What the resume worker re-checks before it continues (DESIGN.md "Resume"), shown to a reviewer: RESUME_CHECKS,
+# runs_app.resume.ResumeStep's names and labels, the list the worker's registry must match (worker.registry);
+# each step writes `resume.<key>`.
 
 
 @dataclass(frozen=True)
 class StepProgress:
     key: str
     text: str
-    state: str  # passed | failed | waiting
+    state: StepState
     reason: str
 
 
@@ -304,7 +304,7 @@ def resume_progress(trace: Sequence[RunEvent]) -> list[StepProgress]:
     progress = []
     for key, text in RESUME_CHECKS:
         data = latest.get(key)
-        state = "waiting" if data is None else ("passed" if data.get("ok") else "failed")
+        state = StepState.WAITING if data is None else (StepState.PASSED if data.get("ok") else StepState.FAILED)
         progress.append(StepProgress(key, text, state, str((data or {}).get("reason", ""))))
     return progress
 
@@ -524,28 +524,6 @@ def run_effects(run: Run, limit: int = 200) -> list[ExternalEffect]:
 
 def run_approvals(run: Run, limit: int = 200) -> list[ApprovalRequest]:
     return list(ApprovalRequest.objects.filter(run=run).select_related("decided_by").order_by("-created_at")[:limit])
-
-
-def run_context_snapshots(run: Run, limit: int = 10) -> list[Any]:
-    """What was handed to the model for this run, newest first (recorded by memory's context projection)."""
-    from memory_app.models import ContextSnapshot
-
-    snapshots = list(
-        ContextSnapshot.objects.filter(project_id=run.project_id, run=run).order_by("-created_at", "-id")[:limit]
-    )
-    from memory_app.context import RULES
-
-    for snapshot in snapshots:
-        snapshot.content_json = json.dumps(snapshot.content, indent=2, ensure_ascii=False, default=str)  # type: ignore[attr-defined]
-        # "Why did the model see this": each entry with its rule's sentence, then what was left out and why.
-        manifest = snapshot.manifest or {}
-        snapshot.why = [  # type: ignore[attr-defined]
-            f"{e.get('kind')} {e.get('seq', e.get('id', e.get('handoff', '')))}: "
-            f"{RULES.get(e.get('rule'), e.get('rule'))}"
-            for e in manifest.get("entries", [])
-        ] + [f"left out: {o.get('kind')}{' x' + str(o['count']) if 'count' in o else ''}: {o.get('why')}"
-             for o in manifest.get("left_out", [])]
-    return snapshots
 
 
 # --- lineage -------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from harness.views import (
     role_required,
     visible_projects,
 )
+from runs_app import inspector_panels
 from runs_app import selectors as sel
 from runs_app.filters import ApprovalInboxFilter, RunListFilter, TaskListFilter
 from runs_app.forms import (
@@ -40,6 +41,7 @@ from runs_app.forms import (
     RetryEffectForm,
 )
 from runs_app.models import ApprovalRequest, ApprovalStatus, EffectDecision, ExternalEffect, Run, RunStatus, Task
+from runs_app.resume import RESUME_CHECKS, DryRun, resume_dry_run
 from runs_app.services import (
     BulkItem,
     BulkResult,
@@ -54,7 +56,6 @@ from runs_app.timeline import family as event_family
 from runs_app.timeline import run_timeline
 from runs_app.views_forks import checkpoint_page
 from runs_app.views_run_actions import offered_run_actions
-from worker.dry_run import DryRun, resume_dry_run
 
 
 def pretty(value: Any) -> str:
@@ -129,8 +130,8 @@ def _query_without_page(request: ConsoleRequest) -> str:
 
 
 def _dry_run(request: ConsoleRequest, approval: ApprovalRequest, roles: dict[str, bool]) -> DryRun:
-    """The resume's checks that need no lease or call, as the worker runs them (worker.dry_run), for the approval
-    approved now by this reviewer."""
+    """The resume's checks that need no lease or call, as the worker runs them (worker.dry_run, registered with
+    runs_app.resume by the worker app: runs_app does not import it), for the approval approved now by this reviewer."""
     return resume_dry_run(approval, reviewer_id=request.user.pk, reviewer_holds_role=roles.get(Role.REVIEWER, False))
 
 
@@ -169,7 +170,7 @@ def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
         ],
         "checkpoint": checkpoint,
         "checkpoint_state_pretty": pretty(checkpoint.state) if checkpoint else "",
-        "resume_checks": sel.RESUME_CHECKS,
+        "resume_checks": RESUME_CHECKS,
     }
 
 
@@ -392,8 +393,8 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
             effects=sel.run_effects(run),
             approvals=sel.run_approvals(run),
             handoffs=sel.run_handoffs(run),
-            snapshots=sel.run_context_snapshots(run),
             run_actions=offered_run_actions(request, run),
+            **inspector_panels.panels(run),  # the context snapshots (memory_app), registered from above
         )
     return render_page(request, "runs/run_inspector.html", context, partials=INSPECTOR_PARTIALS)
 

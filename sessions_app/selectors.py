@@ -18,8 +18,8 @@ from harness.db import EPOCH, fetch_json_text, id_list, id_list_sql, json_rows, 
 from harness.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import EndUserScope
-from runs_app.models import Run
 from sessions_app.models import Session, SessionItem
+from sessions_app.timeline_sources import TimelineSource, timeline_sources
 
 
 def session_list(*, project_ids: Sequence[int], end_user: EndUserScope | None = None) -> QuerySet[Session]:
@@ -171,7 +171,7 @@ TIMELINE_PAGE_SIZE = 50
 
 @dataclass(frozen=True)
 class TimelineEntry:
-    kind: str  # "item" | "run"
+    kind: str  # "item", or a registered source's kind ("run": sessions_app.timeline_sources)
     obj: Any
 
 
@@ -215,34 +215,30 @@ def session_timeline(session: Session, *, after: str | None = None, before: str 
     """Items and runs of a session in time order, one window of TIMELINE_PAGE_SIZE, in three queries.
 
     1. Seek in each table from the cursor (`after`: the next window; `before`: the previous one;
-       neither: the start) for one row more than a window, and merge both in one UNION statement.
+       neither: the start) for one row more than a window, and merge them in one UNION statement. The runs
+       are a source runs_app registers (sessions_app.timeline_sources): this app does not import it.
     2. Fetch the window's items and runs by id, then lay them out in time order.
     3. The extra row says whether there is more in the direction of travel; a cursor says there is
        something on the side it came from.
     """
     backwards = before is not None and after is None
     cursor = parse_timeline_cursor(before if backwards else after)
-    items = _seek(SessionItem.objects.filter(session=session), cursor, backwards=backwards).values_list(
-        Value("item", output_field=CharField()), "id", "created_at"
-    )
-    runs = _seek(Run.objects.filter(session=session), cursor, backwards=backwards).values_list(
-        Value("run", output_field=CharField()), "id", "created_at"
-    )
+    items = TimelineSource("item", lambda s: SessionItem.objects.filter(session=s), SessionItem.objects.in_bulk)
+    sources = {source.kind: source for source in (items, *timeline_sources())}
+    seeks = [_seek(source.rows(session), cursor, backwards=backwards).values_list(
+        Value(kind, output_field=CharField()), "id", "created_at") for kind, source in sources.items()]
     order = ("-created_at", "-id") if backwards else ("created_at", "id")
-    rows = list(items.union(runs, all=True).order_by(*order)[: TIMELINE_PAGE_SIZE + 1])
+    merged = seeks[0].union(*seeks[1:], all=True).order_by(*order) if len(seeks) > 1 else seeks[0]
+    rows = list(merged[: TIMELINE_PAGE_SIZE + 1])
     more = len(rows) > TIMELINE_PAGE_SIZE
     rows = rows[:TIMELINE_PAGE_SIZE]
     if backwards:
         rows.reverse()
-    item_ids = [r[1] for r in rows if r[0] == "item"]
-    run_ids = [r[1] for r in rows if r[0] == "run"]
-    found_items = SessionItem.objects.in_bulk(item_ids) if item_ids else {}
-    found_runs = Run.objects.select_related("task").in_bulk(run_ids) if run_ids else {}
-    entries = [
-        TimelineEntry("item", found_items[r[1]]) if r[0] == "item" else TimelineEntry("run", found_runs[r[1]])
-        for r in rows
-        if (found_items if r[0] == "item" else found_runs).get(r[1]) is not None
-    ]
+    found: dict[str, dict[int, Any]] = {}
+    for kind, source in sources.items():
+        ids = [r[1] for r in rows if r[0] == kind]
+        found[kind] = source.fetch(ids) if ids else {}
+    entries = [TimelineEntry(r[0], found[r[0]][r[1]]) for r in rows if r[1] in found[r[0]]]
     first = timeline_cursor(rows[0][2], rows[0][1]) if rows else None
     last = timeline_cursor(rows[-1][2], rows[-1][1]) if rows else None
     has_earlier = more if backwards else cursor is not None

@@ -103,9 +103,10 @@ def session_items_append(
             raise ValidationFailed(f"Unknown item role {item.get('role')!r}.", code="invalid_role")
     run_ids = {int(run_id) for item in items if (run_id := item.get("run_id"))}
     if run_ids:
-        from runs_app.models import Run
-
-        found = Run.objects.filter(pk__in=run_ids, session_id=session_id, project=project).count()
+        # The runs app sits above this one (tests/test_architecture.py): the item's own foreign key, declared by
+        # name ("runs_app.Run"), names the model to check against, so nothing here imports it.
+        run_model = SessionItem._meta.get_field("run").related_model
+        found = run_model._default_manager.filter(pk__in=run_ids, session_id=session_id, project=project).count()
         if found != len(run_ids):
             raise ValidationFailed("A referenced run is not in this session.", code="run_not_in_session")
 

@@ -20,7 +20,7 @@ def test_database_url() -> str:
 
 def child_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"DATABASE_URL": test_database_url(), "DJANGO_SETTINGS_MODULE": "harness.settings"})
+    env.update({"DATABASE_URL": test_database_url(), "DJANGO_SETTINGS_MODULE": "config.settings"})
     env.update(extra)
     return env
 

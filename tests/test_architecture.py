@@ -1,5 +1,6 @@
-"""The house's shape, checked from the source: no import loop, the kernel imports no feature app,
-the demo and the tests stay apart from what ships.
+"""The house's shape, checked from the source: no import loop, every import between apps points down the
+layers (the kernel imports no feature app, nothing imports the wiring), the demo and the tests stay apart from
+what ships.
 
 Imports are read from the code (ast), every one of them: an import inside a function is still a
 dependency (the services <-> tasks <-> resume <-> recovery loop of issue 13 was made of those).
@@ -14,8 +15,27 @@ import pytest
 from tests.subprocesses import ROOT
 
 KERNEL = "harness"
-FEATURE_APPS = ("sessions_app", "runs_app", "memory_app", "worker", "console", "demo")
-SHIPPED = (KERNEL, *FEATURE_APPS)
+WIRING = "config"
+# The layers, bottom first: an app imports its own layer's modules and the layers below, never one above, nor a
+# sibling in its own layer. Why this order (the domain's, DESIGN.md "The identity model"):
+#   harness       the kernel: projects, tokens, transitions, audit, HTTP plumbing; knows no feature
+#   sessions_app  the container every run lives in (a run's session is a foreign key; an item may name a run by
+#                 its declared foreign key, and a session's timeline gets its runs from a source runs_app
+#                 registers: sessions_app.timeline_sources)
+#   runs_app      runs, tasks, checkpoints, approvals, effects, handoffs, and what a resume is (runs_app.resume)
+#   memory_app    what is kept across runs, with their provenance (a run, an item); the context projection and
+#   notify_app    its snapshots; telling people and agents about approvals (runs_app.signals). Neither needs the
+#                 other. What the run inspector shows of memory is a panel memory registers (runs_app.inspector_panels)
+#   worker        the resume worker: carries out runs_app's resume with memory's context projection; hands
+#   console       the approval page its dry run (runs_app.resume); the console's own pages read the apps below
+#   demo          the demo scenario, on top of every app (and off in production)
+#   config        the wiring: settings, URLconfs, the Celery app; names every app by string, imported by none
+LAYERS: tuple[tuple[str, ...], ...] = (
+    (KERNEL,), ("sessions_app",), ("runs_app",), ("memory_app", "notify_app"), ("worker", "console"), ("demo",),
+    (WIRING,),
+)
+FEATURE_APPS = tuple(app for layer in LAYERS[1:-1] for app in layer)
+SHIPPED = tuple(app for layer in LAYERS for app in layer)
 
 
 def _module_name(path: Path) -> str:
@@ -92,9 +112,25 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def _arrows_up(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...]) -> dict[str, list[str]]:
+    """Each module's imports of another app that is not in a layer below its own (above, or a sibling)."""
+    level = {app: at for at, layer in enumerate(layers) for app in layer}
+    found: dict[str, list[str]] = {}
+    for module, imported in graph.items():
+        app = module.split(".")[0]
+        up = sorted(name for name in imported
+                    if (other := name.split(".")[0]) != app and level.get(other, -1) >= level[app])
+        if up:
+            found[module] = up
+    return found
+
+
 def test_the_checker_sees_the_whole_house() -> None:
     graph = _graph()
-    assert {"harness.transitions", "runs_app.services", "worker.pipeline", "worker.steps.load"} <= set(graph)
+    assert {"harness.transitions", "runs_app.services", "worker.pipeline", "worker.steps.load",
+            "notify_app.receivers", "config.settings"} <= set(graph)
+    assert {app for layer in LAYERS for app in layer} == {path.parent.name for path in ROOT.glob("*/apps.py")} | {
+        WIRING}  # every Django app has its layer
     assert "runs_app.services" in graph["worker.steps.bind_result"]  # a `from x import name` counts
     assert "worker.faults" in graph["worker.pipeline"]  # so does `from package import module`
 
@@ -106,6 +142,16 @@ def test_the_cycle_finder_finds_a_loop_made_of_lazy_imports() -> None:
 
 def test_no_module_imports_itself_back_through_others() -> None:
     assert _cycles(_graph()) == []
+
+
+def test_the_layer_checker_finds_an_arrow_up_and_one_between_siblings() -> None:
+    layers = (("low",), ("left", "right"), ("high",))
+    graph = {"high.a": {"low.x", "left.y"}, "left.y": {"low.x", "right.z"}, "right.z": {"high.a"}, "low.x": set()}
+    assert _arrows_up(graph, layers) == {"left.y": ["right.z"], "right.z": ["high.a"]}
+
+
+def test_every_import_between_apps_points_down_the_layers() -> None:
+    assert _arrows_up(_graph(), LAYERS) == {}
 
 
 def test_the_kernel_imports_no_feature_app() -> None:

@@ -7,14 +7,14 @@ import sys
 from tests.subprocesses import ROOT
 
 # The apps, and the tools that ship beside them (the benchmarks and the reliability experiments).
-PACKAGES = ["harness", "sessions_app", "runs_app", "memory_app", "notify_app", "worker", "console", "demo"]
+PACKAGES = ["config", "harness", "sessions_app", "runs_app", "memory_app", "notify_app", "worker", "console", "demo"]
 TOOLS = ["bench", "reliability"]
 # The agent client, a package of its own (client/pyproject.toml): mypy --strict with that file's settings.
 CLIENT = ["client/harness_client"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "harness.settings", "DEBUG": "1"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "1"}
     return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)
 

@@ -21,7 +21,7 @@ from sessions_app.models import SessionStatus
 from worker.adapters import AdapterConfigError, ToolAdapter, adapter_resolve
 from worker.handlers import node_handler
 from worker.loading import DecisionAudit
-from worker.state import Resume, StepFailed
+from worker.state import Resume, ResumeMode, StepFailed
 
 SUPPORTED_SCHEMA_VERSIONS = frozenset({1})
 
@@ -113,7 +113,7 @@ def check_authority(r: Resume) -> None:
         # a person retries the blocked run as any other.
         raise StepFailed(f"project_frozen: the project was frozen at {grant.project_frozen_at.isoformat()}",
                          code="project_frozen", category=FailureCategory.PERMISSION)
-    if approval is None or grant is None or r.mode != "approval":
+    if approval is None or grant is None or r.mode != ResumeMode.APPROVAL:
         return
     if grant.token_revoked_at is not None:
         raise StepFailed(f"the token that asked for approval {approval.pk} was revoked at "
@@ -232,7 +232,7 @@ def check_capability(r: Resume) -> tuple[ToolAdapter | None, dict[str, Any]]:
         if problem:
             raise StepFailed(f"the adapter for {approval.tool!r} cannot take this action: {problem}")
         data["adapter"] = type(adapter).__name__
-    if r.mode == "continue":
+    if r.mode == ResumeMode.CONTINUE:
         if r.task is None:  # a run a worker left `running` without a task: no plan to continue
             raise StepFailed("the run has no task whose nodes the worker could drive")
         # A gate being repaired (worker.repair) is asked for again once its repair node is done: not a node to run.

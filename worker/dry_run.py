@@ -14,40 +14,16 @@ statements (the load and the approval's effect) and writes nothing.
 import copy
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
 
 from runs_app.models import ApprovalRequest, ApprovalStatus, ExternalEffect
+from runs_app.resume import CheckState, DryRun, DryRunLine, ResumeStep
 from worker import checks
 from worker.limits import check_limits
 from worker.loading import load_run
-from worker.state import Resume, StepFailed
-
-PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
-
-
-@dataclass(frozen=True)
-class DryRunLine:
-    key: str  # the check's name (its line on the page: data-check)
-    label: str
-    state: str  # pass | fail | unknown
-    reason: str = ""
-    step: str = ""  # the step that would block the run when it fails (the run's `blocked_step`)
-
-
-@dataclass(frozen=True)
-class DryRun:
-    lines: tuple[DryRunLine, ...]
-
-    @property
-    def failing(self) -> tuple[DryRunLine, ...]:
-        return tuple(line for line in self.lines if line.state == FAIL)
-
-    @property
-    def passes(self) -> bool:
-        return not self.failing
+from worker.state import Resume, ResumeMode, StepFailed
 
 
 def _line(key: str, label: str, step: str, check: Callable[[], Any], *, passed: str = "") -> DryRunLine:
@@ -55,8 +31,8 @@ def _line(key: str, label: str, step: str, check: Callable[[], Any], *, passed: 
         check()
     except StepFailed as exc:
         exc.name(step)
-        return DryRunLine(key, label, FAIL, exc.reason, exc.step)
-    return DryRunLine(key, label, PASS, passed, step)
+        return DryRunLine(key, label, CheckState.FAIL, exc.reason, exc.step)
+    return DryRunLine(key, label, CheckState.PASS, passed, step)
 
 
 def resume_dry_run(approval: ApprovalRequest, *, reviewer_id: int | None, reviewer_holds_role: bool) -> DryRun:
@@ -68,12 +44,13 @@ def resume_dry_run(approval: ApprovalRequest, *, reviewer_id: int | None, review
     run, audit, grant, sealed = loaded
     now = timezone.now()
     r = Resume(run_id=run.pk, owner="dry-run", lease_seconds=0)
-    r.run, r.task, r.mode, r.sealed, r.decision_audit = run, run.task, "approval", sealed, audit
+    r.run, r.task, r.mode, r.sealed, r.decision_audit = run, run.task, ResumeMode.APPROVAL, sealed, audit
     r.checkpoint = run.last_checkpoint or (run.task.latest_checkpoint if run.task is not None else None)
     pending = run.pending_approval
     if pending is None or pending.pk != approval.pk:  # the run no longer waits on this approval
-        return DryRun((DryRunLine("load", "The run waits on this approval", FAIL,
-                                  f"the run is {run.status} and waits on no approval or another one", "load"),))
+        return DryRun((DryRunLine("load", "The run waits on this approval", CheckState.FAIL,
+                                  f"the run is {run.status} and waits on no approval or another one",
+                                  ResumeStep.LOAD),))
     undecided = pending.status == ApprovalStatus.PENDING
     hypothetical = undecided and not checks.approval_overdue(pending, now)
     if hypothetical:  # as the decision would leave it: approved as asked, by this reviewer
@@ -85,28 +62,28 @@ def resume_dry_run(approval: ApprovalRequest, *, reviewer_id: int | None, review
     r.approval = pending
     effect = ExternalEffect.objects.filter(project_id=run.project_id, approval_id=approval.pk).first()
     lines = [
-        _line("checkpoint", "The checkpoint is the one written (content hash, authority_ref)", "load",
+        _line("checkpoint", "The checkpoint is the one written (content hash, authority_ref)", ResumeStep.LOAD,
               lambda: checks.check_checkpoint(r)),
-        _line("compatibility", "The schema, plan and framework versions are compatible", "compatibility",
+        _line("compatibility", "The schema, plan and framework versions are compatible", ResumeStep.COMPATIBILITY,
               lambda: checks.check_compatibility(r)),
         _line("authority", "The authority holds (project not frozen, reviewer's role, asking token)",
-              "authority_lease", lambda: checks.check_authority(r)),
-        _line("artifact_fingerprints", "The artifacts are the ones the checkpoint saw", "artifact_fingerprints",
-              lambda: checks.check_artifacts(r)),
+              ResumeStep.AUTHORITY_LEASE, lambda: checks.check_authority(r)),
+        _line("artifact_fingerprints", "The artifacts are the ones the checkpoint saw",
+              ResumeStep.ARTIFACT_FINGERPRINTS, lambda: checks.check_artifacts(r)),
         _line("approval_preconditions", "The decision is current and about exactly the pending action",
-              "approval_preconditions", lambda: checks.check_decision(r, now=now)),
-        DryRunLine("decision_audit", "The decision's audit entry says the same", UNKNOWN,
-                   "cannot know yet: the decision writes it", "approval_preconditions") if undecided else
-        _line("decision_audit", "The decision's audit entry says the same", "approval_preconditions",
+              ResumeStep.APPROVAL_PRECONDITIONS, lambda: checks.check_decision(r, now=now)),
+        DryRunLine("decision_audit", "The decision's audit entry says the same", CheckState.UNKNOWN,
+                   "cannot know yet: the decision writes it", ResumeStep.APPROVAL_PRECONDITIONS) if undecided else
+        _line("decision_audit", "The decision's audit entry says the same", ResumeStep.APPROVAL_PRECONDITIONS,
               lambda: checks.check_decision_audit(pending, audit)),
-        _line("capability", "The tool's adapter is configured and takes these arguments", "capability",
+        _line("capability", "The tool's adapter is configured and takes these arguments", ResumeStep.CAPABILITY,
               lambda: checks.check_capability(r)),
-        _line("not_yet_consumed", "The action's result was not consumed already", "not_yet_consumed",
+        _line("not_yet_consumed", "The action's result was not consumed already", ResumeStep.NOT_YET_CONSUMED,
               lambda: checks.check_not_consumed(effect) if effect is not None else None,
               passed="" if effect is not None else "no effect is recorded under the approval's key yet"),
-        _line("limits", "The run has budget and time left (budget, deadline)", "bind_result",
+        _line("limits", "The run has budget and time left (budget, deadline)", ResumeStep.BIND_RESULT,
               lambda: check_limits(run)),
-        DryRunLine("lease", "One owner takes the lease, then the action runs once", UNKNOWN,
-                   "cannot know yet: the resume takes the lease and makes the call", "authority_lease"),
+        DryRunLine("lease", "One owner takes the lease, then the action runs once", CheckState.UNKNOWN,
+                   "cannot know yet: the resume takes the lease and makes the call", ResumeStep.AUTHORITY_LEASE),
     ]
     return DryRun(tuple(lines))

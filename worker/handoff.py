@@ -1,7 +1,7 @@
 """The resume of a run that waited on a handoff (DESIGN.md, "Handoff"): its returned result, re-validated and
 consumed once into the run, in the same pipeline as an approval's (worker.registry's steps).
 
-The steps call these in handoff mode (`r.mode == "handoff"`, decided by `load`):
+The steps call these in handoff mode (`r.mode == ResumeMode.HANDOFF`, decided by `load`):
 - `bind_result` -> `verify`: the packet still hashes to its fingerprint, the result to its hash, and it was
   returned before the deadline, for this run;
 - `not_yet_consumed` -> `lock`: the handoff is locked until the binding commits, and not consumed already;

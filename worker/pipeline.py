@@ -39,6 +39,7 @@ from runs_app.models import (
     Run,
     RunStatus,
 )
+from runs_app.resume import ResumeStep
 from runs_app.services import (
     run_bind_result,
     run_metrics_merge,
@@ -49,9 +50,9 @@ from runs_app.services import (
 from worker import faults
 from worker.drive import drive_nodes
 from worker.lease import worker_owner
-from worker.registry import BINDING, CALL, PRE_CALL, STEPS, check_modules
+from worker.registry import BINDING, CALL, PRE_CALL, STEPS
 from worker.repair import route_to_repair
-from worker.state import Resume, Retry, StepFailed, Stop, flush, trace
+from worker.state import Resume, ResumeMode, ResumeOutcome, Retry, StepFailed, Stop, flush, trace
 from worker.steps.load import count_start
 
 log = logging.getLogger(__name__)
@@ -59,14 +60,13 @@ log = logging.getLogger(__name__)
 # What the pipeline calls of a step (worker.registry): its trace data, or None when it traces itself later.
 StepRun = Callable[[Resume], dict[str, Any] | None]
 
-check_modules(STEPS)
 _bind = next(step for step in STEPS if step.phase == CALL)
-_bind_module = _bind.load()
+_bind_module = _bind.module
 # The pre-call transaction ends with the approved action's dispatch, committed before the call.
 PRE_CALL_STEPS: tuple[tuple[str, StepRun], ...] = (
-    *((step.name, step.load().run) for step in STEPS if step.phase == PRE_CALL), (_bind.name, _bind_module.dispatch))
+    *((step.name, step.module.run) for step in STEPS if step.phase == PRE_CALL), (_bind.name, _bind_module.dispatch))
 BINDING_STEPS: tuple[tuple[str, StepRun], ...] = tuple(
-    (step.name, step.load().run) for step in STEPS if step.phase == BINDING)
+    (step.name, step.module.run) for step in STEPS if step.phase == BINDING)
 
 
 @contextmanager
@@ -171,8 +171,8 @@ def _fail(r: Resume, exc: StepFailed) -> None:
     exc.handled = True
 
 
-def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: int | None = None) -> str:
-    """Resume one run; returns the outcome: "done", "blocked", "stopped" or "retry".
+def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: int | None = None) -> ResumeOutcome:
+    """Resume one run; returns how it ended (done, blocked, stopped or retry).
 
     1. Count the start (committed before the load, so a start that dies loading still counts).
     2. The pre-bind steps in one transaction, up to the effect's dispatch (committed before the call).
@@ -187,9 +187,9 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
     r = Resume(run_id=run_id, owner=owner or worker_owner(),
                lease_seconds=lease_seconds or settings.HARNESS_WORKER_LEASE_SECONDS)
     started = time.monotonic()
-    outcome, failure = "done", ""
+    outcome, failure = ResumeOutcome.DONE, ""
     try:
-        with _failing_as("load"):
+        with _failing_as(ResumeStep.LOAD):
             count_start(r)  # one statement, committed on its own before the load
         _steps_committed(r, PRE_CALL_STEPS)
         if r.dispatched is not None:
@@ -202,7 +202,7 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
                 _run_step(r, name, step)
             _move_on(r, started)
         faults.point("after_commit")
-        if r.leased and r.mode == "approval" and (not r.approved or r.abandoned):
+        if r.leased and r.mode == ResumeMode.APPROVAL and (not r.approved or r.abandoned):
             if not r.abandoned and route_to_repair(r):  # a declared repair node (worker.repair)
                 r.steps_ok += drive_nodes(r)
             else:
@@ -210,16 +210,16 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
         elif r.leased and r.run.status == RunStatus.RUNNING:
             r.steps_ok += drive_nodes(r)
     except StepFailed as exc:
-        outcome, failure = "blocked", exc.step
+        outcome, failure = ResumeOutcome.BLOCKED, exc.step
         if r.run is not None and not exc.handled:
             with transaction.atomic():
                 _fail(r, exc)
     except Stop as exc:
-        outcome, failure = "stopped", ""
+        outcome, failure = ResumeOutcome.STOPPED, ""
         flush(r)
         log.info("resume of run %s stopped: %s", run_id, exc)
     except Retry:
-        outcome, failure = "retry", "tool_unreachable"
+        outcome, failure = ResumeOutcome.RETRY, "tool_unreachable"
         with transaction.atomic():
             flush(r)
             if r.leased:
@@ -227,7 +227,7 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
                 r.leased = False
     except ConflictError as exc:
         # A guarded write lost (the lease expired and someone else took over): let them continue.
-        outcome, failure = "stopped", exc.code
+        outcome, failure = ResumeOutcome.STOPPED, exc.code
         flush(r)
         log.warning("resume of run %s lost a guarded write: %s", run_id, exc.detail)
     except Exception:
@@ -235,7 +235,7 @@ def resume_run_by_id(run_id: int, *, owner: str | None = None, lease_seconds: in
             _metrics(r, started, "exception")
             run_release(project=r.project_id, run_id=run_id, owner=r.owner)
         raise
-    if r.run is not None and (r.claimed or outcome == "blocked") and not r.metrics_written:
+    if r.run is not None and (r.claimed or outcome == ResumeOutcome.BLOCKED) and not r.metrics_written:
         _metrics(r, started, failure)
     return outcome
 
@@ -249,7 +249,8 @@ def _finish_rejected(r: Resume) -> None:
     with transaction.atomic():
         r.run = run_transition(
             project=r.project_id, run_id=r.run_id, to=RunStatus.FAILED, expected_version=None, lease_owner=r.owner,
-            actor=Actor.for_worker(r.owner), error={"step": "continue", "reason": f"{what}: {r.bound['reason']}"},
+            actor=Actor.for_worker(r.owner),
+            error={"step": ResumeStep.CONTINUE, "reason": f"{what}: {r.bound['reason']}"},
             failure_category=FailureCategory.IRREVERSIBLE if r.abandoned else FailureCategory.SEMANTIC,
         )
         r.leased = False

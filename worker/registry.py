@@ -1,57 +1,86 @@
-"""The resume steps (DESIGN.md "Resume"), in order: the one list the pipeline runs, the trace's
-event names (`resume.<name>`) and the console's checklist derive from.
+"""The resume steps (DESIGN.md "Resume"), in order: the one list the pipeline runs, each with its module.
 
-A step is a module in worker/steps/ with `run(r: Resume) -> dict | None`: it returns its trace
-data, or raises StepFailed (the run is blocked naming the step), Stop or Retry (worker.state).
-A new step is one new module and one line here. This module imports no step, so the console can
-read the names and labels without loading the worker.
+What the steps are (their names, order and the console's labels: runs_app.resume.ResumeStep) is the run's
+contract, declared below the worker so the console reads it without loading the worker; this list says how the
+worker carries each out: its phase and the module that does it, imported by name so a reader (and a tool) can
+follow every step from here.
+
+A step is a module in worker/steps/ with `run(r: Resume) -> dict | None`: it returns its trace data, or raises
+StepFailed (the run is blocked naming the step), Stop or Retry (worker.state). The step making the approved call
+defines `dispatch`, `call` and `deliver` instead. A new step is a ResumeStep member, one module and one line here.
 """
 
 from dataclasses import dataclass
-from importlib import import_module
+from enum import StrEnum
 from types import ModuleType
 
 from django.core.exceptions import ImproperlyConfigured
 
-PRE_CALL = "pre_call"  # one transaction, up to the approved action's dispatch (committed before the call)
-CALL = "call"  # the approved action: `dispatch` ends the pre-call transaction, `call` runs outside any, `deliver`
-BINDING = "binding"  # one transaction: consume the result, move the run on, checkpoint
+from runs_app.resume import ResumeStep
+from worker.steps import (
+    approval_preconditions,
+    artifact_fingerprints,
+    authority_lease,
+    bind_result,
+    capability,
+    checkpoint,
+    compatibility,
+    continue_from_cursor,
+    load,
+    not_yet_consumed,
+    sparse_context,
+)
+
+
+class Phase(StrEnum):
+    """The resume's transactions, in order (worker.pipeline)."""
+
+    PRE_CALL = "pre_call"  # one transaction, up to the approved action's dispatch (committed before the call)
+    CALL = "call"  # the approved action: `dispatch` ends the pre-call transaction, `call` runs outside any, `deliver`
+    BINDING = "binding"  # one transaction: consume the result, move the run on, checkpoint
+
+
+PRE_CALL, CALL, BINDING = Phase.PRE_CALL, Phase.CALL, Phase.BINDING
 
 
 @dataclass(frozen=True)
 class Step:
-    name: str  # the trace event is `resume.<name>`; a blocked run names it in `blocked_step`
-    phase: str
-    label: str  # what the console's checklist says
-    module: str = ""  # worker.steps.<module>, when the name is not a module name
+    name: ResumeStep  # the trace event is `resume.<name>`; a blocked run names it in `blocked_step`
+    phase: Phase
+    module: ModuleType
 
-    def load(self) -> ModuleType:
-        return import_module(f"worker.steps.{self.module or self.name}")
+    @property
+    def label(self) -> str:
+        """What the console's checklist says (runs_app.resume.ResumeStep)."""
+        return str(self.name.label)
 
 
 STEPS = (
-    Step("load", PRE_CALL, "Load the durable run and its latest checkpoint"),
-    Step("compatibility", PRE_CALL, "Check the schema and version are compatible"),
-    Step("authority_lease", PRE_CALL, "Check authority and take the lease (one owner)"),
-    Step("sparse_context", PRE_CALL, "Rebuild a sparse context snapshot (recorded)"),
-    Step("artifact_fingerprints", PRE_CALL, "Verify the artifact fingerprints"),
-    Step("approval_preconditions", PRE_CALL, "Verify the approved fingerprint is the pending action's"),
-    Step("capability", PRE_CALL, "Re-resolve the tool adapter for the pending work"),
-    Step("bind_result", CALL, "Execute the approved action once, or bind its returned result"),
-    Step("not_yet_consumed", BINDING, "Verify the effect was not consumed already"),
-    Step("continue", BINDING, "Continue from the saved cursor", module="continue_from_cursor"),
-    Step("checkpoint", BINDING, "Checkpoint again"),
+    Step(ResumeStep.LOAD, PRE_CALL, load),
+    Step(ResumeStep.COMPATIBILITY, PRE_CALL, compatibility),
+    Step(ResumeStep.AUTHORITY_LEASE, PRE_CALL, authority_lease),
+    Step(ResumeStep.SPARSE_CONTEXT, PRE_CALL, sparse_context),
+    Step(ResumeStep.ARTIFACT_FINGERPRINTS, PRE_CALL, artifact_fingerprints),
+    Step(ResumeStep.APPROVAL_PRECONDITIONS, PRE_CALL, approval_preconditions),
+    Step(ResumeStep.CAPABILITY, PRE_CALL, capability),
+    Step(ResumeStep.BIND_RESULT, CALL, bind_result),
+    Step(ResumeStep.NOT_YET_CONSUMED, BINDING, not_yet_consumed),
+    Step(ResumeStep.CONTINUE, BINDING, continue_from_cursor),  # `continue` is a keyword: not a module's name
+    Step(ResumeStep.CHECKPOINT, BINDING, checkpoint),
 )
-STEP_NAMES = tuple(step.name for step in STEPS)
-PHASES = (PRE_CALL, CALL, BINDING)
+STEP_NAMES = tuple(str(step.name) for step in STEPS)
+PHASES = tuple(Phase)
 
 
 def check_steps(steps: tuple[Step, ...]) -> None:
-    """The pipeline's assumptions about the list: phases in order, one step making the approved call, each
-    name once."""
+    """The pipeline's assumptions about the list: the contract's steps, each once and in its order; phases in order;
+    one step making the approved call."""
     names = [step.name for step in steps]
     if len(set(names)) != len(names):
         raise ImproperlyConfigured("worker.registry.STEPS: a step name appears twice")
+    if names != list(ResumeStep):
+        raise ImproperlyConfigured("worker.registry.STEPS: the steps are not runs_app.resume.ResumeStep's, "
+                                   "each once in its order")
     phases = [step.phase for step in steps]
     if phases != sorted(phases, key=PHASES.index):
         raise ImproperlyConfigured("worker.registry.STEPS: the steps' phases are out of order")
@@ -64,17 +93,13 @@ ENTRY_POINTS = {PRE_CALL: ("run",), BINDING: ("run",), CALL: ("dispatch", "call"
 
 
 def check_modules(steps: tuple[Step, ...]) -> None:
-    """Each step's module exists and defines what the pipeline calls of its phase. Run by worker.pipeline at its
-    import (it loads the modules anyway); not here, so the console reads the labels without loading a step."""
+    """Each step's module defines what the pipeline calls of its phase."""
     for step in steps:
-        try:
-            module = step.load()
-        except ImportError as exc:
-            raise ImproperlyConfigured(f"worker.registry.STEPS: step {step.name!r} has no module: {exc}") from None
-        missing = [name for name in ENTRY_POINTS[step.phase] if not callable(getattr(module, name, None))]
+        missing = [name for name in ENTRY_POINTS[step.phase] if not callable(getattr(step.module, name, None))]
         if missing:
-            raise ImproperlyConfigured(f"worker.registry.STEPS: step {step.name!r} ({module.__name__}) defines no "
-                                       f"{', '.join(missing)}")
+            raise ImproperlyConfigured(f"worker.registry.STEPS: step {str(step.name)!r} ({step.module.__name__}) "
+                                       f"defines no {', '.join(missing)}")
 
 
 check_steps(STEPS)
+check_modules(STEPS)

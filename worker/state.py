@@ -8,6 +8,7 @@ memory and written in batches, always in the transaction that commits what it re
 
 import logging
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from runs_app.models import (
@@ -20,6 +21,7 @@ from runs_app.models import (
     Run,
     Task,
 )
+from runs_app.resume import ResumeStep
 from runs_app.services import (
     run_events_append,
 )
@@ -28,6 +30,24 @@ from worker.handlers import is_worker_plan
 from worker.loading import DecisionAudit, Grant, Sealed
 
 log = logging.getLogger(__name__)
+
+
+class ResumeMode(StrEnum):
+    """What a resume binds, decided by its `load` step (worker.steps.load) from what the run waits on."""
+
+    APPROVAL = "approval"  # a decided approval: its action executed once (or its rejection bound)
+    HANDOFF = "handoff"  # a returned handoff's result (worker.handoff)
+    CONTINUE = "continue"  # nothing to bind: drive the plan's remaining nodes
+
+
+class ResumeOutcome(StrEnum):
+    """How one resume ended (worker.pipeline.resume_run_by_id): the `outcome` label of the resume metrics."""
+
+    DONE = "done"
+    BLOCKED = "blocked"  # a step failed: the run is blocked naming it
+    STOPPED = "stopped"  # nothing to do, or another worker owns the run
+    RETRY = "retry"  # a transient failure: the recovery pass tries again
+    ERROR = "error"  # an exception no step expected (worker.tasks)
 
 
 class StepFailed(Exception):
@@ -46,7 +66,7 @@ class StepFailed(Exception):
         self.category = category
         # Set by the pipeline (worker.pipeline): the step that failed (a node driven after the binding
         # fails as `continue`), and whether the run is blocked already.
-        self.step = block_as or "continue"
+        self.step = block_as or ResumeStep.CONTINUE
         self.handled = False
 
     def name(self, step: str) -> None:
@@ -72,9 +92,8 @@ class Resume:
     task: Task | None = None
     checkpoint: Checkpoint | None = None
     approval: ApprovalRequest | None = None
-    mode: str = ""  # "approval": a decided approval to bind; "handoff": a returned handoff's result to bind;
-    # "continue": drive the remaining nodes
-    handoff: Handoff | None = None  # the returned handoff the run waits on (mode "handoff", worker.handoff)
+    mode: ResumeMode | None = None  # set by the load step
+    handoff: Handoff | None = None  # the returned handoff the run waits on (ResumeMode.HANDOFF, worker.handoff)
     leased: bool = False
     claimed: bool = False
     claimed_at: float = 0.0  # time.monotonic() of the claim
@@ -119,14 +138,14 @@ class Resume:
     @property
     def agent_executes(self) -> bool:
         """The approval's tool is the asking agent's to run: the resume binds the decision, calls nothing."""
-        return (self.mode == "approval" and self.approval is not None
+        return (self.mode == ResumeMode.APPROVAL and self.approval is not None
                 and self.approval.executor == ApprovalExecutor.AGENT)
 
     @property
     def worker_driven(self) -> bool:
         if self.agent_executes:  # the agent runs the approved tool, so the run goes back to the agent
             return False
-        return is_worker_plan(self.task, gate=self.run.current_node if self.mode == "approval" else "")
+        return is_worker_plan(self.task, gate=self.run.current_node if self.mode == ResumeMode.APPROVAL else "")
 
 
 def unsettled(metrics: dict[str, Any] | None, counter: str) -> int:

@@ -9,7 +9,7 @@ from celery.signals import worker_init
 from django.core.exceptions import ImproperlyConfigured
 
 from harness import logs
-from harness.celery import SENT_AT_HEADER
+from harness.task_observe import SENT_AT_HEADER
 from runs_app.signals import resume_requested
 from worker.handlers import check_configuration
 from worker.heartbeat import worker_heartbeat_record
@@ -17,6 +17,7 @@ from worker.lease import worker_owner
 from worker.metrics import RESUME_DURATION, RESUMES
 from worker.pipeline import resume_run_by_id
 from worker.recovery import recovery_pass as run_recovery_pass
+from worker.state import ResumeOutcome
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def _check_configuration_at_start(sender: Any = None, **kwargs: Any) -> None:
 
 @shared_task(name=RESUME_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
 def resume_run(self: Task[[int], str], run_id: int) -> str:
-    started, outcome = time.perf_counter(), "error"
+    started, outcome = time.perf_counter(), ResumeOutcome.ERROR
     logs.bind(run=run_id)
     try:
         outcome = resume_run_by_id(run_id, owner=worker_owner(self.request.hostname or ""))
@@ -67,7 +68,7 @@ def resume_run(self: Task[[int], str], run_id: int) -> str:
 
 @shared_task(name=HEARTBEAT_TASK, bind=True, ignore_result=True)
 def heartbeat(self: Task[[], float], sent_at: float | None = None) -> float:
-    # The time of sending rides in the message's headers (harness.celery); an argument is accepted too.
+    # The time of sending rides in the message's headers (harness.task_observe); an argument is accepted too.
     header = getattr(self.request, SENT_AT_HEADER, None)
     return worker_heartbeat_record(hostname=self.request.hostname or "worker",
                                    sent_at=sent_at if sent_at is not None else header)

@@ -41,8 +41,41 @@ class RunAction(models.TextChoices):
     REQUEUE = "requeue"
 
 
-_DONE_TO: dict[str, str] = {
-    RunAction.RETRY: "retried", RunAction.REPAIR: "routed to a repair node", RunAction.FAIL: "failed"}
+@dataclass(frozen=True)
+class ActionGuard:
+    """Which runs an action may act on, by status and block, and what the plan says to the others."""
+
+    to: str  # the run's status after it ("" when the action moves no status: a re-queue)
+    sources: frozenset[str]  # the statuses it acts from
+    refusal: str  # the plan's refusal for a run in another status, formatted with its `status`
+    # Blocks a person decides on another page, where the action is refused, and why.
+    refused_blocks: tuple[tuple[str, str], ...] = ()
+
+    def refusal_for(self, run: Run) -> str:
+        """Why the action cannot act on `run` as read ("" when the guard admits it)."""
+        if run.status not in self.sources:
+            return self.refusal.format(status=run.status)
+        return next((why for block, why in self.refused_blocks if run.blocked_step == block), "")
+
+
+_LIVE = RUN_MACHINE.states - RUN_MACHINE.terminal
+_BLOCKED = frozenset({RunStatus.BLOCKED})
+_ONLY_BLOCKED = "only a blocked run can be {done} this way; this one is {{status}}"
+_DECIDE_THE_EFFECT = ((UNKNOWN_EFFECT, "the run is blocked on an effect whose outcome is unknown: decide the effect "
+                                       "on its page, and the run's resume is queued by that decision"),)
+
+# The run-action guards, declared once, as data: the plan (run_action_plan, so the console, the admin and run_act)
+# refuses what they refuse before it looks further. A re-queue acts from any status its resume is due in
+# (runs_app.resume_due, the recovery pass's own condition), checked by the plan.
+RUN_ACTION_GUARDS: dict[str, ActionGuard] = {
+    RunAction.CANCEL: ActionGuard(RunStatus.CANCELLED, _LIVE, "the run is {status} already"),
+    RunAction.RETRY: ActionGuard(RunStatus.RUNNING, _BLOCKED, _ONLY_BLOCKED.format(done="retried"),
+                                 _DECIDE_THE_EFFECT),
+    RunAction.REPAIR: ActionGuard(RunStatus.RUNNING, _BLOCKED, _ONLY_BLOCKED.format(done="routed to a repair node"),
+                                  _DECIDE_THE_EFFECT),
+    RunAction.FAIL: ActionGuard(RunStatus.FAILED, _BLOCKED, _ONLY_BLOCKED.format(done="failed")),
+    RunAction.REQUEUE: ActionGuard("", RUN_MACHINE.states, ""),
+}
 
 
 @dataclass(frozen=True)
@@ -115,24 +148,18 @@ def run_action_plan(*, run: Run, action: str) -> RunPlan:
     if action not in RunAction.values:
         raise ValidationFailed(f"action is one of {', '.join(RunAction.values)}.", code="invalid")
     base: dict[str, Any] = {"action": action, "run_id": run.pk, "version": run.version, "status": run.status}
+    guard = RUN_ACTION_GUARDS[action]
+    refusal = guard.refusal_for(run)
+    if refusal:
+        return RunPlan(**base, to=guard.to, refusal=refusal)
     if action == RunAction.REQUEUE:
         due = bool(resume_due(Run.objects.filter(pk=run.pk)))
         if not due:
             return RunPlan(**base, to="", refusal="the run's resume is not due: the recovery pass would not queue "
                                                   "it (nothing decided or returned to resume, or a live lease)")
         return RunPlan(**base, to="", resumes_from=_resume_point(run), effects=_effects(run, resuming=True))
-    if action == RunAction.CANCEL:
-        if run.status in RUN_MACHINE.terminal:
-            return RunPlan(**base, to=RunStatus.CANCELLED, refusal=f"the run is {run.status} already")
-        return _ending(run, base, RunStatus.CANCELLED)
-    if run.status != RunStatus.BLOCKED:
-        return RunPlan(**base, to=RunStatus.RUNNING if action != RunAction.FAIL else RunStatus.FAILED,
-                       refusal=f"only a blocked run can be {_DONE_TO[action]} this way; this one is {run.status}")
-    if action == RunAction.FAIL:
-        return _ending(run, base, RunStatus.FAILED)
-    if run.blocked_step == UNKNOWN_EFFECT:
-        return RunPlan(**base, to=RunStatus.RUNNING, refusal="the run is blocked on an effect whose outcome is "
-                       "unknown: decide the effect on its page, and the run's resume is queued by that decision")
+    if action in (RunAction.CANCEL, RunAction.FAIL):
+        return _ending(run, base, guard.to)
     if action == RunAction.RETRY:
         return _retry(run, base)
     return _repair(run, base)

@@ -60,7 +60,7 @@ def _database_url() -> str:
 
 @pytest.fixture
 def celery_worker(transactional_db: None, live_server: Any) -> Iterator[subprocess.Popen]:
-    """A real `celery -A harness worker` on this test's database and broker, stopped after the test.
+    """A real `celery -A config worker` on this test's database and broker, stopped after the test.
 
     It depends on transactional_db so it stops before the database is flushed. The broker's Redis
     database (this helper's own) is emptied first: a message left by an earlier test names a run
@@ -73,9 +73,9 @@ def celery_worker(transactional_db: None, live_server: Any) -> Iterator[subproce
     ARTIFACTS.mkdir(exist_ok=True)
     log = open(ARTIFACTS / "console-celery-worker.log", "wb")  # noqa: SIM115 - closed below
     env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-           "DJANGO_SETTINGS_MODULE": "harness.settings"}
+           "DJANGO_SETTINGS_MODULE": "config.settings"}
     process = subprocess.Popen(
-        [str(Path(sys.executable).with_name("celery")), "-A", "harness", "worker", "--pool=solo",
+        [str(Path(sys.executable).with_name("celery")), "-A", "config", "worker", "--pool=solo",
          "--concurrency=1", "--without-gossip", "--without-mingle", "--without-heartbeat",
          "-n", f"console-browser-{os.getpid()}@%h", "--loglevel=INFO"],
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ARTIFACTS.parent,

@@ -8,7 +8,7 @@ from wsgiref.util import setup_testing_defaults
 import pytest
 from django.conf import settings
 
-from harness.wsgi import application
+from config.wsgi import application
 from tests import factories
 
 

@@ -12,8 +12,8 @@ import pytest
 from django.test import Client
 
 from harness import logs
-from harness.celery import CONTEXT_HEADER, SENT_AT_HEADER, _carry_context
 from harness.logs import scrub
+from harness.task_observe import CONTEXT_HEADER, SENT_AT_HEADER, _carry_context
 from tests import factories
 
 pytestmark = pytest.mark.django_db

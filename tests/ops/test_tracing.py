@@ -13,7 +13,7 @@ from django.test import Client, override_settings
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from harness import celery_app
+from config import celery_app
 from harness.tracing import tracing_configure, tracing_unconfigure
 from runs_app.models import ApprovalRequest, RunStatus
 from tests import factories

@@ -1,11 +1,11 @@
-"""Call the WSGI application as a server does (harness.wsgi: its three chains), not through the test Client."""
+"""Call the WSGI application as a server does (config.wsgi: its three chains), not through the test Client."""
 
 import io
 import json
 from typing import Any
 from wsgiref.util import setup_testing_defaults
 
-from harness.wsgi import application
+from config.wsgi import application
 
 
 def call(method: str, path: str, *, body: Any = None, host: str = "testserver", **headers: str

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from config.wsgi import application as _django
 from harness import faults
-from harness.wsgi import application as _django
 
 _request = threading.local()
 

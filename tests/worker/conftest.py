@@ -39,7 +39,7 @@ def _test_database_url() -> str:
 
 @pytest.fixture
 def workers(transactional_db, broker, fake_service: FakeService, tmp_path: Path) -> Iterator[Workers]:  # type: ignore[no-untyped-def]
-    """Starts real `celery -A harness worker --beat` processes; every one is killed at teardown.
+    """Starts real `celery -A config worker --beat` processes; every one is killed at teardown.
 
     The demo's publish_chapter tool is routed to the fake HTTP service so the test counts its calls; the
     service deduplicates by key, and its adapter says so (a test of a tool that does not sets it false).

@@ -7,7 +7,7 @@ HARNESS_TEST_CLOCK_SKEW_SECONDS set, the process's wall clock runs that far off 
 import os
 import signal
 
-from harness.celery import app
+from config.celery import app
 from tests.worker import clock_skew  # noqa: F401 - HARNESS_TEST_CLOCK_SKEW_SECONDS shifts this process's clock
 from worker import faults
 

@@ -12,7 +12,7 @@ from celery.fixups.django import DjangoWorkerFixup
 from celery.signals import task_postrun, task_prerun
 from django.db import connection
 
-from harness.celery import app
+from config.celery import app
 
 
 class _WorkerTask:

@@ -12,10 +12,12 @@ from django.test import override_settings
 from django.utils import timezone
 
 from runs_app.models import ApprovalRequest, Run, RunStatus, Task
+from runs_app.resume import CheckState
 from tests.worker.support import approve, demo_run, reviewer
-from worker.dry_run import FAIL, PASS, UNKNOWN, resume_dry_run
+from worker.dry_run import resume_dry_run
 from worker.pipeline import resume_run_by_id
 
+PASS, FAIL, UNKNOWN = CheckState.PASS, CheckState.FAIL, CheckState.UNKNOWN
 OWNER = "worker:test:dry-run"
 
 

@@ -1,4 +1,4 @@
-"""A handoff's result resumed by real `celery -A harness worker` processes, with a kill -9 inside the binding.
+"""A handoff's result resumed by real `celery -A config worker` processes, with a kill -9 inside the binding.
 
 The consumption of a returned result commits in the transaction that binds it to the origin run: a worker
 killed between the two leaves the result returned and unconsumed, and the next worker binds it exactly once.

@@ -1,12 +1,14 @@
 """worker.registry: the shipped step list, and the checks that refuse a list the pipeline could not run (at the
-registry's import for the list's shape, at the pipeline's import for the steps' modules)."""
+registry's import: the list's shape against runs_app.resume.ResumeStep, and each step's module's entry points)."""
 
 import dataclasses
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from worker.registry import BINDING, CALL, PRE_CALL, STEPS, Step, check_modules, check_steps
+from runs_app.resume import RESUME_CHECKS, ResumeStep
+from worker.registry import BINDING, CALL, PRE_CALL, STEPS, check_modules, check_steps
+from worker.steps import checkpoint
 
 
 def test_the_shipped_steps_are_the_eleven_checks_in_their_phases():
@@ -17,19 +19,28 @@ def test_the_shipped_steps_are_the_eleven_checks_in_their_phases():
     ]
     assert all(step.label for step in STEPS)
     check_steps(STEPS)
-    check_modules(STEPS)  # every module exists and defines what the pipeline calls
+    check_modules(STEPS)  # every module defines what the pipeline calls
 
 
-def test_a_step_without_a_module_is_refused():
-    broken = (*STEPS[:3], Step("no_such_step", PRE_CALL, "Nothing"), *STEPS[3:])
-    check_steps(broken)  # its shape is fine
-    with pytest.raises(ImproperlyConfigured, match="no_such_step"):
-        check_modules(broken)
+def test_the_console_checklist_is_the_workers_list():
+    assert [(step.name, step.label) for step in STEPS] == list(RESUME_CHECKS)
+
+
+def test_a_step_the_contract_does_not_declare_or_a_missing_one_is_refused():
+    stranger = dataclasses.replace(STEPS[3], name="no_such_step")
+    with pytest.raises(ImproperlyConfigured, match="ResumeStep"):
+        check_steps((*STEPS[:3], stranger, *STEPS[3:]))
+    without_capability = tuple(step for step in STEPS if step.name != ResumeStep.CAPABILITY)
+    with pytest.raises(ImproperlyConfigured, match="ResumeStep"):
+        check_steps(without_capability)
+    swapped = (STEPS[1], STEPS[0], *STEPS[2:])
+    with pytest.raises(ImproperlyConfigured, match="ResumeStep"):
+        check_steps(swapped)
 
 
 def test_a_step_whose_module_lacks_its_phase_entry_points_is_refused():
     # `checkpoint` defines `run` only: as the step making the call it lacks dispatch, call and deliver.
-    calls_from_checkpoint = tuple(dataclasses.replace(step, module="checkpoint") if step.phase == CALL else step
+    calls_from_checkpoint = tuple(dataclasses.replace(step, module=checkpoint) if step.phase == CALL else step
                                   for step in STEPS)
     with pytest.raises(ImproperlyConfigured, match="defines no dispatch, call, deliver"):
         check_modules(calls_from_checkpoint)

@@ -1,4 +1,4 @@
-"""Real `celery -A harness worker` processes on PostgreSQL and Redis: crashes, races, restarts.
+"""Real `celery -A config worker` processes on PostgreSQL and Redis: crashes, races, restarts.
 
 Every wait is bounded (support.wait_for polls the database until a deadline). Leases are 3 seconds
 and the recovery pass runs every second, so a dead worker's run is picked up within a few seconds.

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.worker
 
 def _start_worker(**env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "celery", "-A", "harness", "worker", "--pool", "solo", "--without-gossip",
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo", "--without-gossip",
          "--without-mingle", "--loglevel", "INFO"],
         cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True, timeout=90,
     )
@@ -37,6 +37,6 @@ def test_a_worker_with_a_path_that_does_not_import_stops_at_start_naming_it(vari
 
 
 def test_the_production_app_installs_no_fault_hook() -> None:
-    import harness.celery  # noqa: F401 - what `celery -A harness` imports
+    import config.celery  # noqa: F401 - what `celery -A config` imports
 
     assert faults._hook is None

@@ -9,14 +9,14 @@ from django.utils import timezone
 from harness.errors import ConflictError
 from runs_app.services import approval_expire
 from worker.checks import approval_overdue, check_decision, check_decision_audit
-from worker.state import Resume, StepFailed, Stop
+from worker.state import Resume, ResumeMode, StepFailed, Stop
 
 log = logging.getLogger(__name__)
 
 
 def run(r: Resume) -> dict[str, Any]:
     """The decision is final, current and about exactly the action the run is waiting on."""
-    if r.mode != "approval":
+    if r.mode != ResumeMode.APPROVAL:
         return {"approval": None}
     approval = r.approval
     if approval is None:

@@ -34,7 +34,7 @@ from worker import faults, handoff
 from worker.adapters import AdapterError, ToolAdapter, ToolRefused
 from worker.keepalive import lease_kept
 from worker.limits import check_limits
-from worker.state import Resume, Retry, StepFailed, Stop, trace, trace_event
+from worker.state import Resume, ResumeMode, Retry, StepFailed, Stop, trace, trace_event
 
 UNKNOWN_EFFECT = "unknown_effect"  # the block a person decides (runs_app.services.effects.effect_resolve)
 
@@ -73,9 +73,9 @@ def run(r: Resume) -> dict[str, Any] | None:
 
 def dispatch(r: Resume) -> dict[str, Any] | None:
     """Steps 1-4 of `run` and the dispatch; the step's trace data, or None when a call follows."""
-    if r.mode == "handoff":  # nothing to call: the receiver returned the result (worker.handoff)
+    if r.mode == ResumeMode.HANDOFF:  # nothing to call: the receiver returned the result (worker.handoff)
         return handoff.verify(r)
-    if r.mode != "approval":
+    if r.mode != ResumeMode.APPROVAL:
         return {"bound": None}
     approval = r.approval
     if approval is None:  # approval_preconditions refused this already

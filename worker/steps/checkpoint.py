@@ -4,14 +4,14 @@ import logging
 from typing import Any
 
 from worker.progress import checkpoint_position
-from worker.state import Resume
+from worker.state import Resume, ResumeMode
 
 log = logging.getLogger(__name__)
 
 
 def run(r: Resume) -> dict[str, Any]:
     """Checkpoint the new position (lineage: the previous checkpoint is the parent)."""
-    if r.mode not in ("approval", "handoff"):
+    if r.mode not in (ResumeMode.APPROVAL, ResumeMode.HANDOFF):
         return {"checkpoint": None, "reason": "each node checkpoints as it finishes"}
     # r.run is the row our claim returned (the move `continue` decided is made after this, at commit), and
     # the checkpoint is written under our lease.

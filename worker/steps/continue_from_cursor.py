@@ -13,7 +13,7 @@ from runs_app.services import (
 )
 from worker import handoff
 from worker.progress import task_complete_node
-from worker.state import Resume, StepFailed
+from worker.state import Resume, ResumeMode, StepFailed
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +30,9 @@ def run(r: Resume) -> dict[str, Any]:
        `bound_result` set and the lease released, for the agent to claim.
     The run's move is left in `r.move`: the pipeline makes it as the binding transaction's last statement.
     """
-    if r.mode == "handoff":  # the returned result, consumed once and bound (worker.handoff)
+    if r.mode == ResumeMode.HANDOFF:  # the returned result, consumed once and bound (worker.handoff)
         return handoff.consume(r)
-    if r.mode != "approval":
+    if r.mode != ResumeMode.APPROVAL:
         return {"cursor": r.run.cursor, "mode": r.mode}
     approval = r.approval
     if approval is None:  # approval_preconditions refused this already

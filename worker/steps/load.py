@@ -22,7 +22,7 @@ from worker import faults
 from worker.checks import check_checkpoint
 from worker.handlers import is_worker_plan
 from worker.loading import load_run
-from worker.state import Resume, StepFailed, Stop, unsettled
+from worker.state import Resume, ResumeMode, StepFailed, Stop, unsettled
 
 log = logging.getLogger(__name__)
 
@@ -69,24 +69,24 @@ def run(r: Resume) -> dict[str, Any]:
             approval.expires_at and approval.expires_at <= timezone.now()
         ):
             raise Stop("the approval is not decided yet")
-        r.mode = "approval"
+        r.mode = ResumeMode.APPROVAL
     elif run.status == RunStatus.WAITING_EXTERNAL:
         # A second statement only here: the approval's resume keeps its one-statement load.
         r.handoff = Handoff.objects.filter(project_id=run.project_id, origin_run_id=run.pk,
                                            status=HandoffStatus.RETURNED).first()
         if r.handoff is None:
             raise Stop("the run waits on a handoff that has not returned")
-        r.mode = "handoff"
+        r.mode = ResumeMode.HANDOFF
     elif run.status == RunStatus.RUNNING and (
         run.lease_owner.startswith(WORKER_OWNER_PREFIX) or is_worker_plan(run.task)
     ):
-        r.mode = "continue"
+        r.mode = ResumeMode.CONTINUE
     elif run.status == RunStatus.BLOCKED and retry_marked(run) and run.pending_approval is not None:
-        r.mode = "approval"  # an operator retries the approval's resume after a fix: every check again
+        r.mode = ResumeMode.APPROVAL  # an operator retries the approval's resume after a fix: every check again
     elif run.status == RunStatus.BLOCKED and run.blocked_step == UNKNOWN_EFFECT and run.pending_approval is not None:
         if not effect_decided(run.pk, run.pending_approval.pk):
             raise Stop("a person has not decided the effect whose outcome is unknown yet")
-        r.mode = "approval"
+        r.mode = ResumeMode.APPROVAL
     else:
         raise Stop(f"nothing to resume in a {run.status} run")
     checkpoint = run.last_checkpoint

@@ -10,7 +10,7 @@ from runs_app.models import (
 )
 from worker import handoff
 from worker.checks import check_not_consumed
-from worker.state import Resume, StepFailed
+from worker.state import Resume, ResumeMode, StepFailed
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ SELECT {columns(ExternalEffect)} FROM runs_app_externaleffect WHERE id = %(id)s 
 
 def run(r: Resume) -> dict[str, Any]:
     """The result has not been consumed yet: consumption commits together with binding it to the run."""
-    if r.mode == "handoff":
+    if r.mode == ResumeMode.HANDOFF:
         return handoff.lock(r)
     if r.effect is None:
         return {"effect": None}

@@ -91,9 +91,9 @@ API_MIDDLEWARE = [
 # What /healthz, /readyz and /metrics go through (harness.handlers): the observation alone.
 PROBE_MIDDLEWARE = ["harness.observe.RequestObservationMiddleware"]
 
-ROOT_URLCONF = "harness.urls"
-WSGI_APPLICATION = "harness.wsgi.application"
-ASGI_APPLICATION = "harness.asgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
 
 TEMPLATES = [
     {
@@ -276,7 +276,7 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # The worker logs through LOGGING (JSON lines with the task's ids: harness.logs), not Celery's own handler.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Celery's Django fixup closes every database connection before and after each task unless this is
-# set; harness.celery applies Django's own rule instead (CONN_MAX_AGE, health checks). The fixup
+# set; config.celery applies Django's own rule instead (CONN_MAX_AGE, health checks). The fixup
 # still closes them once per this many tasks.
 CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ACKS_LATE = True

@@ -4,7 +4,7 @@ import os
 
 import django
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "harness.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup(set_prefix=False)
 
 from harness.handlers import HarnessWSGIHandler  # noqa: E402 - needs the settings configured

@@ -1,4 +1,4 @@
-"""gunicorn's settings for bin/serve (`--config python:harness.gunicorn_conf`); the command line adds the rest.
+"""gunicorn's settings for bin/serve (`--config python:config.gunicorn_conf`); the command line adds the rest.
 
 Loaded by gunicorn's master before the application, so it imports no Django code.
 """

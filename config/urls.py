@@ -10,7 +10,7 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
-    path("api/", include("harness.api_urls")),
+    path("api/", include("config.api_urls")),
     path("", include("console.urls")),
 ]
 
