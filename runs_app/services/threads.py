@@ -382,6 +382,8 @@ SELECT {_TUPLE_JSON}
 # Added to a statement on runs_app_run (the thread's run) or, for a list of every thread, on the checkpoints' runs.
 _USERS_SESSIONS = "SELECT id FROM sessions_app_session WHERE end_user = %(end_user)s::text"
 _ONE_SESSION = " AND id = %(session)s"
+# A list of every thread a narrowed caller reaches: the checkpoints of its user's runs.
+_USERS_THREADS = "AND c.run_id IN (SELECT id FROM runs_app_run WHERE project_id = ANY(%(projects)s) {confine})"
 
 
 def _confine(reach: EndUserScope | None, params: dict[str, Any]) -> str:
@@ -442,7 +444,7 @@ def thread_checkpoints_json(
         params["thread"] = thread_id_valid(thread_id)
         where.append(f"AND c.run_id = {_THREAD_RUN.replace('{confine}', confine)}")
     elif confine:
-        where.append(f"AND c.run_id IN (SELECT id FROM runs_app_run WHERE project_id = ANY(%(projects)s) {confine})")
+        where.append(_USERS_THREADS.replace("{confine}", confine))
     if checkpoint_ns is not None:
         params["ns"] = _text(checkpoint_ns, "checkpoint_ns")
         where.append("AND c.ns = %(ns)s::text")

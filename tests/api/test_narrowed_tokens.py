@@ -369,9 +369,8 @@ def test_a_narrowed_token_gets_404_on_every_object_path_of_another_user(world: W
     """Each object of the world belongs to end user `u-owner` (its session is tagged with it); a token narrowed to
     `u-other` finds none of them: 404 where the operation admits narrowed tokens, 403 where it is closed to them
     (so no object is ever looked up for it), and nothing changed."""
-    from tests.api.test_access import _call
-
     from runs_app.models import ApprovalRequest, Run
+    from tests.api.test_access import _call
 
     Session.objects.filter(pk=world.session.pk).update(end_user="u-owner")
     intruder = for_user(world.agent, "u-other")
