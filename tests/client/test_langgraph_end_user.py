@@ -15,7 +15,7 @@ from harness.models import ApiToken
 from runs_app.models import ApprovalRequest, Checkpoint, Run
 from sessions_app.models import Session
 from tests.client.conftest import FAST_RETRY, Live, Recorder, run_async
-from tests.client.test_agents_runner import reviewer_decides, resumes_in_process  # noqa: F401 - its fixture
+from tests.client.test_agents_runner import resumes_in_process, reviewer_decides  # noqa: F401 - its fixture
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
