@@ -50,15 +50,17 @@ def caller_end_user(request: Request) -> str | None:
 
 def refuse_receiver_token(request: Request, view: Any) -> None:
     """A handoff receiver's credential calls only the views that admit it (and scope it); so does a token narrowed
-    to one end user: only the views that declare `narrowed_token_allowed` (sessions, their items, memory), whose
-    selectors confine it to its user, and no other (403 `narrowed_token_scope`), so a new view is closed to it
-    until it is made to confine it."""
+    to one end user: only the views that declare `narrowed_token_allowed` (sessions, their items, memory, and
+    what a LangGraph graph serving the user calls: its threads, their runs' reads, usage and approval requests,
+    and those approvals), whose selectors confine it to its user, and no other (403 `narrowed_token_scope`), so a
+    new view is closed to it until it is made to confine it."""
     if receiver_token_id(request) is not None and not getattr(view, "receiver_token_allowed", False):
         raise Forbidden("A handoff receiver's token reads its handoff, accepts it and returns its result; "
                         "nothing else.", code="receiver_token_scope")
     if narrowed_principal(request) is not None and not getattr(view, "narrowed_token_allowed", False):
-        raise Forbidden("A token narrowed to one end user reaches that user's sessions, their items and memory; "
-                        "this operation takes the project's agent token.", code="narrowed_token_scope")
+        raise Forbidden("A token narrowed to one end user reaches that user's sessions, their items, memory and "
+                        "LangGraph threads; this operation takes the project's agent token.",
+                        code="narrowed_token_scope")
 
 
 def _authenticated(request: Request) -> bool:

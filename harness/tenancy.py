@@ -40,6 +40,13 @@ class EndUserScope:
         sessions = sessions.filter(end_user=self.end_user)
         return sessions.filter(pk=self.session_id) if self.session_id is not None else sessions
 
+    def hanging_off(self, rows: QuerySet[_M], session: str) -> QuerySet[_M]:
+        """The rows of a queryset whose session (the lookup path `session`: "session" for a run, "run__session"
+        for an approval) this scope reaches: what the runs app's doors confine a narrowed token to (a session's
+        end_user is set at its creation and a run's session never changes, so a row found here stays reachable)."""
+        rows = rows.filter(**{f"{session}__end_user": self.end_user})
+        return rows.filter(**{session: self.session_id}) if self.session_id is not None else rows
+
 
 class Role:
     REVIEWER = "reviewer"

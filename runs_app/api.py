@@ -26,6 +26,7 @@ from harness.api_base import (
     IdField,
     SeqPagination,
     agent_project,
+    end_user_scope,
     scope,
 )
 from harness.auth import TokenCheck
@@ -162,6 +163,25 @@ class UsageInSerializer(InSerializer):
     lease_owner = lease_owner_field()
 
 
+# --- the doors a token narrowed to one end user may use (issue 30) --------------------------------------
+# A LangGraph graph serving one end user (harness_client.langgraph.HarnessSaver(end_user=...)) reads its thread's
+# run, reports its model calls' usage, asks for approvals and reads their decisions. Those views admit a narrowed
+# token (`narrowed_token_allowed`, harness.permissions) and confine it to the runs of its user's sessions (and its
+# one session, when the token names one): another user's run, and its approvals, are absent (404), as another
+# project's are. Every other run, checkpoint, effect and task door stays closed to it (403 narrowed_token_scope).
+
+
+class _RunReachable:
+    """Admits a narrowed token and, on `runs/<pk>/...`, finds the run among its user's first (404 otherwise)."""
+
+    narrowed_token_allowed = True
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]  # the DRF view it is mixed into
+        if "pk" in kwargs:
+            selectors.run_reachable(project_ids=scope(request), run_id=kwargs["pk"], end_user=end_user_scope(request))
+
+
 class RunListCreateApi(AgentListView[Run]):
     serializer_class = RunOutSerializer
     filterset_class = RunFilter
@@ -183,10 +203,11 @@ class RunListCreateApi(AgentListView[Run]):
         return Response(RunOutSerializer(run).data, status=status.HTTP_201_CREATED)
 
 
-class RunDetailApi(AgentApiView):
+class RunDetailApi(_RunReachable, AgentApiView):
     @extend_schema(tags=["runs"], operation_id="runs_read", responses={200: RunOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(RunOutSerializer(selectors.run_get(project_ids=scope(request), run_id=pk)).data)
+        run = selectors.run_get(project_ids=scope(request), run_id=pk, end_user=end_user_scope(request))
+        return Response(RunOutSerializer(run).data)
 
 
 class RunClaimApi(AgentApiView):
@@ -216,7 +237,7 @@ class RunTransitionApi(AgentApiView):
         return Response(RunOutSerializer(run).data)
 
 
-class RunUsageApi(AgentApiView):
+class RunUsageApi(_RunReachable, AgentApiView):
     @extend_schema(
         tags=["runs"], operation_id="runs_usage_report", request=UsageInSerializer, responses={200: RunOutSerializer},
         description="Report one model call's tokens and cost: the run's totals advance atomically. A run that "
@@ -495,7 +516,7 @@ class ApprovalDecisionInSerializer(InSerializer):
     expected_version = expected_version_field("approval")
 
 
-class RunApprovalCreateApi(AgentApiView):
+class RunApprovalCreateApi(_RunReachable, AgentApiView):
     @extend_schema(tags=["approvals"], operation_id="approvals_request", request=ApprovalCreateInSerializer,
                    responses={201: ApprovalOutSerializer},
                    description="Post a pending action; the run moves to waiting_approval and its lease is released, "
@@ -511,19 +532,22 @@ class RunApprovalCreateApi(AgentApiView):
 class ApprovalListApi(AgentListView[ApprovalRequest]):
     serializer_class = ApprovalOutSerializer
     filterset_class = ApprovalFilter
+    narrowed_token_allowed = True  # confined to its end user's runs by the selector
 
     @extend_schema(tags=["approvals"], operation_id="approvals_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[ApprovalRequest]:
-        return selectors.approval_list(project_ids=scope(self.request))
+        return selectors.approval_list(project_ids=scope(self.request), end_user=end_user_scope(self.request))
 
 
 class ApprovalDetailApi(AgentApiView):
+    narrowed_token_allowed = True  # confined to its end user's runs by the selector
+
     @extend_schema(tags=["approvals"], operation_id="approvals_read", responses={200: ApprovalOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        approval = selectors.approval_get(project_ids=scope(request), approval_id=pk)
+        approval = selectors.approval_get(project_ids=scope(request), approval_id=pk, end_user=end_user_scope(request))
         return Response(ApprovalOutSerializer(approval).data)
 
 

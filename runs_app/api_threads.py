@@ -5,6 +5,10 @@ Thin views, hot paths: a body is checked by the service (each bad field a 400 wi
 reads' JSON is written by PostgreSQL and sent as it comes, after DRF's authentication and permission.
 The serializers here document the bodies in the schema, and name the fields each body takes: any other is
 400 unknown_field (harness.body).
+
+Every view here admits a token narrowed to one end user (`HarnessSaver(end_user=...)`), confined to its user's
+threads by the service's `reach` (runs_app.services.threads: another user's thread reads as absent, and is 409
+`thread_ref_taken` to a write).
 """
 
 import json
@@ -16,9 +20,9 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from harness.actors import Actor
-from harness.api_base import AgentApiView, agent_project, scope
+from harness.api_base import AgentApiView, agent_project, end_user_scope, scope
 from harness.body import BodyShape, body_shape, reject_unknown_fields
-from harness.errors import ValidationFailed
+from harness.errors import Forbidden, ValidationFailed
 from harness.idempotency import KeyTaken, claim_of
 from harness.parsers import find_unstorable
 from runs_app.services import threads
@@ -73,13 +77,26 @@ _WRITES_IN = inline_serializer("ThreadWritesIn", {
     "writes": serializers.ListField(child=serializers.ListField(), help_text="[idx, channel, value] each."),
 })
 _THREAD_IN = inline_serializer("ThreadIn", {"thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID)})
+_ENSURE_IN = inline_serializer("ThreadEnsureIn", {
+    "thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID),
+    "end_user": serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="",
+        help_text="The end user a new thread's session serves (an existing thread must be that user's: 409 "
+                  "thread_ref_taken otherwise). A token narrowed to an end user tags its threads with that user "
+                  "itself; naming another is 403 `end_user_scope`."),
+})
 _PUT_SHAPE, _WRITES_SHAPE, _THREAD_SHAPE = body_shape(_PUT_IN), body_shape(_WRITES_IN), body_shape(_THREAD_IN)
+_ENSURE_SHAPE = body_shape(_ENSURE_IN)
 _THREAD = OpenApiParameter("thread_id", str, required=True)
 _NS = OpenApiParameter("checkpoint_ns", str, description='"" (the root graph) when omitted.')
 _ID = OpenApiParameter("checkpoint_id", str)
 
 
-class ThreadCheckpointsApi(AgentApiView):
+class ThreadApiView(AgentApiView):
+    narrowed_token_allowed = True  # each view passes the caller's end_user_scope to the service as `reach`
+
+
+class ThreadCheckpointsApi(ThreadApiView):
     claims_idempotency_key = True  # the put records its reply under the key itself (harness.idempotency)
     @extend_schema(
         tags=["threads"], operation_id="threads_checkpoints_list", responses={200: _TUPLE_LIST},
@@ -111,7 +128,7 @@ class ThreadCheckpointsApi(AgentApiView):
         body = threads.thread_checkpoints_json(
             project_ids=scope(request), thread_id=query.get("thread_id"), checkpoint_ns=query.get("checkpoint_ns"),
             checkpoint_id=query.get("checkpoint_id"), metadata_filter=metadata_filter, before=query.get("before"),
-            limit=limit,
+            limit=limit, reach=end_user_scope(request),
         )
         return HttpResponse(body, content_type=_JSON)
 
@@ -127,7 +144,7 @@ class ThreadCheckpointsApi(AgentApiView):
                 checkpoint_ns=data.get("checkpoint_ns", ""), checkpoint_id=data.get("checkpoint_id", ""),
                 parent_checkpoint_id=data.get("parent_checkpoint_id"), checkpoint=data.get("checkpoint"),
                 channel_values=data.get("channel_values"), metadata=data.get("metadata", {}),
-                lease_owner=data.get("lease_owner"), claim=claim_of(request),
+                lease_owner=data.get("lease_owner"), claim=claim_of(request), reach=end_user_scope(request),
             )
         except KeyTaken as taken:
             return taken.claim.answer_repeat()
@@ -137,7 +154,7 @@ class ThreadCheckpointsApi(AgentApiView):
         return _json_response(body, 201 if stored.created else 200)
 
 
-class ThreadCheckpointApi(AgentApiView):
+class ThreadCheckpointApi(ThreadApiView):
     @extend_schema(tags=["threads"], operation_id="threads_checkpoint_read", responses={200: _TUPLE_OUT},
                    parameters=[_THREAD, _NS, OpenApiParameter("checkpoint_id", str, description="The newest when "
                                                                                                   "omitted.")],
@@ -147,11 +164,12 @@ class ThreadCheckpointApi(AgentApiView):
         body = threads.thread_checkpoint_json(
             project_ids=scope(request), thread_id=query.get("thread_id", ""),
             checkpoint_ns=query.get("checkpoint_ns", ""), checkpoint_id=query.get("checkpoint_id"),
+            reach=end_user_scope(request),
         )
         return HttpResponse(body, content_type=_JSON)
 
 
-class ThreadWritesApi(AgentApiView):
+class ThreadWritesApi(ThreadApiView):
     claims_idempotency_key = True  # the writes record their reply under the key themselves
     @extend_schema(tags=["threads"], operation_id="threads_writes_put", request=_WRITES_IN,
                    responses={201: inline_serializer("ThreadWritesStored", {"written": serializers.IntegerField()})},
@@ -170,26 +188,37 @@ class ThreadWritesApi(AgentApiView):
                 checkpoint_ns=data.get("checkpoint_ns", ""), checkpoint_id=data.get("checkpoint_id", ""),
                 task_id=data.get("task_id", ""), task_path=data.get("task_path", ""),
                 writes=[(row[0], row[1], row[2]) for row in rows], claim=claim_of(request),
+                reach=end_user_scope(request),
             )
         except KeyTaken as taken:
             return taken.claim.answer_repeat()
         return _json_response({"written": written}, 201)
 
 
-class ThreadEnsureApi(AgentApiView):
-    @extend_schema(tags=["threads"], operation_id="threads_ensure", request=_THREAD_IN,
+class ThreadEnsureApi(ThreadApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_ensure", request=_ENSURE_IN,
                    responses={200: inline_serializer("ThreadRun", {
                        "thread_id": serializers.CharField(), "run": serializers.IntegerField(),
                        "session": serializers.IntegerField()})},
-                   description="The thread's run (and its session), created if the thread is new.")
+                   description="The thread's run (and its session), created if the thread is new (its session "
+                               "tagged with `end_user`, or with a narrowed token's end user).")
     def post(self, request: Request) -> HttpResponse:
-        data = _body(request, _THREAD_SHAPE)
+        data = _body(request, _ENSURE_SHAPE)
         thread_id = threads.thread_id_valid(data.get("thread_id", ""))
-        run = threads.thread_ensure(project=agent_project(request), thread_id=thread_id)
+        end_user = data.get("end_user", "")
+        if not isinstance(end_user, str) or len(end_user) > 200 or "\x00" in end_user:
+            raise ValidationFailed("`end_user` must be a string of at most 200 characters, without NUL.",
+                                   code="invalid_end_user")
+        reach = end_user_scope(request)
+        if reach is not None and end_user.strip() not in ("", reach.end_user):
+            raise Forbidden("A token narrowed to an end user opens threads for that user only.",
+                            code="end_user_scope")
+        run = threads.thread_ensure(project=agent_project(request), thread_id=thread_id, end_user=end_user,
+                                    reach=reach)
         return _json_response({"thread_id": thread_id, "run": run.pk, "session": run.session_id})
 
 
-class ThreadDeleteApi(AgentApiView):
+class ThreadDeleteApi(ThreadApiView):
     @extend_schema(tags=["threads"], operation_id="threads_delete", request=_THREAD_IN,
                    responses={200: inline_serializer("ThreadDeleted", {
                        "checkpoints": serializers.IntegerField(), "writes": serializers.IntegerField()})},
@@ -197,5 +226,5 @@ class ThreadDeleteApi(AgentApiView):
     def post(self, request: Request) -> HttpResponse:
         data = _body(request, _THREAD_SHAPE)
         deleted = threads.thread_delete(project=agent_project(request), thread_id=data.get("thread_id", ""),
-                                        actor=Actor.of(request.user))
+                                        actor=Actor.of(request.user), reach=end_user_scope(request))
         return _json_response(deleted)

@@ -33,6 +33,7 @@ from harness.db import (
 )
 from harness.errors import NotFoundError
 from harness.models import Project
+from harness.tenancy import EndUserScope
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -56,15 +57,27 @@ MAX_LINEAGE = 1000
 # --- runs and events -----------------------------------------------------------------------
 
 
-def run_list(*, project_ids: Sequence[int]) -> QuerySet[Run]:
-    return Run.objects.for_projects(project_ids).select_related("project")
+def run_list(*, project_ids: Sequence[int], end_user: EndUserScope | None = None) -> QuerySet[Run]:
+    """The caller's runs: of its projects and, for a token narrowed to one end user, those of that user's
+    sessions only (harness.tenancy.EndUserScope)."""
+    runs = Run.objects.for_projects(project_ids).select_related("project")
+    return end_user.hanging_off(runs, "session") if end_user is not None else runs
 
 
-def run_get(*, project_ids: Sequence[int], run_id: int) -> Run:
-    run = run_list(project_ids=project_ids).filter(pk=run_id).first()
+def run_get(*, project_ids: Sequence[int], run_id: int, end_user: EndUserScope | None = None) -> Run:
+    run = run_list(project_ids=project_ids, end_user=end_user).filter(pk=run_id).first()
     if run is None:
         raise NotFoundError(f"Run {run_id} does not exist.")
     return run
+
+
+def run_reachable(*, project_ids: Sequence[int], run_id: int, end_user: EndUserScope | None) -> None:
+    """NotFoundError unless a narrowed caller's end user owns the run's session (nothing to check for any other
+    caller: the operation's own statement scopes it to the project). A door that writes to a run checks this
+    first; the run's session and that session's end user never change, so the answer holds for the request."""
+    if end_user is not None and not run_list(project_ids=project_ids, end_user=end_user).filter(
+            pk=run_id).exists():
+        raise NotFoundError(f"Run {run_id} does not exist.")
 
 
 def run_inspect(*, project_ids: Sequence[int], run_id: int) -> Run:
@@ -222,12 +235,16 @@ def checkpoint_lineage_json(*, project_ids: Sequence[int], checkpoint_id: int, c
 # --- approvals -----------------------------------------------------------------------------
 
 
-def approval_list(*, project_ids: Sequence[int]) -> QuerySet[ApprovalRequest]:
-    return ApprovalRequest.objects.for_projects(project_ids).select_related("project", "decided_by")
+def approval_list(*, project_ids: Sequence[int], end_user: EndUserScope | None = None
+                  ) -> QuerySet[ApprovalRequest]:
+    """The caller's approval requests: of its projects and, for a narrowed token, of its end user's runs only."""
+    approvals = ApprovalRequest.objects.for_projects(project_ids).select_related("project", "decided_by")
+    return end_user.hanging_off(approvals, "run__session") if end_user is not None else approvals
 
 
-def approval_get(*, project_ids: Sequence[int], approval_id: int) -> ApprovalRequest:
-    approval = approval_list(project_ids=project_ids).filter(pk=approval_id).first()
+def approval_get(*, project_ids: Sequence[int], approval_id: int, end_user: EndUserScope | None = None
+                 ) -> ApprovalRequest:
+    approval = approval_list(project_ids=project_ids, end_user=end_user).filter(pk=approval_id).first()
     if approval is None:
         raise NotFoundError(f"Approval {approval_id} does not exist.")
     return approval

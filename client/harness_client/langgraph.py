@@ -16,6 +16,11 @@ it as it is), and as the serializer's typed bytes otherwise (`{"__lg_type__": "m
 `request_approval` turns an `interrupt()` into an approval request the console's reviewers decide; the graph
 resumes with `Command(resume=<the decision>)` (see `approval_decision`).
 
+`HarnessSaver(end_user="u-17")` serves one end user: every call it makes (and `request_approval`'s, and a
+`HarnessUsageCallback` given the saver) carries a token narrowed to that user, minted with the saver's token through
+the client's `for_user` and minted again before it expires. Its threads are created tagged with the user, and
+another user's thread is not its to read (absent) or write (ConflictError `thread_ref_taken`).
+
 `HarnessUsageCallback` (a LangChain callback handler: `graph.invoke(input, {"callbacks": [it], ...})`) reports
 each model call's tokens and cost to the thread's run and stops the graph (RunStopped) at its budget or deadline.
 
@@ -30,7 +35,7 @@ import json
 import math
 import random
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -57,6 +62,8 @@ from harness_client.usage import ModelPrice, RunStopped, call_cost, stop_if_bloc
 
 __all__ = ["TYPED", "ApprovalNotResumed", "HarnessSaver", "HarnessUsageCallback", "ModelPrice", "RunStopped",
            "approval_ids", "decode_value", "encode_value", "request_approval"]
+
+_C = TypeVar("_C", HarnessClient, AsyncHarnessClient)
 
 TYPED = "__lg_type__"  # the key that marks a value stored as the serializer's typed bytes
 _MAX_INT_BITS = 4096  # Python's json refuses integers of more than 4,300 digits
@@ -120,42 +127,64 @@ class HarnessSaver(BaseCheckpointSaver[str]):
     `lease_owner`: the owner the thread's run is leased to (the saver sends it with every checkpoint and
     approval request; None, the default, says the graph holds no lease). While the run holds a lease, a write
     naming no owner or another one is refused (ConflictError `lease_lost`), fencing off a stale process.
+    `end_user`: the end user the graph serves. Every call then carries a token narrowed to that user
+    (`client.for_user(end_user)`: minted with the saver's token on first use and again before it expires, for the
+    sync and the async client alike), so the saver creates its threads tagged with the user and reaches no other
+    user's thread, run or approval. A client made by `for_user` may be passed as `client=` instead (without
+    `end_user`); the other kind is then made bound to the same user.
     """
 
     def __init__(
         self, client: HarnessClient | AsyncHarnessClient | None = None, *, base_url: str | None = None,
         token: str | None = None, serde: SerializerProtocol | None = None, lease_owner: str | None = None,
+        end_user: str | None = None,
     ) -> None:
         super().__init__(serde=serde)
+        if end_user is not None and not end_user:
+            raise ValueError("end_user is the end user's id (or None: the saver's token serves every user)")
         self._sync: HarnessClient | None = None
         self._async: AsyncHarnessClient | None = None
+        # The clients made here for the other kind of method, kept so that their connections live as long as the
+        # saver (a `for_user` client shares its parent's).
+        self._made: list[HarnessClient | AsyncHarnessClient] = []
         if isinstance(client, AsyncHarnessClient):
-            self._async = client
+            self._async = client.for_user(end_user) if end_user else client
         elif isinstance(client, HarnessClient):
-            self._sync = client
+            self._sync = client.for_user(end_user) if end_user else client
         else:
-            self._sync = HarnessClient(base_url, token)
+            made = HarnessClient(base_url, token)
+            self._sync = made.for_user(end_user) if end_user else made
+        self.end_user = end_user
         self.lease_owner = lease_owner
 
     # --- the clients ---------------------------------------------------------------------------------
 
-    def _token(self) -> str:
-        made = self._sync or self._async
-        assert made is not None  # noqa: S101 - one is always set
-        return made._headers["Authorization"].removeprefix("Bearer ")
+    def _counterpart(self, have: HarnessClient | AsyncHarnessClient, kind: type[_C]) -> _C:
+        """A client of the other kind for the same server and token; bound to the same end user (with its own
+        narrowed token, minted with the same parent token) when `have` is: never the parent's token alone, which
+        would reach every user's threads."""
+        narrowing = have._narrowing
+        source = narrowing.parent if narrowing is not None else have
+        token = source._headers["Authorization"].removeprefix("Bearer ")
+        base = kind(source.base_url, token, retry=source.retry)
+        self._made.append(base)
+        if narrowing is None:
+            return base
+        return base.for_user(narrowing.end_user, session=narrowing.session, agent=narrowing.agent,
+                             expires_in=narrowing.expires_in)
 
     @property
     def client(self) -> HarnessClient:
         if self._sync is None:
-            assert self._async is not None  # noqa: S101
-            self._sync = HarnessClient(self._async.base_url, self._token(), retry=self._async.retry)
+            assert self._async is not None  # noqa: S101 - one is always set
+            self._sync = self._counterpart(self._async, HarnessClient)
         return self._sync
 
     @property
     def aclient(self) -> AsyncHarnessClient:
         if self._async is None:
-            assert self._sync is not None  # noqa: S101
-            self._async = AsyncHarnessClient(self._sync.base_url, self._token(), retry=self._sync.retry)
+            assert self._sync is not None  # noqa: S101 - one is always set
+            self._async = self._counterpart(self._sync, AsyncHarnessClient)
         return self._async
 
     # --- encoding --------------------------------------------------------------------------------------

@@ -21,6 +21,13 @@ The mapping, and why:
   keys them: a graph saves a step's writes in the background and they may arrive before their checkpoint.
   When every write of a call is to a special channel (negative idx: error, scheduled, interrupt, resume)
   they replace what is stored under the same key; otherwise what is stored is kept (PostgresSaver's rule).
+- A thread serves one end user when its session is tagged with one (`end_user`, set when the thread is created,
+  never changed). A token narrowed to an end user (harness_client's `for_user`, `HarnessSaver(end_user=...)`)
+  passes its `EndUserScope` as `reach`: the threads it creates are tagged with its user (and made in its one
+  session, when the token names one), and it reaches no thread of another user's session. Reading one is
+  reading an absent thread (404 `checkpoint_not_found`, an empty list, nothing deleted); writing one is 409
+  `thread_ref_taken` (a thread id is unique in its project, so a create cannot hide that the id is taken; the
+  answer names no run, session or user).
 - Deleting a thread deletes its LangGraph checkpoints and pending writes (and the run's own checkpoints
   descended from them: the resume worker's, after an approval the graph asked for), audited; the run, its
   session, events, approvals and effects stay (they are history), the run keeps its ref, so the thread id
@@ -43,11 +50,12 @@ from harness.db import prepared_cursor
 from harness.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
 from harness.models import Project
+from harness.tenancy import EndUserScope
 from runs_app.fencing import UNFENCED, LeaseOwner, lease_lost
 from runs_app.models import Checkpoint, Run, RunStatus
 from runs_app.services.checkpoints import LANGGRAPH_THREAD_MODE, ExternalWrite, checkpoint_write_external
 from runs_app.services.runs import run_create, run_event_append, run_transition
-from sessions_app.models import MemoryPolicy, SessionRole
+from sessions_app.models import MemoryPolicy, Session, SessionRole
 from sessions_app.services import session_create
 
 THREAD_TASK_MODE = LANGGRAPH_THREAD_MODE  # "langgraph"
@@ -85,25 +93,67 @@ def _object(value: Any, name: str) -> dict[str, Any]:
 # --- writes -------------------------------------------------------------------------------------------
 
 
-def thread_ensure(*, project: Project, thread_id: str) -> Run:
-    """The run of this thread, created (with its session, moved to running) if there is none."""
+def thread_ensure(*, project: Project, thread_id: str, end_user: str = "", reach: EndUserScope | None = None) -> Run:
+    """The run of this thread, created (with its session, moved to running) if there is none.
+
+    `end_user` tags a new thread's session with the end user it serves; `reach` (a narrowed caller's scope) tags it
+    with the scope's user instead and puts the run in the scope's one session when it names one. An existing thread
+    must be the named user's (409 `thread_ref_taken` otherwise: the id serves another end user).
+    """
+    wanted = reach.end_user if reach is not None else end_user.strip()
     run = _thread_run(project.pk, thread_id)
-    if run is not None:
-        return run
-    try:
-        with transaction.atomic():
-            session = session_create(project=project, role=SessionRole.OTHER,
-                                     memory_policy=MemoryPolicy.CHECKPOINT_ONLY,
-                                     metadata={"langgraph_thread": thread_id})
-            created = run_create(project=project, session_id=session.pk, ref=thread_id, task_mode=THREAD_TASK_MODE)
-            return run_transition(project=project, run_id=created.pk, to=RunStatus.RUNNING, expected_version=None)
-    except ConflictError as exc:  # created meanwhile by another request of the same thread (the ref is unique)
-        if exc.code != "already_exists":
-            raise
-        run = _thread_run(project.pk, thread_id)
-        if run is None:
-            raise
-        return run
+    if run is None:
+        try:
+            with transaction.atomic():
+                if reach is not None and reach.session_id is not None:
+                    session_id = reach.session_id  # its user's (checked when the token was minted)
+                else:
+                    session_id = session_create(project=project, role=SessionRole.OTHER,
+                                                memory_policy=MemoryPolicy.CHECKPOINT_ONLY,
+                                                metadata={"langgraph_thread": thread_id}, end_user=wanted).pk
+                created = run_create(project=project, session_id=session_id, ref=thread_id,
+                                     task_mode=THREAD_TASK_MODE)
+                return run_transition(project=project, run_id=created.pk, to=RunStatus.RUNNING,
+                                      expected_version=None)
+        except ConflictError as exc:  # created meanwhile by another request of the same thread (the ref is unique)
+            if exc.code != "already_exists":
+                raise
+            run = _thread_run(project.pk, thread_id)
+            if run is None:
+                raise
+    if reach is not None:
+        if not _reached(run, reach):
+            raise _ref_taken_by_another(thread_id)
+    elif wanted and Session.objects.filter(pk=run.session_id).values_list("end_user", flat=True).get() != wanted:
+        raise ConflictError(f"Thread {thread_id!r} serves another end user; use another thread id.",
+                            code="thread_ref_taken")
+    return run
+
+
+def _reached(run: Run, reach: EndUserScope) -> bool:
+    return reach.hanging_off(Run.objects.filter(pk=run.pk), "session").exists()
+
+
+def _ref_taken_by_another(thread_id: str) -> ConflictError:
+    # What a narrowed caller hears of a thread id another end user's thread holds: that the id is taken (the create
+    # it asked for cannot hide it), nothing about whose it is or what it holds.
+    return ConflictError(f"Thread id {thread_id!r} is taken in this project; use another thread id.",
+                         code="thread_ref_taken")
+
+
+def _reach_thread(project: Project, thread_id: str, reach: EndUserScope | None, *, create: bool) -> None:
+    """Before a narrowed caller's write to a thread: the thread is its user's, or is created now tagged with its
+    user (`create`; else 404 `thread_not_found` for a thread that does not exist), so the write's statement, which
+    finds the thread by its id in the project, finds this caller's. Nothing to do for any other caller."""
+    if reach is None:
+        return
+    run = _thread_run(project.pk, thread_id)
+    if run is None and not create:
+        raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
+    if run is None:
+        thread_ensure(project=project, thread_id=thread_id, reach=reach)
+    elif not _reached(run, reach):
+        raise _ref_taken_by_another(thread_id)
 
 
 def _thread_run(project_id: int, thread_id: str) -> Run | None:
@@ -123,6 +173,7 @@ def _ref_taken(thread_id: str) -> ConflictError:
 def thread_checkpoint_put(
     *, project: Project, thread_id: str, checkpoint_ns: str, checkpoint_id: str, parent_checkpoint_id: str | None,
     checkpoint: Any, channel_values: Any, metadata: Any, lease_owner: LeaseOwner = UNFENCED, claim: Claim | None = None,
+    reach: EndUserScope | None = None,
 ) -> ThreadCheckpoint:
     """Store one LangGraph checkpoint of a thread (see the module's docstring for the mapping).
 
@@ -130,7 +181,8 @@ def thread_checkpoint_put(
     checkpoint creates it first. It is fenced on the run's lease as every lease holder's write (runs_app.fencing:
     the owner holding it right now, or None while the run holds none). With a
     `claim` (the API's Idempotency-Key) the statement records the reply under the key (KeyTaken: the key is
-    another request's, or this one's already done; nothing written).
+    another request's, or this one's already done; nothing written). A narrowed caller's `reach` confines it to
+    its user's threads (`_reach_thread`).
     """
     thread_id = thread_id_valid(thread_id)
     ns = _text(checkpoint_ns, "checkpoint_ns")
@@ -154,6 +206,7 @@ def thread_checkpoint_put(
             lease_owner=lease_owner, claim=claim,
         )
 
+    _reach_thread(project, thread_id, reach, create=lease_owner is None or lease_owner is UNFENCED)
     written = write()
     # A new thread (a leased one must exist already).
     if written.run_id is None and (lease_owner is None or lease_owner is UNFENCED):
@@ -208,12 +261,13 @@ SELECT (SELECT id FROM run), (SELECT count(*) FROM ins)
 
 def thread_writes_put(
     *, project: Project, thread_id: str, checkpoint_ns: str, checkpoint_id: str, task_id: str, task_path: str,
-    writes: Sequence[tuple[int, str, Any]], claim: Claim | None = None,
+    writes: Sequence[tuple[int, str, Any]], claim: Claim | None = None, reach: EndUserScope | None = None,
 ) -> int:
     """Store a task's pending writes `(idx, channel, value)` for a thread's checkpoint; how many were written.
 
     All to special channels (idx < 0): each replaces the one stored under its key. Otherwise a key already
-    stored keeps its first write. One statement; the thread is created if it is new.
+    stored keeps its first write. One statement; the thread is created if it is new. A narrowed caller's `reach`
+    confines it to its user's threads (`_reach_thread`).
     """
     thread_id = thread_id_valid(thread_id)
     ns = _text(checkpoint_ns, "checkpoint_ns")
@@ -232,6 +286,7 @@ def thread_writes_put(
         "path": task_path, "idxs": list(by_idx), "channels": [c for c, _ in by_idx.values()],
         "values": [json.dumps(v) for _, v in by_idx.values()], "replace": replace, **claim_params(claim),
     }
+    _reach_thread(project, thread_id, reach, create=True)
     for _attempt in (1, 2):
         with prepared_cursor() as cur:
             execute_claimed(cur, _WRITES_SQL, params, claim)
@@ -242,14 +297,17 @@ def thread_writes_put(
     raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
 
 
-def thread_delete(*, project: Project, thread_id: str, actor: Actor) -> dict[str, int]:
+def thread_delete(*, project: Project, thread_id: str, actor: Actor, reach: EndUserScope | None = None
+                  ) -> dict[str, int]:
     """Delete a thread's LangGraph checkpoints and pending writes, audited (see the module's docstring).
 
-    A thread that does not exist (or has nothing) is deleted already: nothing happens, no error.
+    A thread that does not exist (or has nothing), or that a narrowed caller's `reach` does not reach, is deleted
+    already: nothing happens, no error.
     """
     thread_id = thread_id_valid(thread_id)
     with transaction.atomic():
-        run = Run.objects.select_for_update().filter(project=project, ref=thread_id).exclude(ref="").first()
+        runs = Run.objects.select_for_update(of=("self",)).filter(project=project, ref=thread_id).exclude(ref="")
+        run = (reach.hanging_off(runs, "session") if reach is not None else runs).first()
         if run is None:
             return {"checkpoints": 0, "writes": 0}
         with connection.cursor() as cur:
@@ -311,7 +369,8 @@ _TUPLE_JSON = (
 # newest of a 100,000-deep thread costs what the newest of a 10-deep one does. (Joined instead, the planner
 # took every checkpoint of the run and sorted them.)
 _THREAD_RUN = """(SELECT id FROM runs_app_run
-           WHERE project_id = ANY(%(projects)s) AND ref = %(thread)s::text AND ref <> '' ORDER BY id LIMIT 1)"""
+           WHERE project_id = ANY(%(projects)s) AND ref = %(thread)s::text AND ref <> '' {confine}
+           ORDER BY id LIMIT 1)"""
 _GET_SQL = f"""
 SELECT {_TUPLE_JSON}
   FROM runs_app_checkpoint c JOIN runs_app_run r ON r.id = c.run_id
@@ -319,11 +378,32 @@ SELECT {_TUPLE_JSON}
  ORDER BY c.ns DESC, c.external_id DESC LIMIT 1
 """  # noqa: S608 - the text put in is this module's constants; every value is a bound parameter
 
+# A narrowed caller's reads (`reach`): only runs of its end user's sessions (of its one session, if it names one).
+# Added to a statement on runs_app_run (the thread's run) or, for a list of every thread, on the checkpoints' runs.
+_USERS_SESSIONS = "SELECT id FROM sessions_app_session WHERE end_user = %(end_user)s::text"
+_ONE_SESSION = " AND id = %(session)s"
+# A list of every thread a narrowed caller reaches: the checkpoints of its user's runs.
+_USERS_THREADS = "AND c.run_id IN (SELECT id FROM runs_app_run WHERE project_id = ANY(%(projects)s) {confine})"
+
+
+def _confine(reach: EndUserScope | None, params: dict[str, Any]) -> str:
+    """The SQL that confines a run (`session_id`) to `reach`, its parameters put in `params`; "" without one."""
+    if reach is None:
+        return ""
+    params["end_user"] = reach.end_user
+    sessions = _USERS_SESSIONS
+    if reach.session_id is not None:
+        params["session"] = reach.session_id
+        sessions += _ONE_SESSION
+    return f"AND session_id IN ({sessions})"
+
 
 def thread_checkpoint_json(
     *, project_ids: Sequence[int], thread_id: str, checkpoint_ns: str = "", checkpoint_id: str | None = None,
+    reach: EndUserScope | None = None,
 ) -> bytes:
-    """One checkpoint tuple of a thread as JSON (by id, or its newest by id), with its pending writes."""
+    """One checkpoint tuple of a thread as JSON (by id, or its newest by id), with its pending writes; of a thread
+    of `reach`'s end user only, for a narrowed caller."""
     thread_id = thread_id_valid(thread_id)
     params: dict[str, Any] = {"projects": list(project_ids), "thread": thread_id,
                               "ns": _text(checkpoint_ns, "checkpoint_ns")}
@@ -332,7 +412,7 @@ def thread_checkpoint_json(
         params["id"] = _text(checkpoint_id, "checkpoint_id")
         where = "AND c.external_id = %(id)s::text"
     with prepared_cursor() as cur:
-        cur.execute(_GET_SQL.replace("{where}", where), params)
+        cur.execute(_GET_SQL.replace("{where}", where).replace("{confine}", _confine(reach, params)), params)
         row = cur.fetchone()
     if row is None:
         raise NotFoundError(f"Thread {thread_id!r} has no such checkpoint.", code="checkpoint_not_found")
@@ -351,16 +431,20 @@ SELECT '[' || coalesce(string_agg(t.tuple, ',' ORDER BY t.external_id DESC), '')
 def thread_checkpoints_json(
     *, project_ids: Sequence[int], thread_id: str | None, checkpoint_ns: str | None = None,
     checkpoint_id: str | None = None, metadata_filter: dict[str, Any] | None = None, before: str | None = None,
-    limit: int | None = None,
+    limit: int | None = None, reach: EndUserScope | None = None,
 ) -> bytes:
     """A JSON array of checkpoint tuples, newest first by checkpoint id, as LangGraph's `list()` reads them:
-    of one thread (every thread of the caller's projects when None), of one namespace (all when None), one
-    checkpoint id, metadata containing `metadata_filter`, ids before `before`, at most `limit`."""
+    of one thread (every thread of the caller's projects when None; of `reach`'s end user, for a narrowed
+    caller), of one namespace (all when None), one checkpoint id, metadata containing `metadata_filter`, ids
+    before `before`, at most `limit`."""
     params: dict[str, Any] = {"projects": list(project_ids)}
     where: list[str] = []
+    confine = _confine(reach, params)
     if thread_id is not None:
         params["thread"] = thread_id_valid(thread_id)
-        where.append(f"AND c.run_id = {_THREAD_RUN}")
+        where.append(f"AND c.run_id = {_THREAD_RUN.replace('{confine}', confine)}")
+    elif confine:
+        where.append(_USERS_THREADS.replace("{confine}", confine))
     if checkpoint_ns is not None:
         params["ns"] = _text(checkpoint_ns, "checkpoint_ns")
         where.append("AND c.ns = %(ns)s::text")

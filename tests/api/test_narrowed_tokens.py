@@ -337,11 +337,14 @@ def _memory_endpoints(w: World) -> list[Endpoint]:
 
 
 # The operations a narrowed token may call (their views declare `narrowed_token_allowed`): on another user's
-# object they answer 404. The memory operators' operations refuse every agent token first (403).
+# object they answer 404. The memory operators' operations refuse every agent token first (403). The run and
+# approval doors a LangGraph graph serving one user calls (HarnessSaver(end_user=...): its run's read, usage and
+# approval requests, the approval's read) are confined too; every other run, checkpoint, effect, task and handoff
+# door stays closed (tests/api/test_narrowed_threads.py lists every door a narrowed token may call).
 _CONFINED = {"sessions_read", "sessions_transition", "session_items_list", "session_items_append",
              "session_items_latest", "session_items_pop", "session_items_clear", "session_items_trim",
              "session_items_compact", "memory_records_read", "memory_records_chain", "memory_records_supersede",
-             "memory_context_read"}
+             "memory_context_read", "runs_read", "runs_usage_report", "approvals_request", "approvals_read"}
 _OPERATORS_ONLY = {"memory_records_review", "memory_records_expire", "memory_records_delete", "memory_records_erase"}
 
 
@@ -366,10 +369,13 @@ def test_a_narrowed_token_gets_404_on_every_object_path_of_another_user(world: W
     """Each object of the world belongs to end user `u-owner` (its session is tagged with it); a token narrowed to
     `u-other` finds none of them: 404 where the operation admits narrowed tokens, 403 where it is closed to them
     (so no object is ever looked up for it), and nothing changed."""
+    from runs_app.models import ApprovalRequest, Run
     from tests.api.test_access import _call
 
     Session.objects.filter(pk=world.session.pk).update(end_user="u-owner")
     intruder = for_user(world.agent, "u-other")
+    before_runs = list(Run.objects.order_by("pk").values_list("pk", "status", "version", "tokens_used"))
+    before_approvals = list(ApprovalRequest.objects.values_list("pk", flat=True))
     before_items = SessionItem.objects.count()
     before_records = list(MemoryRecord.objects.order_by("pk").values_list("pk", "status", "version"))
     for endpoint in [*ENDPOINTS, *_memory_endpoints(world)]:
@@ -386,6 +392,10 @@ def test_a_narrowed_token_gets_404_on_every_object_path_of_another_user(world: W
             expected = "agent_cannot_decide" if endpoint.kind == DECIDE else "narrowed_token_scope"
             assert got == (403, expected), (endpoint.operation, response.content)
     assert SessionItem.objects.count() == before_items
+    # (The walk's paths make the handoffs they need: runs and approvals of the world's own, not the intruder's.)
+    runs = Run.objects.filter(pk__in=[pk for pk, *_ in before_runs]).order_by("pk")
+    assert list(runs.values_list("pk", "status", "version", "tokens_used")) == before_runs
+    assert not ApprovalRequest.objects.exclude(pk__in=before_approvals).filter(run__in=runs).exists()
     records = list(MemoryRecord.objects.order_by("pk").values_list("pk", "status", "version"))
     assert [r for r in records if r[0] in {p for p, _, _ in before_records}] == before_records
 
