@@ -23,7 +23,7 @@ def test_a_worker_past_redis_last_db_or_a_broker_that_is_not_redis_stops_the_run
 
 def test_this_process_uses_the_db_its_worker_was_given() -> None:
     """What the children inherit (os.environ) and what Django and the rate limits' cache read agree."""
-    assert settings.CELERY_BROKER_URL == os.environ["CELERY_BROKER_URL"]
+    assert os.environ["CELERY_BROKER_URL"] == settings.CELERY_BROKER_URL
     assert settings.CACHES["default"]["LOCATION"] == settings.CELERY_BROKER_URL
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     assert worker_suffix() == (f"_{worker}" if worker else "")
