@@ -4,6 +4,9 @@ import pytest
 
 from tests import factories
 
+# Per-worker resources under pytest-xdist (bin/test runs several workers): tests/parallel.py.
+pytest_plugins = ["tests.parallel"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # The suite's promises are about PostgreSQL; a missing or SQLite DATABASE_URL must fail loudly
@@ -26,6 +29,17 @@ def _postgresql_is_the_database() -> None:
     with psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"] or "postgres",
                          dbname="postgres", connect_timeout=5) as conn:
         conn.execute("SELECT 1")
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(request: pytest.FixtureRequest) -> None:
+    """Django's default hasher (PBKDF2, a million rounds) costs ~0.4 s of CPU per user made or logged in, and the
+    suite makes thousands: MD5 here, which no test is about. A test whose user logs in to a *child* process (which
+    keeps the default hashers and so cannot read an MD5 hash) is marked `real_password_hasher`."""
+    if request.node.get_closest_marker("real_password_hasher"):
+        return
+    settings = request.getfixturevalue("settings")
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

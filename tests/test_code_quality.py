@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.subprocesses import ROOT
 
 # The apps, and the tools that ship beside them (the benchmarks and the reliability experiments).
@@ -30,6 +32,7 @@ def test_ruff_finds_nothing():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_mypy_finds_nothing():
     done = _run("mypy", *PACKAGES, *TOOLS)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -38,6 +38,7 @@ def _strategy(operation: Any, mode: Any, real_ids: dict[str, int]) -> Any:
     return with_real_id(operation, mode, real)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.usefixtures("wsgi_keeps_the_test_connection")
 def test_the_whole_schema_holds_under_generated_requests(world: World) -> None:

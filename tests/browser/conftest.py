@@ -71,7 +71,8 @@ def celery_worker(transactional_db: None, live_server: Any) -> Iterator[subproce
 
     redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
     ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "console-celery-worker.log", "wb")  # noqa: SIM115 - closed below
+    # One log per pytest process: xdist workers run browser tests side by side.
+    log = open(ARTIFACTS / f"console-celery-worker-{os.getpid()}.log", "wb")  # noqa: SIM115 - closed below
     env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
            "DJANGO_SETTINGS_MODULE": "config.settings"}
     process = subprocess.Popen(

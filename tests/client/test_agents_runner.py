@@ -244,6 +244,7 @@ def test_arguments_a_reviewer_edited_are_not_run_in_place_of_the_models(env: Liv
 # --- the example, as a user runs it -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("resumes_in_process")
 def test_the_offline_example_runs_against_a_live_server(live: Live) -> None:

@@ -10,6 +10,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from sessions_app.models import Session, SessionItem
 from tests.client.conftest import Live
 from tests.subprocesses import ROOT
@@ -36,6 +38,7 @@ asyncio.run(main(*sys.argv[1:4], int(sys.argv[4])))
 """
 
 
+@pytest.mark.slow
 def test_eight_processes_open_the_same_session_at_once_and_all_get_the_one_session(live: Live) -> None:
     ref = "sdk-user-42"
     openers = [subprocess.Popen([sys.executable, "-c", _OPENER, live.url, live.agent_token, ref, str(n)], cwd=ROOT,

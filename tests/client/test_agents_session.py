@@ -27,15 +27,17 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sessions_app.models import Session, SessionItem
 from tests import factories
 from tests.client.conftest import FAST_RETRY, AsyncRecorder, Live, posts_to, run_async
+from tests.parallel import worker_suffix
 
 # --- the SDK's own store, on a PostgreSQL database of its own ---------------------------------------------
 
 
 @pytest.fixture(scope="session")
 def sdk_database_url() -> str:
-    """`<the suite's database>_sdk` on the suite's server (created once, kept): never the test database."""
+    """`<the suite's database>_sdk` on the suite's server (created once, kept; one per xdist worker): never the
+    test database."""
     parts = urlsplit(os.environ["DATABASE_URL"])
-    name = parts.path.lstrip("/") + "_sdk"
+    name = parts.path.lstrip("/") + "_sdk" + worker_suffix()
     admin = urlunsplit(parts._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
@@ -94,6 +96,7 @@ async def _apply(session: SdkSession, operation: tuple[Any, ...]) -> Any:
     raise AssertionError(operation)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_harness_session_answers_as_the_sdks_sqlalchemy_session(live: Live, sdk_database_url: str) -> None:
     @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -24,6 +24,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 
 from tests import factories
 from tests.client.conftest import FAST_RETRY, Live
+from tests.parallel import worker_suffix
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,9 +37,10 @@ _examples = itertools.count()
 
 
 def _lg_database_url() -> str:
-    """PostgresSaver's own database beside the suite's: `<name>_lg` on the same server, created if missing."""
+    """PostgresSaver's own database beside the suite's: `<name>_lg` on the same server, created if missing
+    (`<name>_lg_gw0` ... under xdist: each worker writes its own threads)."""
     parts = urlsplit(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/harness"))
-    name = parts.path.lstrip("/") + "_lg"
+    name = parts.path.lstrip("/") + "_lg" + worker_suffix()
     admin = urlunsplit(parts._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None:
@@ -235,6 +237,7 @@ def typed(value: Any) -> Any:
     return (type(value).__name__, repr(value))
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                     HealthCheck.too_slow])
 @given(data=st.data())

@@ -33,6 +33,7 @@ def empty_postgres_url(django_db_blocker):
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_migrations_apply_on_an_empty_postgresql_database(empty_postgres_url):
     env = child_env(DATABASE_URL=empty_postgres_url)
@@ -109,6 +110,7 @@ def test_sqlite_is_refused_at_start_up(tmp_path):
     assert not (tmp_path / "harness.sqlite3").exists()
 
 
+@pytest.mark.slow
 def test_the_suite_fails_rather_than_fall_back_when_postgresql_is_missing():
     for url in ("sqlite:////tmp/never.sqlite3", "postgres://postgres@127.0.0.1:1/harness", ""):
         env = {**child_env(), "DATABASE_URL": url}

@@ -26,7 +26,9 @@ from tests import factories
 from tests.subprocesses import ROOT
 from tests.worker.support import demo_run, wait_for, wait_status
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+# The reviewer logs in to bin/serve's gunicorn, which checks the password with the default hashers.
+pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True),
+              pytest.mark.real_password_hasher]
 
 SECRET_KEY = "serve-smoke-" + "k7Qz9" * 12
 METRICS_TOKEN = "metrics-" + uuid.uuid4().hex
