@@ -12,7 +12,7 @@ heartbeat and its queue lag. The feature apps own those queries (settings.HARNES
 kernel imports no app); each is a collector object with `collect()`.
 
 /metrics answers only a request with `Authorization: Bearer $HARNESS_METRICS_TOKEN` (404 without the setting,
-401 with a wrong token), and never from a cache; bind it to the inside as well (README "Production").
+401 with a wrong token), and never from a cache; bind it to the inside as well (docs/operations/production.md).
 """
 
 import hmac

@@ -3,7 +3,7 @@
 The keep rules are SQL, written once (runs_app migration 0019: `harness_retention_<kind>(project)` lists the
 rows the policy lets go, each with the first keep rule that holds); the dry run counts that list and the pass
 deletes from it what no rule keeps, through `harness_retention_prune`, the one door past the history triggers
-(README, "Retention"). So what the dry run reports is what a pass removes, as long as nothing changes between.
+(docs/concepts/retention.md). So what the dry run reports is what a pass removes, as long as nothing changes between.
 Finished runs are a kind too (migration 0020): the last of a round, each going with whatever history it still has.
 """
 

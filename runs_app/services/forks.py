@@ -7,7 +7,7 @@ lineage pages draw the branch, across runs. Who forked, why, and what changed (`
 times, in the same transaction: a `run.forked` event on the new run, a `run.fork_made` event on the source run
 and a `checkpoint.forked` audit entry.
 
-Side effects across forks (README, "Forks and side effects"): an idempotency key names a logical effect, not a
+Side effects across forks (docs/concepts/effects.md): an idempotency key names a logical effect, not a
 run, so a fork that reaches the same action asks under the same key. Same tool and arguments under a key whose
 effect was delivered or consumed: the stored result is bound (the worker's consume-once check), never a second
 call. Changed arguments under that key are refused (409 `idempotency_key_reused`, runs_app.services.approvals):

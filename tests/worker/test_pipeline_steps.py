@@ -337,7 +337,7 @@ def test_a_run_left_running_under_a_workers_lease_without_a_task_is_blocked_not_
 def test_a_run_attempted_up_to_the_limit_ends_blocked_for_a_person_never_failed(r101) -> None:
     """Issue 19, defect 8: DESIGN.md has a failed resume check stop the run in `blocked`, naming it, where a person
     decides (blocked -> running | failed | cancelled); `failed` is terminal and would take that decision away.
-    The README said `failed`; the code, the README and this test now say `blocked`."""
+    The README said `failed`; the code, the docs' resume page and this test now say `blocked`."""
     run, rita = r101
     approve(run, rita)
     run_metrics_merge(project=run.project_id, run_id=run.pk, metrics={}, increment={"attempts": 2})
@@ -348,8 +348,8 @@ def test_a_run_attempted_up_to_the_limit_ends_blocked_for_a_person_never_failed(
     assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "authority_lease")
     assert "attempted 2 times" in run.error["reason"]
     assert not ExternalEffect.objects.filter(run=run).exists()
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    row = next(line for line in readme.splitlines() if line.startswith("| `HARNESS_RESUME_MAX_ATTEMPTS`"))
+    page = (Path(__file__).resolve().parents[2] / "docs" / "concepts" / "resume.md").read_text()
+    row = next(line for line in page.splitlines() if line.startswith("| `HARNESS_RESUME_MAX_ATTEMPTS`"))
     assert "`blocked` at `authority_lease`" in row and "as failed" not in row
 
 
