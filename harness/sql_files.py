@@ -45,7 +45,8 @@ class SQLFile:
 def sql_dir(app: str) -> Path:
     """The `sql/` folder beside the app's package (read at migration time, so no copy can drift)."""
     module_file = import_module(app).__file__
-    assert module_file is not None, app
+    if module_file is None:  # a namespace package has no folder of its own to read from
+        raise ValueError(f"{app} is not a regular package")
     return Path(module_file).parent / "sql"
 
 
@@ -99,7 +100,16 @@ def _runner(statements: Sequence[Statement]) -> Callable[[Any, Any], None]:
     return run
 
 
-def install(*forward: Statement, reverse: Sequence[Statement] | None = None) -> migrations.RunPython:
+class InstallSQL(migrations.RunPython):
+    """RunPython over SQL files and strings; keeps `forward` so tests can tell which migration installs which file."""
+
+    def __init__(self, forward: Sequence[Statement], reverse: Sequence[Statement] | None) -> None:
+        self.forward = tuple(forward)
+        self.reverse = tuple(reverse) if reverse is not None else None
+        super().__init__(_runner(self.forward), _runner(self.reverse) if self.reverse is not None else None)
+
+
+def install(*forward: Statement, reverse: Sequence[Statement] | None = None) -> InstallSQL:
     """A migration operation running `forward` (files or SQL), and `reverse` when migrating back (None:
     irreversible)."""
-    return migrations.RunPython(_runner(forward), _runner(reverse) if reverse is not None else None)
+    return InstallSQL(forward, reverse)
