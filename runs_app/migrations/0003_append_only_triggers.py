@@ -6,37 +6,13 @@ DELETE); audit entries may be neither updated nor deleted.
 
 from django.db import migrations
 
-TABLES = {
-    "sessions_app_sessionitem": "UPDATE",
-    "runs_app_runevent": "UPDATE",
-    "runs_app_checkpoint": "UPDATE",
-    "harness_auditentry": "UPDATE OR DELETE",
+from harness.sql_files import install, load
+
+# Each trigger refuses the rewrite (sessions_app 0004 later opens one door on session items).
+TRIGGERS = {
+    "runs_app": ("runs_app_runevent_append_only", "runs_app_checkpoint_append_only", "harness_auditentry_append_only"),
+    "sessions_app": ("sessions_app_sessionitem_append_only",),
 }
-
-FUNCTION = """
-CREATE OR REPLACE FUNCTION harness_refuse_rewrite() RETURNS trigger AS $$
-BEGIN
-    RAISE EXCEPTION 'append-only table %: % refused', TG_TABLE_NAME, TG_OP
-        USING ERRCODE = 'integrity_constraint_violation';
-END;
-$$ LANGUAGE plpgsql;
-"""
-
-
-def forwards(apps, schema_editor):
-    with schema_editor.connection.cursor() as cursor:  # raw: the body's '%' is not a placeholder
-        cursor.execute(FUNCTION)
-    for table, ops in TABLES.items():
-        schema_editor.execute(
-            f"CREATE TRIGGER {table}_append_only BEFORE {ops} ON {table} "
-            f"FOR EACH ROW EXECUTE FUNCTION harness_refuse_rewrite();"
-        )
-
-
-def backwards(apps, schema_editor):
-    for table in TABLES:
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_append_only ON {table};")
-    schema_editor.execute("DROP FUNCTION IF EXISTS harness_refuse_rewrite();")
 
 
 class Migration(migrations.Migration):
@@ -45,4 +21,16 @@ class Migration(migrations.Migration):
         ("sessions_app", "0001_initial"),
         ("harness", "0001_initial"),
     ]
-    operations = [migrations.RunPython(forwards, backwards)]
+    operations = [
+        install(
+            load("runs_app", "harness_refuse_rewrite.v1.sql"),
+            *(load(app, f"{name}.trigger.v1.sql") for app, names in TRIGGERS.items() for name in names),
+            reverse=[
+                "DROP TRIGGER IF EXISTS sessions_app_sessionitem_append_only ON sessions_app_sessionitem;",
+                "DROP TRIGGER IF EXISTS runs_app_runevent_append_only ON runs_app_runevent;",
+                "DROP TRIGGER IF EXISTS runs_app_checkpoint_append_only ON runs_app_checkpoint;",
+                "DROP TRIGGER IF EXISTS harness_auditentry_append_only ON harness_auditentry;",
+                "DROP FUNCTION IF EXISTS harness_refuse_rewrite();",
+            ],
+        ),
+    ]

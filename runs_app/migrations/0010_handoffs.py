@@ -8,27 +8,7 @@ result and receipt columns move through the transition table as usual).
 import django.db.models.deletion
 from django.db import migrations, models
 
-
-IMMUTABLE_PACKET = """
-CREATE OR REPLACE FUNCTION harness_handoff_packet_immutable() RETURNS trigger AS $$
-BEGIN
-    IF NEW.packet IS DISTINCT FROM OLD.packet OR NEW.packet_fingerprint IS DISTINCT FROM OLD.packet_fingerprint
-       OR NEW.origin_run_id IS DISTINCT FROM OLD.origin_run_id
-       OR NEW.receiver_session_id IS DISTINCT FROM OLD.receiver_session_id
-       OR NEW.deadline IS DISTINCT FROM OLD.deadline THEN
-        RAISE EXCEPTION 'handoff %: the packet is immutable once issued', OLD.id
-            USING ERRCODE = 'integrity_constraint_violation';
-    END IF;
-    RETURN NEW;
-END;
-$$ LANGUAGE plpgsql;
-CREATE TRIGGER runs_app_handoff_packet_immutable BEFORE UPDATE ON runs_app_handoff
-    FOR EACH ROW EXECUTE FUNCTION harness_handoff_packet_immutable();
-"""
-DROP_IMMUTABLE_PACKET = """
-DROP TRIGGER IF EXISTS runs_app_handoff_packet_immutable ON runs_app_handoff;
-DROP FUNCTION IF EXISTS harness_handoff_packet_immutable();
-"""
+from harness.sql_files import install, load
 
 
 class Migration(migrations.Migration):
@@ -73,5 +53,10 @@ class Migration(migrations.Migration):
                 'constraints': [models.CheckConstraint(condition=models.Q(('status__in', ['issued', 'accepted', 'returned', 'consumed', 'expired', 'cancelled'])), name='handoff_status_valid'), models.UniqueConstraint(condition=models.Q(('status__in', ['issued', 'accepted', 'returned'])), fields=('origin_run',), name='handoff_one_open_per_run'), models.CheckConstraint(condition=models.Q(models.Q(('status__in', ['returned', 'consumed']), _negated=True), models.Q(models.Q(('result_hash', ''), _negated=True), ('receiver_run__isnull', False)), _connector='OR'), name='handoff_result_recorded'), models.CheckConstraint(condition=models.Q(models.Q(('status', 'consumed'), _negated=True), models.Q(('receipt', ''), _negated=True), _connector='OR'), name='handoff_receipt_recorded')],
             },
         ),
-        migrations.RunSQL(IMMUTABLE_PACKET, DROP_IMMUTABLE_PACKET),
+        install(
+            load("runs_app", "harness_handoff_packet_immutable.v1.sql"),
+            load("runs_app", "runs_app_handoff_packet_immutable.trigger.v1.sql"),
+            reverse=["DROP TRIGGER IF EXISTS runs_app_handoff_packet_immutable ON runs_app_handoff;",
+                     "DROP FUNCTION IF EXISTS harness_handoff_packet_immutable();"],
+        ),
     ]

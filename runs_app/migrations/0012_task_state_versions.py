@@ -8,35 +8,18 @@ extra round trip (the resume's statement count stays as tests/worker/test_resume
 import django.db.models.deletion
 from django.db import migrations, models
 
+from harness.sql_files import install, load
 
-# The fields runs_app.services.tasks.TASK_CLIENT_FIELDS lets a client write: the task's durable state.
-STATE_FIELDS = ("objective", "constraints", "plan", "plan_version", "completed_nodes", "pending_nodes",
-                "artifact_refs", "effect_records", "schema_version")
-_STATE = "jsonb_build_object(" + ", ".join(f"'{f}', {{row}}.{f}" for f in STATE_FIELDS) + ")"
-_CHANGED = "({new}) IS DISTINCT FROM ({old})".format(
-    new=", ".join(f"NEW.{f}" for f in STATE_FIELDS), old=", ".join(f"OLD.{f}" for f in STATE_FIELDS))
-
-CREATE = f"""
-CREATE FUNCTION runs_app_task_record_state() RETURNS trigger AS $$
-BEGIN
-    IF TG_OP = 'INSERT' OR {_CHANGED} THEN
-        INSERT INTO runs_app_taskstateversion (project_id, task_id, version, state, recorded_at)
-        VALUES (NEW.project_id, NEW.id, NEW.version, {_STATE.format(row="NEW")}, statement_timestamp());
-    END IF;
-    RETURN NULL;
-END;
-$$ LANGUAGE plpgsql;
-CREATE TRIGGER runs_app_task_state_history AFTER INSERT OR UPDATE ON runs_app_task
-    FOR EACH ROW EXECUTE FUNCTION runs_app_task_record_state();
-CREATE TRIGGER runs_app_taskstateversion_append_only BEFORE UPDATE ON runs_app_taskstateversion
-    FOR EACH ROW EXECUTE FUNCTION harness_refuse_rewrite();
+# The tasks written before this migration get their first version (the trigger records the later saves).
+BACKFILL = """
 INSERT INTO runs_app_taskstateversion (project_id, task_id, version, state, recorded_at)
-SELECT t.project_id, t.id, t.version, {_STATE.format(row="t")}, t.updated_at FROM runs_app_task t;
-"""
-DROP = """
-DROP TRIGGER IF EXISTS runs_app_taskstateversion_append_only ON runs_app_taskstateversion;
-DROP TRIGGER IF EXISTS runs_app_task_state_history ON runs_app_task;
-DROP FUNCTION IF EXISTS runs_app_task_record_state();
+SELECT t.project_id, t.id, t.version,
+       jsonb_build_object('objective', t.objective, 'constraints', t.constraints, 'plan', t.plan,
+                          'plan_version', t.plan_version, 'completed_nodes', t.completed_nodes,
+                          'pending_nodes', t.pending_nodes, 'artifact_refs', t.artifact_refs,
+                          'effect_records', t.effect_records, 'schema_version', t.schema_version),
+       t.updated_at
+  FROM runs_app_task t;
 """
 
 
@@ -63,5 +46,13 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['task', '-id'], name='task_state_version_task')],
             },
         ),
-        migrations.RunSQL(CREATE, DROP),
+        install(
+            load("runs_app", "runs_app_task_record_state.v1.sql"),
+            load("runs_app", "runs_app_task_state_history.trigger.v1.sql"),
+            load("runs_app", "runs_app_taskstateversion_append_only.trigger.v1.sql"),
+            BACKFILL,
+            reverse=["DROP TRIGGER IF EXISTS runs_app_taskstateversion_append_only ON runs_app_taskstateversion;",
+                     "DROP TRIGGER IF EXISTS runs_app_task_state_history ON runs_app_task;",
+                     "DROP FUNCTION IF EXISTS runs_app_task_record_state();"],
+        ),
     ]

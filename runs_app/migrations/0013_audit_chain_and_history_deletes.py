@@ -16,78 +16,11 @@
 
 from django.db import migrations
 
-FUNCTIONS = """
-CREATE OR REPLACE FUNCTION harness_audit_chain() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
-BEGIN
-    INSERT INTO harness_auditchainhead AS h (project_id, seq, prev_hash, hash)
-    VALUES (NEW.project_id, 1, repeat('0', 64),
-            encode(sha256(decode(repeat('0', 64), 'hex') || decode(NEW.mac, 'hex')), 'hex'))
-    ON CONFLICT (project_id) DO UPDATE
-       SET seq = h.seq + 1, prev_hash = h.hash,
-           hash = encode(sha256(decode(h.hash, 'hex') || decode(NEW.mac, 'hex')), 'hex')
-    RETURNING h.seq, h.prev_hash, h.hash INTO NEW.seq, NEW.prev_hash, NEW.hash;
-    RETURN NEW;
-END;
-$$;
+from harness.sql_files import install, load
 
-CREATE OR REPLACE FUNCTION harness_history_delete_allowed(rel oid) RETURNS boolean
-LANGUAGE sql STABLE AS $$
-    SELECT coalesce(current_setting('harness.history_delete', true), '') = 'on'
-       AND pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = rel), 'MEMBER')
-$$;
-
-CREATE OR REPLACE FUNCTION harness_refuse_history_delete() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF harness_history_delete_allowed(TG_RELID) THEN
-        RETURN OLD;
-    END IF;
-    RAISE EXCEPTION 'append-only table %: DELETE refused', TG_TABLE_NAME
-        USING ERRCODE = 'integrity_constraint_violation';
-END;
-$$;
-
-CREATE OR REPLACE FUNCTION harness_checkpoint_delete_check() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-    stray bigint;
-BEGIN
-    IF harness_history_delete_allowed(TG_RELID) THEN
-        RETURN NULL;
-    END IF;
-    WITH RECURSIVE thread(id) AS (
-        SELECT id FROM gone WHERE external_id <> ''
-        UNION
-        SELECT g.id FROM gone g JOIN thread t ON g.parent_id = t.id
-    )
-    SELECT g.id INTO stray FROM gone g WHERE g.id NOT IN (SELECT id FROM thread) LIMIT 1;
-    IF stray IS NOT NULL THEN
-        RAISE EXCEPTION 'append-only table %: DELETE of checkpoint % refused (only a LangGraph thread''s '
-                        'checkpoints and those descended from them are deleted)', TG_TABLE_NAME, stray
-            USING ERRCODE = 'integrity_constraint_violation';
-    END IF;
-    RETURN NULL;
-END;
-$$;
-"""
-
-TRIGGERS = """
-CREATE TRIGGER harness_auditentry_chain BEFORE INSERT ON harness_auditentry
-    FOR EACH ROW EXECUTE FUNCTION harness_audit_chain();
-CREATE TRIGGER runs_app_runevent_no_delete BEFORE DELETE ON runs_app_runevent
-    FOR EACH ROW EXECUTE FUNCTION harness_refuse_history_delete();
-CREATE TRIGGER runs_app_checkpoint_no_delete AFTER DELETE ON runs_app_checkpoint
-    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION harness_checkpoint_delete_check();
-"""
-
-DROP = """
-DROP TRIGGER IF EXISTS harness_auditentry_chain ON harness_auditentry;
-DROP TRIGGER IF EXISTS runs_app_runevent_no_delete ON runs_app_runevent;
-DROP TRIGGER IF EXISTS runs_app_checkpoint_no_delete ON runs_app_checkpoint;
-DROP FUNCTION IF EXISTS harness_audit_chain();
-DROP FUNCTION IF EXISTS harness_checkpoint_delete_check();
-DROP FUNCTION IF EXISTS harness_refuse_history_delete();
-DROP FUNCTION IF EXISTS harness_history_delete_allowed(oid);
-"""
+FUNCTIONS = ("harness_audit_chain", "harness_history_delete_allowed", "harness_refuse_history_delete",
+             "harness_checkpoint_delete_check")
+TRIGGERS = ("harness_auditentry_chain", "runs_app_runevent_no_delete", "runs_app_checkpoint_no_delete")
 
 
 def _chain_existing(apps, cursor):
@@ -116,18 +49,9 @@ def _chain_existing(apps, cursor):
     cursor.execute("ALTER TABLE harness_auditentry ENABLE TRIGGER harness_auditentry_append_only")
 
 
-def forwards(apps, schema_editor):
-    with schema_editor.connection.cursor() as cursor:  # raw: the bodies' '%' are not placeholders
-        cursor.execute("SELECT quote_ident(current_schema())")
-        (schema,) = cursor.fetchone()
-        cursor.execute(FUNCTIONS.replace("{schema}", schema))
-        _chain_existing(apps, cursor)
-        cursor.execute(TRIGGERS)
-
-
-def backwards(apps, schema_editor):
+def chain_existing(apps, schema_editor):
     with schema_editor.connection.cursor() as cursor:
-        cursor.execute(DROP)
+        _chain_existing(apps, cursor)
 
 
 class Migration(migrations.Migration):
@@ -135,4 +59,16 @@ class Migration(migrations.Migration):
         ("runs_app", "0012_task_state_versions"),
         ("harness", "0002_audit_chain"),
     ]
-    operations = [migrations.RunPython(forwards, backwards)]
+    # The functions, then the entries already written are chained, then the triggers (as one step did before).
+    operations = [
+        install(*(load("runs_app", f"{name}.v1.sql") for name in FUNCTIONS),
+                reverse=["DROP FUNCTION IF EXISTS harness_audit_chain();",
+                         "DROP FUNCTION IF EXISTS harness_checkpoint_delete_check();",
+                         "DROP FUNCTION IF EXISTS harness_refuse_history_delete();",
+                         "DROP FUNCTION IF EXISTS harness_history_delete_allowed(oid);"]),
+        migrations.RunPython(chain_existing, migrations.RunPython.noop),
+        install(*(load("runs_app", f"{name}.trigger.v1.sql") for name in TRIGGERS),
+                reverse=["DROP TRIGGER IF EXISTS harness_auditentry_chain ON harness_auditentry;",
+                         "DROP TRIGGER IF EXISTS runs_app_runevent_no_delete ON runs_app_runevent;",
+                         "DROP TRIGGER IF EXISTS runs_app_checkpoint_no_delete ON runs_app_checkpoint;"]),
+    ]

@@ -29,199 +29,19 @@ live):
 import django.db.models.deletion
 from django.db import migrations, models
 
-LIVE = "NOT IN ('succeeded', 'failed', 'cancelled')"
+from harness.sql_files import install, load
 
-FUNCTIONS = f"""
-CREATE FUNCTION harness_retention_items(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
-SELECT x.id,
-       CASE
-         WHEN lr.id IS NOT NULL THEN 'run_live'
-         WHEN CASE WHEN x.session_id IN (SELECT r.session_id FROM runs_app_approvalrequest a
-                                           JOIN runs_app_run r ON r.id = a.run_id
-                                          WHERE a.project_id = p_project AND a.status = 'pending')
-                   THEN x.seq >= (SELECT min(n.seq) FROM (SELECT j.seq FROM sessions_app_sessionitem j
-                                                           WHERE j.session_id = x.session_id
-                                                           ORDER BY j.seq DESC LIMIT 10) n)
-                        OR (x.session_id, x.seq) IN (
-                            SELECT r.session_id, (jsonb_array_elements_text(c.item_seqs))::bigint
-                              FROM runs_app_approvalrequest a JOIN runs_app_run r ON r.id = a.run_id
-                              JOIN memory_app_contextsnapshot c ON c.run_id = r.id
-                             WHERE a.project_id = p_project AND a.status = 'pending'
-                               AND jsonb_typeof(c.item_seqs) = 'array')
-                   ELSE false END
-           THEN 'shown_by_pending_approval'
-         WHEN mp.session_id IS NOT NULL THEN 'memory_provenance'
-       END,
-       x.id
-  FROM (SELECT i.id, i.session_id, i.seq, i.run_id,
-               (p.items_max_age_days IS NOT NULL
-                AND i.created_at < now() - make_interval(days => p.items_max_age_days::int))
-               OR (p.items_keep_last IS NOT NULL
-                   AND row_number() OVER (PARTITION BY i.session_id ORDER BY i.seq DESC) > p.items_keep_last)
-                 AS expired
-          FROM sessions_app_sessionitem i
-          JOIN sessions_app_session s ON s.id = i.session_id
-          JOIN runs_app_retentionpolicy p ON p.project_id = s.project_id
-         WHERE s.project_id = p_project) x
-  LEFT JOIN (SELECT r.id FROM runs_app_run r WHERE r.project_id = p_project AND r.status {LIVE}) lr
-         ON lr.id = x.run_id
-  LEFT JOIN (SELECT DISTINCT m.source_session_id AS session_id, m.source_item_seq AS seq
-               FROM memory_app_memoryrecord m
-              WHERE m.project_id = p_project AND m.status IN ('active', 'held') AND m.source_item_seq IS NOT NULL) mp
-         ON mp.session_id = x.session_id AND mp.seq = x.seq
- WHERE x.expired
-$$;
-
-CREATE FUNCTION harness_retention_events(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
-SELECT x.id, CASE WHEN x.status {LIVE} THEN 'run_live' END, x.id
-  FROM (SELECT e.id, r.status,
-               (p.events_max_age_days IS NOT NULL
-                AND e.created_at < now() - make_interval(days => p.events_max_age_days::int))
-               OR (p.events_keep_last IS NOT NULL
-                   AND row_number() OVER (PARTITION BY e.run_id ORDER BY e.seq DESC) > p.events_keep_last)
-                 AS expired
-          FROM runs_app_runevent e
-          JOIN runs_app_run r ON r.id = e.run_id
-          JOIN runs_app_retentionpolicy p ON p.project_id = r.project_id
-         WHERE r.project_id = p_project) x
- WHERE x.expired
-$$;
-
-CREATE FUNCTION harness_retention_snapshots(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
-SELECT x.id, CASE WHEN x.status {LIVE} THEN 'run_live' END, x.id
-  FROM (SELECT c.id, r.status,
-               (p.snapshots_max_age_days IS NOT NULL
-                AND c.created_at < now() - make_interval(days => p.snapshots_max_age_days::int))
-               OR (p.snapshots_keep_last IS NOT NULL
-                   AND row_number() OVER (PARTITION BY c.run_id ORDER BY c.id DESC) > p.snapshots_keep_last)
-                 AS expired
-          FROM memory_app_contextsnapshot c
-          JOIN runs_app_run r ON r.id = c.run_id
-          JOIN runs_app_retentionpolicy p ON p.project_id = c.project_id
-         WHERE c.project_id = p_project) x
- WHERE x.expired
-$$;
-
-CREATE FUNCTION harness_retention_effects(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
-SELECT x.id,
-       CASE
-         WHEN lr.id IS NOT NULL THEN 'run_live'
-         WHEN x.status NOT IN ('consumed', 'refused', 'abandoned') THEN 'effect_not_consumed'
-       END,
-       x.id
-  FROM (SELECT f.id, f.run_id, f.status,
-               (p.effects_max_age_days IS NOT NULL
-                AND f.created_at < now() - make_interval(days => p.effects_max_age_days::int))
-               OR (p.effects_keep_last IS NOT NULL
-                   AND row_number() OVER (ORDER BY f.created_at DESC, f.id DESC) > p.effects_keep_last)
-                 AS expired
-          FROM runs_app_externaleffect f
-          JOIN runs_app_retentionpolicy p ON p.project_id = f.project_id
-         WHERE f.project_id = p_project) x
-  LEFT JOIN (SELECT r.id FROM runs_app_run r WHERE r.project_id = p_project AND r.status {LIVE}) lr
-         ON lr.id = x.run_id
- WHERE x.expired
-$$;
-
-CREATE FUNCTION harness_retention_checkpoints(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
-WITH RECURSIVE live AS (
-    SELECT r.id, r.task_id FROM runs_app_run r WHERE r.project_id = p_project AND r.status {LIVE}
-), judged AS (
-    SELECT x.id, x.parent_id, x.depth, x.expired,
-           CASE
-             WHEN lr.id IS NOT NULL OR lt.task_id IS NOT NULL THEN 'run_live'
-             WHEN pa.id IS NOT NULL THEN 'shown_by_pending_approval'
-             WHEN tl.id IS NOT NULL THEN 'task_latest_checkpoint'
-             WHEN rl.id IS NOT NULL THEN 'run_last_checkpoint'
-             WHEN ne.id IS NOT NULL THEN 'node_execution'
-           END AS own_rule
-      FROM (SELECT c.id, c.parent_id, c.depth, c.run_id, c.task_id, c.approval_id,
-                   (p.checkpoints_max_age_days IS NOT NULL
-                    AND c.created_at < now() - make_interval(days => p.checkpoints_max_age_days::int))
-                   OR (p.checkpoints_keep_last IS NOT NULL
-                       AND row_number() OVER (PARTITION BY c.run_id, c.task_id ORDER BY c.id DESC)
-                           > p.checkpoints_keep_last) AS expired
-              FROM runs_app_checkpoint c
-              JOIN runs_app_retentionpolicy p ON p.project_id = c.project_id
-             WHERE c.project_id = p_project) x
-      LEFT JOIN live lr ON lr.id = x.run_id
-      LEFT JOIN (SELECT DISTINCT l.task_id FROM live l WHERE l.task_id IS NOT NULL) lt ON lt.task_id = x.task_id
-      LEFT JOIN (SELECT a.id FROM runs_app_approvalrequest a WHERE a.project_id = p_project AND a.status = 'pending')
-                pa ON pa.id = x.approval_id
-      LEFT JOIN (SELECT DISTINCT t.latest_checkpoint_id AS id FROM runs_app_task t
-                  WHERE t.project_id = p_project AND t.latest_checkpoint_id IS NOT NULL) tl ON tl.id = x.id
-      LEFT JOIN (SELECT DISTINCT r.last_checkpoint_id AS id FROM runs_app_run r
-                  WHERE r.project_id = p_project AND r.last_checkpoint_id IS NOT NULL) rl ON rl.id = x.id
-      LEFT JOIN (SELECT DISTINCT n.checkpoint_id AS id FROM runs_app_nodeexecution n
-                   JOIN runs_app_run r ON r.id = n.run_id
-                  WHERE r.project_id = p_project AND n.checkpoint_id IS NOT NULL) ne ON ne.id = x.id
-), anchored (id, parent_id) AS (
-    SELECT j.id, j.parent_id FROM judged j WHERE NOT j.expired OR j.own_rule IS NOT NULL
-    UNION
-    SELECT c.id, c.parent_id FROM runs_app_checkpoint c JOIN anchored a ON c.id = a.parent_id
-)
-SELECT j.id, coalesce(j.own_rule, CASE WHEN k.id IS NOT NULL THEN 'lineage_of_kept' END), -j.depth::bigint
-  FROM judged j
-  LEFT JOIN (SELECT DISTINCT a.id FROM anchored a) k ON k.id = j.id
- WHERE j.expired
-$$;
-
-CREATE FUNCTION harness_retention_prune(p_project bigint, p_kind text, p_limit integer) RETURNS integer
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = {{schema}}, pg_temp SET harness.history_delete = 'on' AS $$
-DECLARE
-    gone integer;
-BEGIN
-    IF p_kind = 'items' THEN
-        DELETE FROM sessions_app_sessionitem WHERE id IN (
-            SELECT g.id FROM harness_retention_items(p_project) g WHERE g.kept_by IS NULL ORDER BY g.ord LIMIT p_limit);
-    ELSIF p_kind = 'events' THEN
-        DELETE FROM runs_app_runevent WHERE id IN (
-            SELECT g.id FROM harness_retention_events(p_project) g WHERE g.kept_by IS NULL ORDER BY g.ord LIMIT p_limit);
-    ELSIF p_kind = 'snapshots' THEN
-        DELETE FROM memory_app_contextsnapshot WHERE id IN (
-            SELECT g.id FROM harness_retention_snapshots(p_project) g WHERE g.kept_by IS NULL ORDER BY g.ord LIMIT p_limit);
-    ELSIF p_kind = 'effects' THEN
-        DELETE FROM runs_app_externaleffect WHERE id IN (
-            SELECT g.id FROM harness_retention_effects(p_project) g WHERE g.kept_by IS NULL ORDER BY g.ord LIMIT p_limit);
-    ELSIF p_kind = 'checkpoints' THEN
-        -- Deepest first: a checkpoint that goes has only descendants that go, and they go before it.
-        DELETE FROM runs_app_checkpoint WHERE id IN (
-            SELECT g.id FROM harness_retention_checkpoints(p_project) g WHERE g.kept_by IS NULL
-             ORDER BY g.ord, g.id LIMIT p_limit);
-    ELSE
-        RAISE EXCEPTION 'unknown retention kind %', p_kind USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    GET DIAGNOSTICS gone = ROW_COUNT;
-    RETURN gone;
-END;
-$$;
-"""
-
-DROP = """
-DROP FUNCTION IF EXISTS harness_retention_prune(bigint, text, integer);
-DROP FUNCTION IF EXISTS harness_retention_items(bigint);
-DROP FUNCTION IF EXISTS harness_retention_events(bigint);
-DROP FUNCTION IF EXISTS harness_retention_snapshots(bigint);
-DROP FUNCTION IF EXISTS harness_retention_effects(bigint);
-DROP FUNCTION IF EXISTS harness_retention_checkpoints(bigint);
-"""
-
-
-def forwards(apps, schema_editor):
-    with schema_editor.connection.cursor() as cursor:  # raw: the bodies' '%' are not placeholders
-        cursor.execute("SELECT quote_ident(current_schema())")
-        (schema,) = cursor.fetchone()
-        cursor.execute(FUNCTIONS.replace("{schema}", schema))
-
-
-def backwards(apps, schema_editor):
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute(DROP)
+# The prune function reads the kinds' functions: they come first.
+FUNCTIONS = ("harness_retention_items", "harness_retention_events", "harness_retention_snapshots",
+             "harness_retention_effects", "harness_retention_checkpoints", "harness_retention_prune")
+DROP = [
+    "DROP FUNCTION IF EXISTS harness_retention_prune(bigint, text, integer);",
+    "DROP FUNCTION IF EXISTS harness_retention_items(bigint);",
+    "DROP FUNCTION IF EXISTS harness_retention_events(bigint);",
+    "DROP FUNCTION IF EXISTS harness_retention_snapshots(bigint);",
+    "DROP FUNCTION IF EXISTS harness_retention_effects(bigint);",
+    "DROP FUNCTION IF EXISTS harness_retention_checkpoints(bigint);",
+]
 
 
 class Migration(migrations.Migration):
@@ -252,5 +72,5 @@ class Migration(migrations.Migration):
                                                  related_name="retention_policy", to="harness.project")),
             ],
         ),
-        migrations.RunPython(forwards, backwards),
+        install(*(load("runs_app", f"{name}.v1.sql") for name in FUNCTIONS), reverse=DROP),
     ]

@@ -27,80 +27,22 @@ that connection ("cached plan must not change result type") until the connection
 processes after migrating, as bin/serve does. Reversible: back to jsonb, with migration 0004's functions.
 """
 
-import importlib
-
 from django.db import migrations
 
 import harness.fields
+from harness.sql_files import install, load
 
-_0004 = importlib.import_module("sessions_app.migrations.0004_item_erasure")
 CHECK = "session_item_content_reads_as_jsonb"
+# Migration 0004's three functions over a json column: the same rules, with jsonb where they compare (v2).
+FUNCTIONS = ("harness_item_tombstone", "harness_item_rewrite_check", "harness_session_items_erase")
 
-# Migration 0004's three functions over a json column: the same rules, with jsonb where they compare.
-FUNCTIONS = """
-DROP FUNCTION IF EXISTS harness_item_tombstone(jsonb, text, timestamptz);
-CREATE OR REPLACE FUNCTION harness_item_tombstone(old json, by text, at timestamptz) RETURNS json
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT json_build_object('erased', true, 'sha256', encode(sha256(convert_to(old::jsonb::text, 'UTF8')), 'hex'),
-                             'erased_by', by, 'erased_at', at)
-$$;
-
-CREATE OR REPLACE FUNCTION harness_item_rewrite_check() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'UPDATE'
-       AND coalesce(current_setting('harness.item_erase', true), '') = 'on'
-       AND pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = TG_RELID), 'MEMBER')
-       AND NEW.id = OLD.id AND NEW.session_id = OLD.session_id AND NEW.seq = OLD.seq AND NEW.role = OLD.role
-       AND NEW.run_id IS NOT DISTINCT FROM OLD.run_id AND NEW.created_at = OLD.created_at
-       AND json_typeof(NEW.content) = 'object'
-       AND NEW.content::jsonb = harness_item_tombstone(OLD.content, NEW.content->>'erased_by',
-                                                       (NEW.content->>'erased_at')::timestamptz)::jsonb THEN
-        RETURN NEW;
-    END IF;
-    RAISE EXCEPTION 'append-only table %: % refused', TG_TABLE_NAME, TG_OP
-        USING ERRCODE = 'integrity_constraint_violation';
-END;
-$$;
-
-CREATE OR REPLACE FUNCTION harness_session_items_erase(item_ids bigint[], by text)
-RETURNS TABLE (item_id bigint, sha256 text)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = {schema}, pg_temp AS $$
-BEGIN
-    PERFORM set_config('harness.item_erase', 'on', true);
-    RETURN QUERY
-        UPDATE sessions_app_sessionitem AS i
-           SET content = harness_item_tombstone(i.content, by, statement_timestamp())
-         WHERE i.id = ANY(item_ids)
-           AND NOT (json_typeof(i.content) = 'object' AND i.content::jsonb @> '{"erased": true}'
-                    AND i.content::jsonb ? 'sha256')
-        RETURNING i.id::bigint, i.content->>'sha256';
-    PERFORM set_config('harness.item_erase', '', true);
-END;
-$$;
-"""
-
-
-def _schema(cursor) -> str:
-    cursor.execute("SELECT quote_ident(current_schema())")
-    return cursor.fetchone()[0]
-
-
-def forwards(apps, schema_editor):
-    with schema_editor.connection.cursor() as cursor:  # raw: the bodies' '%' are not placeholders
-        # The check keeps what jsonb guaranteed, on every door's write: a content PostgreSQL can read as jsonb (no
-        # \u0000, which json's syntax check lets through), so the casts below never fail on a stored row. It costs the
-        # write the jsonb parse it always paid; the reads are what gain.
-        cursor.execute("ALTER TABLE sessions_app_sessionitem ALTER COLUMN content TYPE json USING content::json, "
-                       f"ADD CONSTRAINT {CHECK} CHECK ((content::jsonb) IS NOT NULL)")
-        cursor.execute(FUNCTIONS.replace("{schema}", _schema(cursor)))
-
-
-def backwards(apps, schema_editor):
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute(f"ALTER TABLE sessions_app_sessionitem DROP CONSTRAINT {CHECK}, "
-                       "ALTER COLUMN content TYPE jsonb USING content::jsonb")
-        cursor.execute("DROP FUNCTION IF EXISTS harness_item_tombstone(json, text, timestamptz)")
-        cursor.execute(_0004.FUNCTIONS.replace("{schema}", _schema(cursor)))
+# The check keeps what jsonb guaranteed, on every door's write: a content PostgreSQL can read as jsonb (no
+# \u0000, which json's syntax check lets through), so the casts in the functions never fail on a stored row. It
+# costs the write the jsonb parse it always paid; the reads are what gain.
+TO_JSON = ("ALTER TABLE sessions_app_sessionitem ALTER COLUMN content TYPE json USING content::json, "
+           f"ADD CONSTRAINT {CHECK} CHECK ((content::jsonb) IS NOT NULL)")
+TO_JSONB = (f"ALTER TABLE sessions_app_sessionitem DROP CONSTRAINT {CHECK}, "
+            "ALTER COLUMN content TYPE jsonb USING content::jsonb")
 
 
 class Migration(migrations.Migration):
@@ -108,7 +50,14 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.SeparateDatabaseAndState(
-            database_operations=[migrations.RunPython(forwards, backwards)],
+            database_operations=[install(
+                TO_JSON,
+                "DROP FUNCTION IF EXISTS harness_item_tombstone(jsonb, text, timestamptz);",
+                *(load("sessions_app", f"{name}.v2.sql") for name in FUNCTIONS),
+                reverse=[TO_JSONB,
+                         "DROP FUNCTION IF EXISTS harness_item_tombstone(json, text, timestamptz)",
+                         *(load("sessions_app", f"{name}.v1.sql") for name in FUNCTIONS)],
+            )],
             state_operations=[migrations.AlterField(model_name="sessionitem", name="content",
                                                     field=harness.fields.TextJSONField())],
         ),

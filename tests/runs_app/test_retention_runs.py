@@ -3,7 +3,6 @@ its whole history in one round, and each rule keeps what a resume, an approval p
 a fork or a task still needs."""
 
 import datetime as dt
-import importlib
 import re
 from typing import Any
 
@@ -336,12 +335,18 @@ def test_a_run_is_deleted_only_through_the_retention_door(project: Project) -> N
 
 
 def test_the_keep_rules_call_live_exactly_the_runs_the_transition_table_can_still_move() -> None:
-    """The SQL's list of finished statuses (migration 0020) is the run machine's states with no way out."""
+    """Each current retention function's list of finished run statuses (runs_app/sql/harness_retention_*) is the run
+    machine's states with no way out."""
+    from harness.sql_files import latest
     from runs_app.machines import RUN_MACHINE
 
-    rules = importlib.import_module("runs_app.migrations.0020_retention_runs")
     finished = {state for state, targets in RUN_MACHINE.table.items() if not targets}
-    assert rules.LIVE.startswith("NOT IN (") and set(re.findall(r"'(\w+)'", rules.LIVE)) == finished
+    kinds = ("items", "events", "snapshots", "effects", "checkpoints", "runs")
+    for kind in kinds:
+        sql = latest("runs_app")[f"harness_retention_{kind}"].text()
+        live = re.findall(r"status NOT IN \(([^)]*'succeeded'[^)]*)\)", sql)
+        assert live, kind
+        assert all(set(re.findall(r"'(\w+)'", statuses)) == finished for statuses in live), kind
 
 
 def test_a_finished_fork_goes_before_its_finished_source_one_run_a_round(project: Project) -> None:

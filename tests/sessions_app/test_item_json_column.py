@@ -19,7 +19,9 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+# 0005's database step (harness.sql_files.install: a RunPython), run both ways in a test's transaction.
 _0005 = importlib.import_module("sessions_app.migrations.0005_item_content_as_written")
+_0005_STEP = _0005.Migration.operations[0].database_operations[0]
 
 # Keys neither sorted nor in jsonb's order (by length, then bytes), nested, non-ASCII, a float jsonb writes back as
 # an integer.
@@ -88,11 +90,11 @@ def test_the_migrations_sql_keeps_every_value_both_ways(project: Project) -> Non
     editor.connection = connection  # type: ignore[attr-defined]
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no ALTER TABLE with the inserts' deferred checks pending
-        _0005.backwards(None, editor)  # 0005 reversed, in this test's transaction
+        _0005_STEP.reverse_code(None, editor)  # 0005 reversed, in this test's transaction
         assert _content_type() == "jsonb"
         cursor.execute("SELECT content::text FROM sessions_app_sessionitem WHERE id = %s", [item.pk])
         (as_jsonb,) = cursor.fetchone()
-        _0005.forwards(None, editor)
+        _0005_STEP.code(None, editor)
         cursor.execute("SELECT content FROM sessions_app_sessionitem WHERE id = %s", [item.pk])
         (as_json,) = cursor.fetchone()
     assert _content_type() == "json"
