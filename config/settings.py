@@ -1,4 +1,4 @@
-"""Settings, read from the environment (see README "Configuration").
+"""Settings, read from the environment (docs/operations/configuration.md).
 
 With no environment at all this is the local start's configuration: the embedded PostgreSQL that
 bin/start runs (harness.local_postgres, its socket under var/) and Celery on the filesystem transport.

@@ -2,7 +2,7 @@
 
 The database is pytest-django's business (`test_<name>_gw0`, `_gw1`, ...). The Redis db is ours: the worker and
 reliability tests flush their broker's db and count the messages in it, and the rate limits count in the same
-Redis (the cache follows the broker, harness/settings.py), so two workers on one db would see each other's work.
+Redis (the cache follows the broker, config/settings.py), so two workers on one db would see each other's work.
 Worker `gwN` gets db `base + N`, base being the db in CELERY_BROKER_URL (bin/test: TEST_CELERY_BROKER_URL).
 
 The variable must be in the worker's environment before Django reads its settings, which pytest-django does
