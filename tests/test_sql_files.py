@@ -86,3 +86,16 @@ def test_an_edit_without_a_migration_is_seen() -> None:
     with connection.cursor() as cursor:
         execute(cursor, [sql])
     assert _objects()[0] != functions
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_each_apps_sql_readme_names_every_objects_current_file(app: str) -> None:
+    """`<app>/sql/README.md` is where a reader looks for an object's current SQL: its table names every object
+    once, with the file that is that object's latest version (so a new vN without the README's row fails)."""
+    from harness.sql_files import sql_dir
+
+    rows = re.findall(r"^\| `(\w+)`( \(trigger\))? \| `([\w.]+)` \|", (sql_dir(app) / "README.md").read_text(),
+                      flags=re.MULTILINE)
+    listed = {name + (".trigger" if trigger else ""): file for name, trigger, file in rows}
+    assert len(listed) == len(rows), "an object is listed twice"
+    assert listed == {obj: sql_file.name for obj, sql_file in latest(app).items()}
