@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from harness import local_postgres
 from harness.env import env_bool, env_int, env_list, env_secret, env_str
+from harness.logs import CELERY_TASK_LOGGERS
 
 # Lets the classes django-stubs declare generic be subscripted at run time too (`ModelAdmin[Run]`), as
 # mypy --strict asks of the apps; it only adds __class_getitem__ to them.
@@ -418,11 +419,14 @@ if LOG_FORMAT not in ("json", "text"):
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "harness.logs.ContextFilter"}},
+    "filters": {"context": {"()": "harness.logs.ContextFilter"},
+                "quiet_periodic": {"()": "harness.logs.QuietPeriodicTasks"}},
     "formatters": {
         "json": {"()": "harness.logs.JsonFormatter"},
         "text": {"()": "harness.logs.TextFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # A periodic task's routine lines are DEBUG unless it did something (harness.logs.QuietPeriodicTasks).
+    "loggers": {name: {"filters": ["quiet_periodic"]} for name in CELERY_TASK_LOGGERS},
 }

@@ -11,6 +11,7 @@ scrubs anything shaped like a bearer token, an `hc_` secret or a `password=` pai
 traceback quotes one.
 """
 
+import ast
 import contextvars
 import json
 import logging
@@ -70,6 +71,65 @@ class ContextFilter(logging.Filter):
         record.context = " ".join(f"{k}={v}" for k, v in (values or {}).items())
         return True
 
+
+
+# --- periodic tasks are quiet unless they did something ---------------------------------------------------------
+# Beat sends a webhook sweep every 2 s, a heartbeat every few seconds and a recovery pass every minute; Celery
+# logs "Sending due task", "received" and "succeeded" for each at INFO, which buried everything else a worker said
+# (bin/start: over half of all lines were the sweep's). These lines of a periodic task (one in
+# CELERY_BEAT_SCHEDULE) are DEBUG unless the task's result says it did something: a count above zero, or a
+# non-empty list, anywhere in what it returned. A failure is never touched (Celery logs it at ERROR, elsewhere).
+CELERY_TASK_LOGGERS = ("celery.beat", "celery.worker.strategy", "celery.app.trace")
+
+
+def did_something(value: Any) -> bool:
+    """Whether a task's result reports work done: an int above zero, or a non-empty list/tuple/set, anywhere in
+    it (dict values included). Floats are measurements (a heartbeat's lag), not counts; None and text are nothing."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value > 0
+    if isinstance(value, dict):
+        return any(did_something(item) for item in value.values())
+    if isinstance(value, list | tuple | set | frozenset):
+        return len(value) > 0
+    return False
+
+
+class QuietPeriodicTasks(logging.Filter):
+    """On Celery's own loggers (CELERY_TASK_LOGGERS): a periodic task's routine lines become DEBUG lines."""
+
+    def __init__(self, name: str = "") -> None:
+        super().__init__(name)
+        self._periodic: frozenset[str] | None = None
+
+    def periodic(self) -> frozenset[str]:
+        if self._periodic is None:  # read on first use: the filter is built while settings are still loading
+            from django.conf import settings
+
+            schedule = getattr(settings, "CELERY_BEAT_SCHEDULE", {}) or {}
+            self._periodic = frozenset(entry["task"] for entry in schedule.values())
+        return self._periodic
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO or not self._routine(record):
+            return True
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return logging.getLogger().isEnabledFor(logging.DEBUG)
+
+    def _routine(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if record.name == "celery.beat":  # "Scheduler: Sending due task %s (%s)", (entry name, task name)
+            return isinstance(args, tuple) and len(args) == 2 and args[1] in self.periodic()
+        if not isinstance(args, dict) or args.get("name") not in self.periodic():
+            return False
+        if "return_value" not in args:  # "received"
+            return True
+        try:  # "succeeded": Celery gives the result as its repr
+            result = ast.literal_eval(str(args["return_value"]))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return False  # a result this cannot read is logged as it was
+        return not did_something(result)
 
 _SECRETS = [
     (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+"), r"\1 [redacted]"),
