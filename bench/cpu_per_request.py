@@ -208,9 +208,9 @@ def _chains(path: str, token: str, requests: int) -> None:
 # look, not a measurement of it.
 PARTS = [
     ("the whole WSGI call", "django/core/handlers/wsgi.py", "__call__"),
-    ("middleware and handler (all below)", "harness/observe.py", "__call__"),
+    ("middleware and handler (all below)", "harness/ops/observe.py", "__call__"),
     ("DRF's dispatch (all below)", "rest_framework/views.py", "dispatch"),
-    ("  authentication (token statement included)", "harness/auth.py", "authenticate"),
+    ("  authentication (token statement included)", "harness/http/auth.py", "authenticate"),
     ("  content negotiation", "rest_framework/views.py", "perform_content_negotiation"),
     ("  throttle", "rest_framework/views.py", "check_throttles"),
     ("  permissions", "rest_framework/views.py", "check_permissions"),
@@ -220,9 +220,9 @@ PARTS = [
     ("URL resolve (every resolve of the request)", "django/urls/resolvers.py", "resolve"),
     ("request signals (started/finished)", "django/dispatch/dispatcher.py", "send"),
     ("access line (logging)", "logging/__init__.py", "info"),
-    ("request metrics", "harness/metrics.py", "observe_request"),
-    ("body limits: JSON depth", "harness/middleware.py", "json_depth"),
-    ("Idempotency-Key: fingerprint", "harness/idempotency.py", "request_fingerprint"),
+    ("request metrics", "harness/ops/metrics.py", "observe_request"),
+    ("body limits: JSON depth", "harness/http/middleware.py", "json_depth"),
+    ("Idempotency-Key: fingerprint", "harness/http/idempotency.py", "request_fingerprint"),
 ]
 
 

@@ -402,7 +402,7 @@ def _raw_claim(s: dict) -> None:
 
 def _contention_rounds(project: Project, rounds: int) -> Measure:
     """8 claimers, one run, `rounds` times: exactly one winner per round."""
-    from harness.errors import ConflictError
+    from harness.http.errors import ConflictError
 
     bad_rounds = 0
     for _ in range(rounds):

@@ -11,7 +11,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_process_init, worker_ready
 
-from harness import broker, task_observe
+from harness.ops import broker, task_observe
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 broker.install()  # one Redis client per kombu channel, not one per publish and per ack (redis/redis-py#3624)
@@ -30,7 +30,7 @@ def _recover_at_start(sender: Any = None, **kwargs: Any) -> None:
 @worker_process_init.connect
 def _trace_this_process(**kwargs: Any) -> None:
     """Traces (only with OTEL_EXPORTER_OTLP_ENDPOINT set), configured in each pool process after the fork."""
-    from harness.tracing import tracing_configure
+    from harness.ops.tracing import tracing_configure
 
     tracing_configure()
 
@@ -53,5 +53,5 @@ def _close_old_connections(sender: Any = None, **kwargs: Any) -> None:
 
 
 # After the connection handling above, as when these handlers lived here: the request's ids travel with the task
-# and the queue's lag is measured (harness.task_observe), in every process that has the app.
+# and the queue's lag is measured (harness.ops.task_observe), in every process that has the app.
 task_observe.connect()

@@ -11,7 +11,7 @@ from typing import Any
 worker_class = "sync"
 graceful_timeout = 20
 timeout = 60
-# gunicorn's own access log stays off: harness.observe logs every request as JSON, with its request id.
+# gunicorn's own access log stays off: harness.ops.observe logs every request as JSON, with its request id.
 accesslog = None
 errorlog = "-"
 

@@ -1,7 +1,7 @@
 """Settings, read from the environment (docs/operations/configuration.md).
 
 With no environment at all this is the local start's configuration: the embedded PostgreSQL that
-bin/start runs (harness.local_postgres, its socket under var/) and Celery on the filesystem transport.
+bin/start runs (harness.ops.local_postgres, its socket under var/) and Celery on the filesystem transport.
 Production sets DATABASE_URL (PostgreSQL), CELERY_BROKER_URL (Redis), SECRET_KEY and ALLOWED_HOSTS.
 """
 
@@ -12,9 +12,9 @@ import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from harness import local_postgres
 from harness.env import env_bool, env_int, env_list, env_secret, env_str
-from harness.logs import CELERY_TASK_LOGGERS
+from harness.ops import local_postgres
+from harness.ops.logs import CELERY_TASK_LOGGERS
 
 # Lets the classes django-stubs declare generic be subscripted at run time too (`ModelAdmin[Run]`), as
 # mypy --strict asks of the apps; it only adds __class_getitem__ to them.
@@ -63,34 +63,34 @@ if HARNESS_DEMO:
     INSTALLED_APPS.append("demo")
 
 MIDDLEWARE = [
-    # First, so its timing, request id and log context cover every other middleware (harness.observe).
-    "harness.observe.RequestObservationMiddleware",
+    # First, so its timing, request id and log context cover every other middleware (harness.ops.observe).
+    "harness.ops.observe.RequestObservationMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves /static/ (console CSS, htmx, the API docs' Swagger assets) from gunicorn too, not only runserver.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "harness.middleware.RequestLimitsMiddleware",
+    "harness.http.middleware.RequestLimitsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "harness.idempotency.IdempotencyMiddleware",
+    "harness.http.idempotency.IdempotencyMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
 # What an agent's call (`/api/v1/` with a bearer token) goes through: MIDDLEWARE without the browser's
-# parts (harness.handlers). It must stay an ordered subsequence of MIDDLEWARE (tests/harness/test_api_chain.py).
+# parts (harness.http.handlers). It must stay an ordered subsequence of MIDDLEWARE (tests/harness/test_api_chain.py).
 API_MIDDLEWARE = [
-    "harness.observe.RequestObservationMiddleware",
+    "harness.ops.observe.RequestObservationMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "harness.middleware.RequestLimitsMiddleware",
+    "harness.http.middleware.RequestLimitsMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "harness.idempotency.IdempotencyMiddleware",
+    "harness.http.idempotency.IdempotencyMiddleware",
 ]
 
-# What /healthz, /readyz and /metrics go through (harness.handlers): the observation alone.
-PROBE_MIDDLEWARE = ["harness.observe.RequestObservationMiddleware"]
+# What /healthz, /readyz and /metrics go through (harness.http.handlers): the observation alone.
+PROBE_MIDDLEWARE = ["harness.ops.observe.RequestObservationMiddleware"]
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -147,11 +147,11 @@ def _database(url: str) -> dict[str, Any]:
 
 
 DATABASES = {"default": _database(env_secret("DATABASE_URL", "") or local_postgres.database_url(VAR_DIR))}
-# A streaming replica for the console's heavy pages (harness.replica): never for the API, a write or the worker.
+# A streaming replica for the console's heavy pages (harness.ops.replica): never for the API, a write or the worker.
 _replica_url = env_secret("DATABASE_REPLICA_URL", "")
 if _replica_url:
     DATABASES["replica"] = {**_database(_replica_url), "TEST": {"MIRROR": "default"}}
-    DATABASE_ROUTERS = ["harness.replica.ReplicaRouter"]
+    DATABASE_ROUTERS = ["harness.ops.replica.ReplicaRouter"]
 HARNESS_REPLICA_PAGES = frozenset(env_list("HARNESS_REPLICA_PAGES", [
     "run_inspector", "run_lineage", "task_lineage", "checkpoint_detail", "checkpoint_diff", "session_list",
     "session_timeline", "record_list"]))
@@ -196,28 +196,28 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 
-# Request limits: enforced by harness.middleware before any view parses the body.
+# Request limits: enforced by harness.http.middleware before any view parses the body.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HARNESS_MAX_BODY_BYTES", 1_048_576, minimum=1024)
 HARNESS_MAX_JSON_DEPTH = env_int("HARNESS_MAX_JSON_DEPTH", 32, minimum=4)
 # The agent's hottest calls (append, newest items, checkpoint write, lineage) answered without DRF's dispatch when
-# they are plain (harness.plain): the same checks, services and replies. 0 sends every call through DRF's views.
+# they are plain (harness.http.plain): the same checks, services and replies. 0 sends every call through DRF's views.
 HARNESS_PLAIN_PATH = env_bool("HARNESS_PLAIN_PATH", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "harness.auth.BearerTokenAuthentication",
+        "harness.http.auth.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["harness.parsers.StrictJSONParser"],
-    # DRF's JSON rendering and negotiation, with the common case done in fewer steps (harness.renderers).
-    "DEFAULT_RENDERER_CLASSES": ["harness.renderers.JSONRenderer"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "harness.renderers.ContentNegotiation",
-    "EXCEPTION_HANDLER": "harness.errors.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["harness.http.parsers.StrictJSONParser"],
+    # DRF's JSON rendering and negotiation, with the common case done in fewer steps (harness.http.renderers).
+    "DEFAULT_RENDERER_CLASSES": ["harness.http.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "harness.http.renderers.ContentNegotiation",
+    "EXCEPTION_HANDLER": "harness.http.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
-    # Per token, on the cache (Redis in production), one round trip a request: harness.throttling.
-    "DEFAULT_THROTTLE_CLASSES": ["harness.throttling.TokenRateThrottle"],
+    # Per token, on the cache (Redis in production), one round trip a request: harness.http.throttling.
+    "DEFAULT_THROTTLE_CLASSES": ["harness.http.throttling.TokenRateThrottle"],
 }
 # An agent token's rate: "N/s", "N/min" or "N/hour" (a fixed window), or "off". A caller over it gets 429
 # with Retry-After (the seconds left in the window).
@@ -236,7 +236,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    # harness.api_base.IdConverter: `<id:pk>` is 1 to 18 digits (a bigint), documented as an integer.
+    # harness.http.api_base.IdConverter: `<id:pk>` is 1 to 18 digits (a bigint), documented as an integer.
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}},
     "ENUM_NAME_OVERRIDES": {
         "SessionStatusEnum": "sessions_app.models.SessionStatus",
@@ -250,7 +250,7 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "harness.api_base.document_errors_and_idempotency",
+        "harness.http.api_base.document_errors_and_idempotency",
     ],
 }
 
@@ -274,7 +274,7 @@ elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=10),
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
-# The worker logs through LOGGING (JSON lines with the task's ids: harness.logs), not Celery's own handler.
+# The worker logs through LOGGING (JSON lines with the task's ids: harness.ops.logs), not Celery's own handler.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Celery's Django fixup closes every database connection before and after each task unless this is
 # set; config.celery applies Django's own rule instead (CONN_MAX_AGE, health checks). The fixup
@@ -293,7 +293,8 @@ HARNESS_WORKER_HEARTBEAT_SECONDS = env_int("HARNESS_WORKER_HEARTBEAT_SECONDS", 1
 HARNESS_WORKER_HEARTBEAT_MAX_AGE = env_int("HARNESS_WORKER_HEARTBEAT_MAX_AGE", 3 * HARNESS_WORKER_HEARTBEAT_SECONDS,
                                            minimum=1)
 # How long a duplicate keyed POST waits for the first request with its Idempotency-Key before it is answered
-# 409 idempotency_in_progress with Retry-After (harness.idempotency): a worker is not held for the first's whole run.
+# 409 idempotency_in_progress with Retry-After (harness.http.idempotency): a worker is not held for the
+# first's whole run.
 HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS = env_int("HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS", 5000, minimum=1)
 HARNESS_WEBHOOK_SWEEP_SECONDS = env_int("HARNESS_WEBHOOK_SWEEP_SECONDS", 2, minimum=1)
 CELERY_BEAT_SCHEDULE = {
@@ -307,7 +308,7 @@ CELERY_BEAT_SCHEDULE = {
     # Each project's retention policy (runs_app.retention): bounded rounds per pass, so a pass that overlaps
     # the next hour's is only slower, never wrong (each round re-reads the keep rules).
     "retention-pass": {"task": "runs.retention_pass", "schedule": 3600.0, "options": {"expires": 3600.0}},
-    # Proves beat -> broker -> worker -> database end to end; /readyz reads its time (harness.health).
+    # Proves beat -> broker -> worker -> database end to end; /readyz reads its time (harness.ops.health).
     "worker-heartbeat": {
         "task": "worker.heartbeat",
         "schedule": float(HARNESS_WORKER_HEARTBEAT_SECONDS),
@@ -345,11 +346,11 @@ CACHES: dict[str, dict[str, Any]] = {
     if _cache_url else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
 }
 
-# /metrics (harness.metrics) answers only a request carrying this bearer token; unset, it answers 404.
+# /metrics (harness.ops.metrics) answers only a request carrying this bearer token; unset, it answers 404.
 HARNESS_METRICS_TOKEN = env_secret("HARNESS_METRICS_TOKEN", "")
 # What /metrics reads from the database when scraped, one collector per app (the kernel imports no app).
 HARNESS_METRICS_COLLECTORS = [
-    "harness.metrics.WorkerStateCollector",
+    "harness.ops.metrics.WorkerStateCollector",
     "runs_app.metrics.RunStateCollector",
     "memory_app.metrics.MemoryStateCollector",
 ]
@@ -410,23 +411,23 @@ HARNESS_DEFAULT_LEASE_SECONDS = env_int("HARNESS_DEFAULT_LEASE_SECONDS", 60, min
 HARNESS_FRAMEWORK_VERSION = env_str("HARNESS_FRAMEWORK_VERSION", "1.0")
 
 # One JSON object per line on stderr (LOG_FORMAT=text for people at a terminal; DEBUG's default), each with the
-# request id, project, run, approval and Celery task ids in effect, and secrets scrubbed (harness.logs).
+# request id, project, run, approval and Celery task ids in effect, and secrets scrubbed (harness.ops.logs).
 LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
-# One line per request (method, route, status, duration): harness.observe.
+# One line per request (method, route, status, duration): harness.ops.observe.
 HARNESS_ACCESS_LOG = env_bool("HARNESS_ACCESS_LOG", True)
 if LOG_FORMAT not in ("json", "text"):
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not json or text.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "harness.logs.ContextFilter"},
-                "quiet_periodic": {"()": "harness.logs.QuietPeriodicTasks"}},
+    "filters": {"context": {"()": "harness.ops.logs.ContextFilter"},
+                "quiet_periodic": {"()": "harness.ops.logs.QuietPeriodicTasks"}},
     "formatters": {
-        "json": {"()": "harness.logs.JsonFormatter"},
-        "text": {"()": "harness.logs.TextFormatter"},
+        "json": {"()": "harness.ops.logs.JsonFormatter"},
+        "text": {"()": "harness.ops.logs.TextFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # A periodic task's routine lines are DEBUG unless it did something (harness.logs.QuietPeriodicTasks).
+    # A periodic task's routine lines are DEBUG unless it did something (harness.ops.logs.QuietPeriodicTasks).
     "loggers": {name: {"filters": ["quiet_periodic"]} for name in CELERY_TASK_LOGGERS},
 }

@@ -1,11 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from harness.health import healthz, readyz
-from harness.metrics import metrics_view
+from harness.ops.health import healthz, readyz
+from harness.ops.metrics import metrics_view
 
 urlpatterns = [
-    # Served through harness.handlers' probe chain (no session, CSRF or host check); see harness.health.
+    # Served through harness.http.handlers' probe chain (no session, CSRF or host check); see harness.ops.health.
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
@@ -15,4 +15,4 @@ urlpatterns = [
 ]
 
 # /api/ answers an unknown URL in the API's error shape; elsewhere Django's page stands.
-handler404 = "harness.api_base.not_found"
+handler404 = "harness.http.api_base.not_found"

@@ -7,8 +7,8 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup(set_prefix=False)
 
-from harness.handlers import HarnessWSGIHandler  # noqa: E402 - needs the settings configured
-from harness.tracing import tracing_configure  # noqa: E402
+from harness.http.handlers import HarnessWSGIHandler  # noqa: E402 - needs the settings configured
+from harness.ops.tracing import tracing_configure  # noqa: E402
 
 tracing_configure()  # only with OTEL_EXPORTER_OTLP_ENDPOINT set; before the handler builds its chains
 application = HarnessWSGIHandler()

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from django.http import HttpRequest
 
+from harness.http.views import project_ids
 from harness.tenancy import Role, role_project_ids
-from harness.views import project_ids
 from memory_app import console_counts as memory_counts
 from runs_app import console_counts as runs_counts
 

@@ -16,7 +16,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
-from harness.errors import DomainError
+from harness.http.errors import DomainError
+from harness.http.views import console_page, render_page
 from harness.models import ApiToken
 from harness.tokens import (
     PERSONAL_TOKEN_DEFAULT_DAYS,
@@ -26,7 +27,6 @@ from harness.tokens import (
     personal_token_status,
     personal_tokens_of,
 )
-from harness.views import console_page, render_page
 
 
 class TokenCreateForm(forms.Form):

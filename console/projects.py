@@ -11,11 +11,11 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
-from harness.errors import DomainError, Forbidden
+from harness.http.errors import DomainError, Forbidden
+from harness.http.views import console_page, render_page, visible_projects
 from harness.models import Project
 from harness.projects import project_freeze, project_unfreeze
 from harness.tenancy import Role, projects_for_user, user_has_role
-from harness.views import console_page, render_page, visible_projects
 
 
 class FreezeForm(forms.Form):

@@ -15,9 +15,9 @@ from console import audit
 from console.charts import overview_charts
 from harness.actors import Actor
 from harness.audit import audit_chain_check
+from harness.http.throttling import login_failed, login_retry_after
+from harness.http.views import console_page, project_ids, render_page, role_required, visible_projects
 from harness.tenancy import Role
-from harness.throttling import login_failed, login_retry_after
-from harness.views import console_page, project_ids, render_page, role_required, visible_projects
 from runs_app.selectors import CHART_DAYS, blocked_runs, failure_counts
 
 

@@ -39,15 +39,15 @@ class Actor:
 
     @classmethod
     def of(cls, principal: object) -> "Actor":
-        """The actor behind a request's `user`: an agent token's principal (harness.auth) or a user.
+        """The actor behind a request's `user`: an agent token's principal (harness.http.auth) or a user.
 
         Every door authenticates before it acts, so anything else (an anonymous user) is a bug there.
         """
-        # Imported here: harness.auth loads DRF, and the transition tables (runs_app.machines) import
+        # Imported here: harness.http.auth loads DRF, and the transition tables (runs_app.machines) import
         # this module while the models load.
         from django.contrib.auth.models import User
 
-        from harness.auth import AgentPrincipal
+        from harness.http.auth import AgentPrincipal
 
         if isinstance(principal, AgentPrincipal):
             return cls.for_agent(principal.name, principal.token)

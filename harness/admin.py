@@ -8,7 +8,7 @@ from django.http import HttpRequest
 
 from harness.actors import Actor
 from harness.admin_helpers import AppendOnlyAdmin, TenantAdmin
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from harness.models import ApiToken, AuditEntry, IdempotentRequest, Membership, Project
 from harness.projects import membership_save, project_freeze, project_unfreeze
 from harness.tokens import api_tokens_revoke

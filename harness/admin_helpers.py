@@ -16,7 +16,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db.models import ForeignKey, Model, QuerySet
 from django.http import HttpRequest
 
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from harness.models import Project
 from harness.tenancy import Role, holds_role_everywhere, projects_for_user
 from harness.transitions import StateMachine

@@ -13,7 +13,7 @@ keeps that jsonb did not: the keys in the order written (jsonb sorts them by len
 and a number's digits as written (jsonb writes 1e+16 back as 10000000000000000). The service writes the JSON text
 Python's json.dumps gives (`dumps` below: the default separators, non-ASCII as it is, which is how jsonb wrote its
 text), so a read returns the value written, in its order. What jsonb refuses (`\\u0000`, a lone surrogate) the API
-refuses before it is written (harness.parsers).
+refuses before it is written (harness.http.parsers).
 
 Django registers psycopg's TextLoader for jsonb only, so that its JSONField decodes the text itself
 (`from_db_value`); `register_text_json_loader` does the same for json on every connection Django opens (connected

@@ -1,6 +1,6 @@
 """Who may act in a project: the roles of its members (issue 17) and its freeze.
 
-Freezing a project (issue 16, part 5): while frozen, no agent writes to it (harness.auth), nobody decides in it
+Freezing a project (issue 16, part 5): while frozen, no agent writes to it (harness.http.auth), nobody decides in it
 (harness.tenancy.acting_filter) and the resume blocks its runs at `authority_lease` (worker.steps). Reads stay.
 
 The console and the admin both call these; only an admin (the group, or a superuser) freezes or unfreezes.
@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import ConflictError, Forbidden, ValidationFailed
+from harness.http.errors import ConflictError, Forbidden, ValidationFailed
 from harness.models import Membership, Project
 from harness.tenancy import Role, user_can_see_project, user_has_role
 

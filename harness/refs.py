@@ -6,7 +6,7 @@ from typing import TypeVar
 from django.db import IntegrityError, transaction
 from django.db.models import Model
 
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 
 _M = TypeVar("_M", bound=Model)
 

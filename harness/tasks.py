@@ -5,6 +5,6 @@ from celery import shared_task
 
 @shared_task(name="harness.prune_idempotent_requests")
 def prune_idempotent_requests() -> int:
-    from harness.idempotency import idempotent_requests_prune
+    from harness.http.idempotency import idempotent_requests_prune
 
     return idempotent_requests_prune()

@@ -18,7 +18,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Model, Q, QuerySet
 
-from harness.errors import ConflictError, DomainError, Forbidden, NotFoundError
+from harness.http.errors import ConflictError, DomainError, Forbidden, NotFoundError
 from harness.models import Membership, Project
 
 _M = TypeVar("_M", bound=Model)

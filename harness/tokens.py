@@ -2,7 +2,7 @@
 
 Every door that makes or ends a token (the management commands, the admin's revoke action, the console's profile
 page for a person's own tokens) calls these.
-The lookup that enforces them is harness.auth's one statement: `revoked_at IS NULL` and `expires_at` in the
+The lookup that enforces them is harness.http.auth's one statement: `revoked_at IS NULL` and `expires_at` in the
 future by the database's clock, on every request, so a revocation or an expiry takes effect on the next one.
 """
 
@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import ApiToken, Project
 from harness.tenancy import projects_for_user
 
@@ -84,7 +84,7 @@ def _live(tokens: QuerySet[ApiToken]) -> QuerySet[ApiToken]:
 
 
 # --- personal tokens: a person's own credential for the API (issue 30, part 1) ------------------------------------
-# A personal token authenticates as its user (harness.auth), so it holds exactly the roles the user holds in each
+# A personal token authenticates as its user (harness.http.auth), so it holds exactly the roles the user holds in each
 # project (harness.tenancy) and its decisions are audited and recorded under the user's name; it cannot approve what
 # the user requested, as no door of the user can. It always expires: a person's credential left in a script is
 # bounded in time (PERSONAL_TOKEN_MAX_DAYS), and a rotation or a revocation ends it on the next request.
@@ -205,7 +205,7 @@ def narrowed_token_mint(*, parent: ApiToken, end_user: str, session_id: int | No
        narrowed into another agent's memory. The session (checked by the caller's door: it is that end user's
        session of this project) is kept by id.
     3. It expires `expires_in` seconds from now (1..NARROWED_MAX_SECONDS), inherits the parent's name and role,
-       and lives only while its parent does (harness.auth's lookup). The minting is audited, without the secret.
+       and lives only while its parent does (harness.http.auth's lookup). The minting is audited, without the secret.
     """
     if parent.parent_id is not None:
         raise Forbidden("A narrowed token cannot mint another.", code="narrowed_token_cannot_mint")

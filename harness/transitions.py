@@ -21,7 +21,7 @@ from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
 from harness.db import fetch_instance, returning
-from harness.errors import ConflictError, NotFoundError
+from harness.http.errors import ConflictError, NotFoundError
 
 _M = TypeVar("_M", bound=models.Model)
 

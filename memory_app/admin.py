@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from harness.actors import Actor
 from harness.admin_helpers import AppendOnlyAdmin, TenantAdmin
 from harness.audit import audit_record
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from memory_app import services
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryWritePolicy
 from memory_app.policy import validate_patterns

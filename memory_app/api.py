@@ -18,13 +18,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from harness.actors import Actor
-from harness.api_base import IdField, NewestFirstPagination, end_user_scope, scope
-from harness.auth import AgentPrincipal
-from harness.body import InSerializer
-from harness.errors import Forbidden, NotFoundError, ValidationFailed
-from harness.filters import ApiFilterBackend, validated
+from harness.http.api_base import IdField, NewestFirstPagination, end_user_scope, scope
+from harness.http.auth import AgentPrincipal
+from harness.http.body import InSerializer
+from harness.http.errors import Forbidden, NotFoundError, ValidationFailed
+from harness.http.filters import ApiFilterBackend, validated
+from harness.http.permissions import TokenRole, refuse_receiver_token
 from harness.models import Project
-from harness.permissions import TokenRole, refuse_receiver_token
 from harness.tenancy import Role, user_has_role
 from memory_app import context, selectors, services
 from memory_app.filters import MemoryRecordFilter

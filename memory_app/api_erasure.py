@@ -7,7 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.body import InSerializer
+from harness.http.body import InSerializer
 from memory_app.api import OperatorRecordView, _named_project, _validated
 from memory_app.erasure import MAX_SUBJECT, person_erase, person_erase_preview
 

@@ -1,4 +1,4 @@
-"""/api/v1/memory/: mounted by config/api_urls.py. `<id:pk>` is harness.api_base's bigint-bounded id."""
+"""/api/v1/memory/: mounted by config/api_urls.py. `<id:pk>` is harness.http.api_base's bigint-bounded id."""
 
 from django.urls import path
 

@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from harness.canonical import canonical_json
 from harness.db import prepared_cursor
-from harness.errors import NotFoundError, ValidationFailed
+from harness.http.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from memory_app.models import ContextSnapshot
 from sessions_app.models import MemoryPolicy, SessionRole

@@ -17,7 +17,7 @@ from django.db.models.functions import Cast
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import Forbidden, NotFoundError, ValidationFailed
 from harness.models import AuditEntry, IdempotentRequest, Project
 from harness.tenancy import Role, user_can_see_project, user_has_role
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from rest_framework import serializers
 
-from harness.filters import ApiFilter
+from harness.http.filters import ApiFilter
 from memory_app.models import MemoryRecord, MemoryScope, MemoryStatus, ProvenanceKind
 from memory_app.selectors import fresh_q
 

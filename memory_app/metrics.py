@@ -1,4 +1,4 @@
-"""Memory's state as a Prometheus gauge, read when /metrics is scraped (harness.metrics)."""
+"""Memory's state as a Prometheus gauge, read when /metrics is scraped (harness.ops.metrics)."""
 
 from collections.abc import Iterator
 

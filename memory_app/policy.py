@@ -9,7 +9,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from harness.errors import ValidationFailed
+from harness.http.errors import ValidationFailed
 from harness.models import Project
 from memory_app.models import MemoryWritePolicy, PolicyDecision
 

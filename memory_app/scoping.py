@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
 
-from harness.errors import Forbidden, ValidationFailed
+from harness.http.errors import Forbidden, ValidationFailed
 from harness.models import ApiToken
 from memory_app.models import MemoryScope, MemoryWritePolicy
 

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet, Value
 from django.utils import timezone
 
-from harness.errors import NotFoundError, ValidationFailed
+from harness.http.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from memory_app.context import RULES
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, MemoryStatus

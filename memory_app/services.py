@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import require_project_operator
 from harness.transitions import cas_transition, cas_transition_row

@@ -11,9 +11,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from harness.actors import Actor
-from harness.errors import DomainError, Forbidden, NotFoundError
-from harness.tenancy import Role, role_project_ids
-from harness.views import (
+from harness.http.errors import DomainError, Forbidden, NotFoundError
+from harness.http.views import (
     ConsoleRequest,
     console_page,
     project_ids,
@@ -21,6 +20,7 @@ from harness.views import (
     render_page,
     role_required,
 )
+from harness.tenancy import Role, role_project_ids
 from memory_app import selectors as sel
 from memory_app import services
 from memory_app.filters import MemoryListFilter

@@ -6,9 +6,9 @@ from django.http import HttpResponse
 from django.views.decorators.http import require_http_methods
 
 from harness.actors import Actor
-from harness.errors import DomainError, Forbidden
+from harness.http.errors import DomainError, Forbidden
+from harness.http.views import ConsoleRequest, console_page, render_page, role_required, visible_projects
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, render_page, role_required, visible_projects
 from memory_app.erasure import person_erase, person_erase_preview
 from memory_app.forms import ErasePersonForm
 

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 
 from harness.actors import Actor
 from harness.admin_helpers import TenantAdmin, may_enter_admin
-from harness.errors import ValidationFailed
+from harness.http.errors import ValidationFailed
 from notify_app import outbound
 from notify_app.models import ProjectNotification, Webhook, WebhookAttempt, WebhookDelivery
 from notify_app.services import webhook_deactivate

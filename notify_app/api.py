@@ -13,8 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.api_base import AgentApiView, AgentListView, agent_project, scope
-from harness.body import NO_FIELDS, InSerializer, reject_unknown_fields
+from harness.http.api_base import AgentApiView, AgentListView, agent_project, scope
+from harness.http.body import NO_FIELDS, InSerializer, reject_unknown_fields
 from harness.models import Project
 from notify_app import selectors, services
 from notify_app.models import Webhook, WebhookEvent

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from harness import api_base  # noqa: F401 - registers the <id:...> converter
+from harness.http import api_base  # noqa: F401 - registers the <id:...> converter
 from notify_app import api
 
 urlpatterns = [

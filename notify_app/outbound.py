@@ -23,7 +23,7 @@ import certifi
 import urllib3
 from django.conf import settings
 
-from harness.errors import ValidationFailed
+from harness.http.errors import ValidationFailed
 
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")

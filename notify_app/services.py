@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from notify_app import outbound, signing
 from notify_app.models import (

@@ -6,7 +6,7 @@ from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
-from harness.views import ConsoleRequest, console_page, project_ids, render_page
+from harness.http.views import ConsoleRequest, console_page, project_ids, render_page
 from notify_app import selectors as sel
 from notify_app.models import DeliveryStatus
 

@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from harness.actors import Actor
 from harness.canonical import canonical_json
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from harness.models import Project
 from memory_app.models import MemoryRecord
 from memory_app.services import memory_delete, memory_expire, memory_supersede, memory_write
@@ -993,7 +993,7 @@ def idempotent_replay(quick: bool) -> Result:
 
 TITLE_19 = "gunicorn kill -9 mid-request: POSTs retried with and without an Idempotency-Key"
 # Where a request dies (tests/reliability/crash_wsgi.py): the first three are the keyed reservation's
-# (harness.idempotency); `response.before_send` is after everything committed, before a byte is sent.
+# (harness.http.idempotency); `response.before_send` is after everything committed, before a byte is sent.
 WEB_CRASH_POINTS = ("idempotency.after_reserve", "idempotency.after_view", "idempotency.before_commit",
                     "response.before_send")
 _LOST = (OSError, http.client.HTTPException)  # a killed worker's connection: reset, closed, no status line
@@ -1078,7 +1078,7 @@ def web_kill_mid_request(quick: bool) -> Result:
               and named_kills == len(WEB_CRASH_POINTS) * per_point + per_point
               and unkeyed["answered_201"] == unkeyed["operations"])
     return _result(19, TITLE_19, quick, passed, figures, notes=(
-        "With a key the reservation, the work and the stored reply are one transaction (harness/idempotency.py): "
+        "With a key the reservation, the work and the stored reply are one transaction (harness/http/idempotency.py): "
         "a kill anywhere rolls all three back or none, so the retry writes once or replays. Without a key a kill "
         "after the commit (response.before_send, or a random one that lands there) loses only the reply, and "
         "the retry writes a second session: `unkeyed.written_twice_or_more`."))

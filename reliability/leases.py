@@ -32,7 +32,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from reliability.core import Result, command_for, experiment
 from reliability.faults import (
     LOG_DIR,

@@ -70,7 +70,7 @@ FINDINGS: list[str] = [
     "Issue 19, defect 6 (experiment 19 measures the fix): the key was reserved in a transaction of its own and "
     "settled after the view, so a web process killed in between left it answering 409 until the prune freed it "
     "(10 minutes), and the retry then ran the operation again. The reservation, the work and the stored reply "
-    "are now one transaction (harness/idempotency.py); final 4xx replies are stored too. Regressions: "
+    "are now one transaction (harness/http/idempotency.py); final 4xx replies are stored too. Regressions: "
     "tests/api/test_idempotency_transaction.py, tests/reliability/test_faults_quick.py::test_19_*.",
     "Experiment 22 (an approval's expiry racing its decision): a reviewer whose decision lost to the recovery "
     "pass's expiry was told 409 illegal_transition (expired -> approved), the same reviewer deciding a moment later "
@@ -78,7 +78,7 @@ FINDINGS: list[str] = [
     "tests/runs_app/test_effects_and_approvals.py::test_a_decision_that_lands_after_the_expiry_pass_is_told_it_expired.",
     "Experiment 25 (PostgreSQL restarted under load): while the server was down or recovering every API call got "
     "Django's HTML 500 page (the token lookup's connection refused), which a client cannot tell from a bug. Fixed in "
-    "harness/errors.py: a lost or refused connection (SQLSTATE class 08, 57P01-57P03, or none) is 503 "
+    "harness/http/errors.py: a lost or refused connection (SQLSTATE class 08, 57P01-57P03, or none) is 503 "
     "database_unavailable with Retry-After: 1 in the {code, detail} shape; a statement's own error stays a 500. "
     "Regression: tests/harness/test_database_unavailable.py; experiment 25's statuses_during_outage.",
     "Experiment 24 (supersede racing supersede): the losers were told 409 illegal_transition (superseded -> "

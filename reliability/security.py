@@ -32,7 +32,7 @@ from django.test import Client, override_settings
 
 from harness.actors import Actor
 from harness.canonical import action_fingerprint, digest
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from harness.models import AuditEntry, Project
 from reliability.core import Result, command_for, experiment
 from runs_app.artifacts import artifact_fingerprints
@@ -141,7 +141,8 @@ FINDINGS: dict[int, list[str]] = {
          "test_resume_checks_the_approval_row_against_the_audited_decision)."],
     13: ["FIXED: a chunked request body (Transfer-Encoding: chunked, no Content-Length) reached the views as an "
          "empty body under WSGI, so a POST ran as if it carried nothing (a session was created with defaults); "
-         "harness/middleware.py now answers 411 length_required (test_a_chunked_body_is_refused_not_read_as_empty).",
+         "harness/http/middleware.py now answers 411 length_required "
+         "(test_a_chunked_body_is_refused_not_read_as_empty).",
          "FIXED: the JSON depth scan walked the whole body (0.7 s for the deepest array that fits in 1 MiB); it "
          "now stops at the first bracket past the limit (test_the_depth_scan_stops_at_the_first_bracket_past_"
          "the_limit)."],

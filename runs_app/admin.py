@@ -8,7 +8,7 @@ from django.utils.html import format_html_join
 from harness.actors import Actor
 from harness.admin_helpers import AppendOnlyAdmin, TenantAdmin, transition_actions
 from harness.audit import audit_record
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from runs_app.machines import RUN_MACHINE, TASK_MACHINE
 from runs_app.models import (
     ApprovalExpiryDefault,

@@ -1,7 +1,7 @@
 """The agent API for runs, events, checkpoints, approvals, effects and tasks.
 
 One view per operation, each thin: validate an input serializer (which names only what a client may
-set, so server-owned fields are never writable, and refuses any other field: harness.body), call one
+set, so server-owned fields are never writable, and refuses any other field: harness.http.body), call one
 service, render an output serializer.
 """
 
@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.api_base import (
+from harness.http.api_base import (
     MAX_ID,
     MAX_INT,
     AgentApiView,
@@ -29,13 +29,13 @@ from harness.api_base import (
     end_user_scope,
     scope,
 )
-from harness.auth import TokenCheck
-from harness.body import InSerializer, body_shape
-from harness.errors import DomainError
-from harness.idempotency import KeyTaken, claim_of
+from harness.http.auth import TokenCheck
+from harness.http.body import InSerializer, body_shape
+from harness.http.errors import DomainError
+from harness.http.idempotency import KeyTaken, claim_of
+from harness.http.permissions import ReviewerOnly
+from harness.http.plain import plain_read, plain_write
 from harness.models import Project
-from harness.permissions import ReviewerOnly
-from harness.plain import plain_read, plain_write
 from runs_app import selectors, services
 from runs_app.filters import ApprovalFilter, CheckpointFilter, EffectFilter, RunEventFilter, RunFilter, TaskFilter
 from runs_app.models import (
@@ -166,7 +166,7 @@ class UsageInSerializer(InSerializer):
 # --- the doors a token narrowed to one end user may use (issue 30) --------------------------------------
 # A LangGraph graph serving one end user (harness_client.langgraph.HarnessSaver(end_user=...)) reads its thread's
 # run, reports its model calls' usage, asks for approvals and reads their decisions. Those views admit a narrowed
-# token (`narrowed_token_allowed`, harness.permissions) and confine it to the runs of its user's sessions (and its
+# token (`narrowed_token_allowed`, harness.http.permissions) and confine it to the runs of its user's sessions (and its
 # one session, when the token names one): another user's run, and its approvals, are absent (404), as another
 # project's are. Every other run, checkpoint, effect and task door stays closed to it (403 narrowed_token_scope).
 
@@ -271,7 +271,7 @@ class EventInSerializer(_RenamedInSerializer):
 
 class RunEventsApi(AgentListView[RunEvent]):
     serializer_class = EventOutSerializer
-    claims_idempotency_key = True  # the append records its reply under the key itself (harness.idempotency)
+    claims_idempotency_key = True  # the append records its reply under the key itself (harness.http.idempotency)
     pagination_class = SeqPagination
     filterset_class = RunEventFilter
 
@@ -403,7 +403,7 @@ def checkpoint_out(checkpoint: Checkpoint) -> dict[str, Any]:
 class CheckpointListCreateApi(AgentListView[Checkpoint]):
     serializer_class = CheckpointOutSerializer
     filterset_class = CheckpointFilter
-    # The write records its reply under the Idempotency-Key in its own statement (harness.idempotency.Claim):
+    # The write records its reply under the Idempotency-Key in its own statement (harness.http.idempotency.Claim):
     # one commit per keyed checkpoint instead of three (reserve, write, settle), each an fsync of the WAL.
     claims_idempotency_key = True
 
@@ -446,7 +446,7 @@ def checkpoint_create_answer(request: HttpRequest, project: Project, data: dict[
 
 
 def checkpoint_create_plain(request: HttpRequest) -> HttpResponse | None:
-    """The checkpoint write's plain path (harness.plain): None hands the request to CheckpointListCreateApi."""
+    """The checkpoint write's plain path (harness.http.plain): None hands the request to CheckpointListCreateApi."""
     return plain_write(request, checkpoint_create_fast, lambda caller, fast: checkpoint_create_answer(
         request, caller.project, fast, caller=caller.check))
 
@@ -469,7 +469,7 @@ class CheckpointLineageApi(AgentApiView):
 
 
 def checkpoint_lineage_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
-    """The lineage read's plain path (harness.plain): None hands the request to CheckpointLineageApi."""
+    """The lineage read's plain path (harness.http.plain): None hands the request to CheckpointLineageApi."""
     return plain_read(request, lambda caller: selectors.checkpoint_lineage_json(
         project_ids=[caller.project.pk], checkpoint_id=pk, caller=caller.check))
 

@@ -8,8 +8,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.api_base import AgentApiView, IdField, agent_project
-from harness.body import InSerializer
+from harness.http.api_base import AgentApiView, IdField, agent_project
+from harness.http.body import InSerializer
 from runs_app import services
 from runs_app.api import CheckpointOutSerializer, RunOutSerializer, checkpoint_out
 from runs_app.services.forks import MAX_REASON_CHARS

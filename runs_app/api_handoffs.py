@@ -6,7 +6,7 @@ caller's projects (runs_app.selectors).
 
 The issue's answer carries the receiver's credential (`receiver_token`, once). That token calls only the
 three views marked `receiver_token_allowed` (read, accept, return), each scoped to its own handoff; every
-other operation refuses it (403 `receiver_token_scope`, harness.permissions).
+other operation refuses it (403 `receiver_token_scope`, harness.http.permissions).
 """
 
 from typing import Any
@@ -19,11 +19,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.api_base import AgentApiView, AgentListView, IdField, agent_project, scope
-from harness.body import InSerializer
-from harness.filters import ApiFilter
+from harness.http.api_base import AgentApiView, AgentListView, IdField, agent_project, scope
+from harness.http.body import InSerializer
+from harness.http.filters import ApiFilter
+from harness.http.permissions import receiver_token_id
 from harness.models import Project
-from harness.permissions import receiver_token_id
 from runs_app import selectors, services
 from runs_app.api import expected_version_field, lease_owner_field
 from runs_app.models import Handoff, HandoffStatus

@@ -8,11 +8,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.api_base import MAX_INT, AgentApiView, scope
-from harness.body import InSerializer
-from harness.errors import NotFoundError
+from harness.http.api_base import MAX_INT, AgentApiView, scope
+from harness.http.body import InSerializer
+from harness.http.errors import NotFoundError
+from harness.http.permissions import OperatorWrites
 from harness.models import Project
-from harness.permissions import OperatorWrites
 from runs_app.retention import (
     FIELDS,
     report_as_json,

@@ -4,7 +4,7 @@ pending writes, stored as runs and checkpoints (the mapping: runs_app.services.t
 Thin views, hot paths: a body is checked by the service (each bad field a 400 with its own code), the
 reads' JSON is written by PostgreSQL and sent as it comes, after DRF's authentication and permission.
 The serializers here document the bodies in the schema, and name the fields each body takes: any other is
-400 unknown_field (harness.body).
+400 unknown_field (harness.http.body).
 
 Every view here admits a token narrowed to one end user (`HarnessSaver(end_user=...)`), confined to its user's
 threads by the service's `reach` (runs_app.services.threads: another user's thread reads as absent, and is 409
@@ -20,11 +20,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from harness.actors import Actor
-from harness.api_base import AgentApiView, agent_project, end_user_scope, scope
-from harness.body import BodyShape, body_shape, reject_unknown_fields
-from harness.errors import Forbidden, ValidationFailed
-from harness.idempotency import KeyTaken, claim_of
-from harness.parsers import find_unstorable
+from harness.http.api_base import AgentApiView, agent_project, end_user_scope, scope
+from harness.http.body import BodyShape, body_shape, reject_unknown_fields
+from harness.http.errors import Forbidden, ValidationFailed
+from harness.http.idempotency import KeyTaken, claim_of
+from harness.http.parsers import find_unstorable
 from runs_app.services import threads
 
 _JSON = "application/json"
@@ -97,7 +97,7 @@ class ThreadApiView(AgentApiView):
 
 
 class ThreadCheckpointsApi(ThreadApiView):
-    claims_idempotency_key = True  # the put records its reply under the key itself (harness.idempotency)
+    claims_idempotency_key = True  # the put records its reply under the key itself (harness.http.idempotency)
     @extend_schema(
         tags=["threads"], operation_id="threads_checkpoints_list", responses={200: _TUPLE_LIST},
         parameters=[

@@ -2,8 +2,8 @@
 
 from django.urls import path
 
-from harness import api_base  # noqa: F401 - registers the <id:...> converter
-from harness.plain import plain_first
+from harness.http import api_base  # noqa: F401 - registers the <id:...> converter
+from harness.http.plain import plain_first
 from runs_app import api, api_forks, api_handoffs, api_retention, api_threads
 
 urlpatterns = [
@@ -15,7 +15,7 @@ urlpatterns = [
     path("runs/<id:pk>/usage/", api.RunUsageApi.as_view(), name="api-run-usage"),
     path("runs/<id:pk>/events/", api.RunEventsApi.as_view(), name="api-run-events"),
     path("runs/<id:pk>/approvals/", api.RunApprovalCreateApi.as_view(), name="api-run-approvals"),
-    # The agent's hottest calls try the plain path first (harness.plain).
+    # The agent's hottest calls try the plain path first (harness.http.plain).
     path("checkpoints/", plain_first(api.CheckpointListCreateApi, post=api.checkpoint_create_plain),
          name="api-checkpoints"),
     path("checkpoints/<id:pk>/", api.CheckpointDetailApi.as_view(), name="api-checkpoint"),

@@ -22,7 +22,7 @@ from typing import Any, Final, Literal
 from django.db.models import Q
 from django.db.models.functions import Now
 
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 
 
 class _Unfenced(Enum):

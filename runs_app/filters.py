@@ -8,8 +8,8 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from rest_framework import serializers
 
-from harness.api_base import IdField
-from harness.filters import ApiFilter
+from harness.http.api_base import IdField
+from harness.http.filters import ApiFilter
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,

@@ -1,4 +1,4 @@
-"""The runs' state as Prometheus gauges, read when /metrics is scraped (harness.metrics): every project's rows,
+"""The runs' state as Prometheus gauges, read when /metrics is scraped (harness.ops.metrics): every project's rows,
 a few aggregate queries, never on a request's path."""
 
 import datetime as dt

@@ -562,7 +562,7 @@ class Handoff(models.Model):
     receiver_run = models.ForeignKey(Run, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     # The receiver's credential (its secret is in the answer only): an agent token of role
     # `handoff_receiver` that reads this handoff, accepts it and returns its result, and nothing else
-    # (harness.permissions.AgentApiAccess), until the deadline or the handoff's close.
+    # (harness.http.permissions.AgentApiAccess), until the deadline or the handoff's close.
     receiver_token = models.OneToOneField("harness.ApiToken", on_delete=models.SET_NULL, null=True, blank=True,
                                           related_name="handoff", editable=False)
     packet = models.JSONField()

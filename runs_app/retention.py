@@ -12,11 +12,11 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from harness import faults
 from harness.actors import Actor, ActorKind
 from harness.audit import audit_record
-from harness.errors import ValidationFailed
+from harness.http.errors import ValidationFailed
 from harness.models import Project
+from harness.ops import faults
 from harness.tenancy import require_project_operator
 from runs_app.models import RETENTION_KINDS, RetentionPolicy
 

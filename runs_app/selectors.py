@@ -1,7 +1,7 @@
 """Read queries on runs and what they own, for the API and the console alike.
 
 Every read a door makes takes `project_ids`, the ids of the projects the caller may see (the API's
-`harness.api_base.scope`, the console's `harness.views.project_ids`), and starts from the model's
+`harness.http.api_base.scope`, the console's `harness.http.views.project_ids`), and starts from the model's
 `for_projects`: another project's object is simply absent (NotFoundError: a 404 at every door). List
 filters are FilterSets (runs_app.filters) the views apply to what these return. Each list is a fixed
 number of queries whatever its length (select_related, no per-row lookups).
@@ -20,7 +20,6 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.db import (
     EPOCH,
     api_time_sql,
@@ -31,7 +30,8 @@ from harness.db import (
     id_list_sql,
     json_rows,
 )
-from harness.errors import NotFoundError
+from harness.http.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
+from harness.http.errors import NotFoundError
 from harness.models import Project
 from harness.tenancy import EndUserScope
 from runs_app.models import (
@@ -182,7 +182,7 @@ WITH RECURSIVE {CALLER_SQL}, chain(id, parent_id, project_id, hops) AS (
       FROM runs_app_checkpoint c JOIN chain ON c.id = chain.parent_id AND c.project_id = chain.project_id
      WHERE chain.hops < %(hops)s
 )
-"""  # noqa: S608 - harness.auth's own SQL; every value is a bound parameter
+"""  # noqa: S608 - harness.http.auth's own SQL; every value is a bound parameter
 _LINEAGE_MEMBERS = " || ',' || ".join(
     _json_member(name, column, _LINEAGE_KINDS.get(name, "int")) for name, column in LINEAGE_FIELDS)
 _LINEAGE_SQL = _LINEAGE_WALK + f"""
@@ -225,7 +225,7 @@ def _lineage_params(project_ids: Sequence[int], checkpoint_id: int, caller: Toke
 def checkpoint_lineage_json(*, project_ids: Sequence[int], checkpoint_id: int, caller: TokenCheck | None = None
                             ) -> bytes:
     """`checkpoint_lineage` as the API's JSON text (created_at rendered), written by PostgreSQL. With a `caller` (the
-    plain path's harness.auth.TokenCheck), NotFoundError also when the caller's token does not hold."""
+    plain path's harness.http.auth.TokenCheck), NotFoundError also when the caller's token does not hold."""
     body = fetch_json_text(_LINEAGE_JSON_SQL, _lineage_params(project_ids, checkpoint_id, caller))
     if body is None:
         raise NotFoundError(f"Checkpoint {checkpoint_id} does not exist.")

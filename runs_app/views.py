@@ -14,9 +14,8 @@ from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
-from harness.errors import ConflictError, DomainError, Forbidden, ValidationFailed
-from harness.tenancy import Role, role_project_ids
-from harness.views import (
+from harness.http.errors import ConflictError, DomainError, Forbidden, ValidationFailed
+from harness.http.views import (
     ConsoleRequest,
     asked_part,
     console_page,
@@ -26,6 +25,7 @@ from harness.views import (
     role_required,
     visible_projects,
 )
+from harness.tenancy import Role, role_project_ids
 from runs_app import inspector_panels
 from runs_app import selectors as sel
 from runs_app.filters import ApprovalInboxFilter, RunListFilter, TaskListFilter

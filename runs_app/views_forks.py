@@ -13,9 +13,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from harness.actors import Actor
-from harness.errors import DomainError
-from harness.tenancy import Role
-from harness.views import (
+from harness.http.errors import DomainError
+from harness.http.views import (
     ConsoleRequest,
     console_page,
     project_ids,
@@ -24,6 +23,7 @@ from harness.views import (
     require_project_role,
     role_required,
 )
+from harness.tenancy import Role
 from runs_app import selectors as sel
 from runs_app.forms import ForkForm
 from runs_app.models import Checkpoint

@@ -9,9 +9,9 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
-from harness.errors import ConflictError, DomainError, Forbidden
+from harness.http.errors import ConflictError, DomainError, Forbidden
+from harness.http.views import ConsoleRequest, console_page, project_ids, project_roles, render_page, role_required
 from harness.tenancy import Role
-from harness.views import ConsoleRequest, console_page, project_ids, project_roles, render_page, role_required
 from runs_app import selectors as sel
 from runs_app.forms import HandoffAnswerForm
 from runs_app.models import Handoff, HandoffStatus

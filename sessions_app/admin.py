@@ -7,7 +7,7 @@ from django.utils.html import format_html
 
 from harness.actors import Actor
 from harness.admin_helpers import AppendOnlyAdmin, TenantAdmin, transition_actions
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from sessions_app import trimming
 from sessions_app.forms import CompactForm, TrimForm
 from sessions_app.models import SESSION_MACHINE, Session, SessionItem

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from harness.actors import Actor
-from harness.api_base import (
+from harness.http.api_base import (
     MAX_ID,
     AgentApiView,
     AgentListView,
@@ -21,12 +21,12 @@ from harness.api_base import (
     end_user_scope,
     scope,
 )
-from harness.auth import TokenCheck
-from harness.body import InSerializer, body_shape
-from harness.errors import ConflictError, Forbidden, ValidationFailed
-from harness.idempotency import KeyTaken, claim_of
+from harness.http.auth import TokenCheck
+from harness.http.body import InSerializer, body_shape
+from harness.http.errors import ConflictError, Forbidden, ValidationFailed
+from harness.http.idempotency import KeyTaken, claim_of
+from harness.http.plain import plain_read, plain_write
 from harness.models import Project
-from harness.plain import plain_read, plain_write
 from sessions_app import selectors, services, trimming
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
@@ -34,7 +34,7 @@ from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, Se
 _Row = TypeVar("_Row", Session, SessionItem)
 
 # --- serializers: inputs name only what a client may set (any other field is 400 unknown_field:
-# harness.body.InSerializer); outputs are read-only ------------------------------------------------
+# harness.http.body.InSerializer); outputs are read-only ------------------------------------------------
 
 
 class SessionOutSerializer(serializers.ModelSerializer[Session]):
@@ -302,7 +302,7 @@ class SessionTransitionApi(SessionApiView):
 class SessionItemsApi(SessionListView[SessionItem]):
     serializer_class = ItemOutSerializer
     pagination_class = SeqPagination
-    claims_idempotency_key = True  # the append records its reply under the key itself (harness.idempotency)
+    claims_idempotency_key = True  # the append records its reply under the key itself (harness.http.idempotency)
 
     @extend_schema(operation_id="session_items_list")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -336,7 +336,7 @@ def items_append_answer(request: HttpRequest, project: Project, session_id: int,
 
 
 def items_append_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
-    """The append's plain path (harness.plain): None hands the request to SessionItemsApi."""
+    """The append's plain path (harness.http.plain): None hands the request to SessionItemsApi."""
     return plain_write(request, items_append_fast, lambda caller, fast: items_append_answer(
         request, caller.project, pk, *fast, caller=caller.check))
 
@@ -371,7 +371,7 @@ class SessionItemsLatestApi(SessionApiView):
 
 
 def items_latest_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
-    """The newest-items read's plain path (harness.plain): None hands the request to SessionItemsLatestApi."""
+    """The newest-items read's plain path (harness.http.plain): None hands the request to SessionItemsLatestApi."""
     return plain_read(request, lambda caller: selectors.session_items_latest_json(
         project_ids=[caller.project.pk], session_id=pk, limit=_latest_limit(request.GET), caller=caller.check))
 

@@ -12,10 +12,10 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from harness.api_base import AgentApiView, IdField, agent_project, scope
-from harness.auth import AgentPrincipal
-from harness.body import InSerializer
-from harness.errors import Forbidden, ValidationFailed
+from harness.http.api_base import AgentApiView, IdField, agent_project, scope
+from harness.http.auth import AgentPrincipal
+from harness.http.body import InSerializer
+from harness.http.errors import Forbidden, ValidationFailed
 from harness.tokens import NARROWED_DEFAULT_SECONDS, NARROWED_MAX_SECONDS, narrowed_token_mint
 from sessions_app import selectors
 

@@ -2,15 +2,15 @@
 
 from django.urls import path
 
-from harness import api_base  # noqa: F401 - registers the <id:...> converter
-from harness.plain import plain_first
+from harness.http import api_base  # noqa: F401 - registers the <id:...> converter
+from harness.http.plain import plain_first
 from sessions_app import api, api_tokens
 
 urlpatterns = [
     path("sessions/", api.SessionListCreateApi.as_view(), name="api-sessions"),
     path("sessions/<id:pk>/", api.SessionDetailApi.as_view(), name="api-session"),
     path("sessions/<id:pk>/transition/", api.SessionTransitionApi.as_view(), name="api-session-transition"),
-    # The agent's hottest calls try the plain path first (harness.plain).
+    # The agent's hottest calls try the plain path first (harness.http.plain).
     path("sessions/<id:pk>/items/", plain_first(api.SessionItemsApi, post=api.items_append_plain),
          name="api-session-items"),
     path("sessions/<id:pk>/items/latest/", plain_first(api.SessionItemsLatestApi, get=api.items_latest_plain),

@@ -4,7 +4,7 @@
 import django_filters
 from rest_framework import serializers
 
-from harness.filters import ApiFilter
+from harness.http.filters import ApiFilter
 from sessions_app.models import Session, SessionRole, SessionStatus
 
 

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 from django.db.models import CharField, Count, Max, Min, Model, QuerySet, Value
 
-from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.db import EPOCH, fetch_json_text, id_list, id_list_sql, json_rows, prepared_cursor
-from harness.errors import NotFoundError, ValidationFailed
+from harness.http.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
+from harness.http.errors import NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import EndUserScope
 from sessions_app.models import Session, SessionItem
@@ -151,7 +151,7 @@ def session_items_latest_json(*, project_ids: Sequence[int], session_id: int, li
     `{"session": id, "last_seq": n, "items": [the newest `limit` items, oldest first]}`.
 
     NotFoundError when the session is not in `project_ids` (or, with a `caller`, the plain path's
-    harness.auth.TokenCheck, when the caller's token does not hold: the plain path then asks why). Items
+    harness.http.auth.TokenCheck, when the caller's token does not hold: the plain path then asks why). Items
     removed by a pop or a clear leave gaps in `seq`; `last_seq` is the highest seq ever assigned, not the
     newest item's (seqs are never reused).
     """

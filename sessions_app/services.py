@@ -11,10 +11,10 @@ from django.db import transaction
 from harness import fields
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.db import api_time_sql, prepared_cursor
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
-from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
+from harness.http.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
+from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.http.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from harness.refs import create_with_ref
 from harness.transitions import cas_transition_row
@@ -89,8 +89,8 @@ def session_items_append(
     2. Bump the session's `last_seq` by the batch size (guarded by `expected_last_seq` when given)
        and insert the items numbered from the old value, in one statement on PostgreSQL; with a `claim`
        (the API's Idempotency-Key), that statement also records the reply under the key
-       (harness.idempotency.Claim), or raises KeyTaken and writes nothing; with a `caller` (the plain path's
-       harness.auth.TokenCheck), it writes nothing unless the caller's token holds, and the refusal is explained
+       (harness.http.idempotency.Claim), or raises KeyTaken and writes nothing; with a `caller` (the plain path's
+       harness.http.auth.TokenCheck), it writes nothing unless the caller's token holds, and the refusal is explained
        as any other (the plain path then asks whether the token was the reason).
     3. If no row was bumped, say why: missing session, terminated session, or a stale expected seq.
     """

@@ -32,7 +32,7 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.canonical import digest
 from harness.db import prepared_cursor
-from harness.errors import ConflictError, ValidationFailed
+from harness.http.errors import ConflictError, ValidationFailed
 from harness.models import Project
 from sessions_app.models import ItemRole, Session, SessionItem
 from sessions_app.services import lock_for_removal

@@ -10,9 +10,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
-from harness.errors import DomainError
-from harness.tenancy import Role
-from harness.views import (
+from harness.http.errors import DomainError
+from harness.http.views import (
     ConsoleRequest,
     console_page,
     project_ids,
@@ -21,6 +20,7 @@ from harness.views import (
     require_project_role,
     role_required,
 )
+from harness.tenancy import Role
 from sessions_app import selectors as sel
 from sessions_app import trimming
 from sessions_app.filters import SessionListFilter

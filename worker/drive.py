@@ -5,7 +5,7 @@ import logging
 from django.db import transaction
 
 from harness.actors import Actor
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.models import (
     NodeExecution,
     Run,

@@ -1,6 +1,6 @@
 """The worker's heartbeat: beat sends `worker.heartbeat` every HARNESS_WORKER_HEARTBEAT_SECONDS with the time of
 sending, and whichever worker runs it records that it is alive and how long the message waited (/readyz and
-/metrics read the row: harness.health, harness.metrics)."""
+/metrics read the row: harness.ops.health, harness.ops.metrics)."""
 
 import time
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from django.db import connection
 
-from harness.errors import ConflictError, NotFoundError
+from harness.http.errors import ConflictError, NotFoundError
 from runs_app.services import run_heartbeat
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """The worker's counters (process memory; under the prefork pool each child writes its own files in
-PROMETHEUS_MULTIPROC_DIR and /metrics adds them up: harness.metrics)."""
+PROMETHEUS_MULTIPROC_DIR and /metrics adds them up: harness.ops.metrics)."""
 
 from prometheus_client import Counter, Histogram
 

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import transaction
 
 from harness.actors import Actor
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.fencing import UNFENCED
 from runs_app.models import (
     FailureCategory,

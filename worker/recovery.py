@@ -11,7 +11,7 @@ from collections.abc import Callable
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Now
 
-from harness.errors import ConflictError, NotFoundError
+from harness.http.errors import ConflictError, NotFoundError
 from runs_app.fencing import UNFENCED
 from runs_app.limits import DEADLINE
 from runs_app.models import (

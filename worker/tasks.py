@@ -8,8 +8,8 @@ from celery import Task, shared_task
 from celery.signals import worker_init
 from django.core.exceptions import ImproperlyConfigured
 
-from harness import logs
-from harness.task_observe import SENT_AT_HEADER
+from harness.ops import logs
+from harness.ops.task_observe import SENT_AT_HEADER
 from runs_app.signals import resume_requested
 from worker.handlers import check_configuration
 from worker.heartbeat import worker_heartbeat_record
@@ -68,7 +68,7 @@ def resume_run(self: Task[[int], str], run_id: int) -> str:
 
 @shared_task(name=HEARTBEAT_TASK, bind=True, ignore_result=True)
 def heartbeat(self: Task[[], float], sent_at: float | None = None) -> float:
-    # The time of sending rides in the message's headers (harness.task_observe); an argument is accepted too.
+    # The time of sending rides in the message's headers (harness.ops.task_observe); an argument is accepted too.
     header = getattr(self.request, SENT_AT_HEADER, None)
     return worker_heartbeat_record(hostname=self.request.hostname or "worker",
                                    sent_at=sent_at if sent_at is not None else header)

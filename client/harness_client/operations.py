@@ -75,7 +75,7 @@ from harness_client.threads import (
     thread_checkpoints_from_json,
 )
 
-# The list endpoints' largest page (harness.api_base.NewestFirstPagination.max_page_size).
+# The list endpoints' largest page (harness.http.api_base.NewestFirstPagination.max_page_size).
 MAX_PAGE_SIZE = 200
 
 

@@ -16,7 +16,7 @@ import httpx
 
 __all__ = ["IN_FLIGHT_CODE", "RetryPolicy"]
 
-# harness/idempotency.py: a duplicate of a POST whose first copy the server is still working on.
+# harness/http/idempotency.py: a duplicate of a POST whose first copy the server is still working on.
 IN_FLIGHT_CODE = "idempotency_in_progress"
 
 # Failures where the request surely did not reach the server.

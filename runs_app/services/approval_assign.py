@@ -8,7 +8,7 @@ from django.db.models import F
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.tenancy import Role, acting_filter, decision_refusal, role_holders, user_has_role
 from runs_app.models import ApprovalRequest, ApprovalStatus
 

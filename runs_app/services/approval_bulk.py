@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.actors import Actor
-from harness.errors import DomainError, ValidationFailed
+from harness.http.errors import DomainError, ValidationFailed
 from runs_app.services.approvals import Decision, approval_decide
 
 MAX_BULK_ITEMS = 200

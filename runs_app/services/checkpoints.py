@@ -4,12 +4,12 @@ import hashlib
 import json
 from typing import Any, NamedTuple
 
-from harness.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.canonical import digest
 from harness.db import api_time_sql, prepared_cursor
-from harness.errors import NotFoundError, ValidationFailed
 from harness.fields import dumps
-from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
+from harness.http.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
+from harness.http.errors import NotFoundError, ValidationFailed
+from harness.http.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from runs_app.fencing import UNFENCED, LeaseOwner, lease_fence_params, lease_fence_sql, lease_lost
 from runs_app.models import Checkpoint, Run, RunStatus, Task
@@ -54,7 +54,7 @@ def checkpoint_create(
        chain, whether it names its old owner or none).
     5. With a `claim` (the API's Idempotency-Key), the same statement records the reply under the key:
        the checkpoint and its stored reply commit together, in one commit (KeyTaken if the key is taken).
-       With a `caller` (the plain path's harness.auth.TokenCheck), it writes nothing unless the caller's token
+       With a `caller` (the plain path's harness.http.auth.TokenCheck), it writes nothing unless the caller's token
        holds (then NotFoundError, as for facts that do not hold: the plain path asks whether the token was why).
     """
     project_id = project if isinstance(project, int) else project.pk
@@ -218,7 +218,7 @@ def checkpoint_hash(checkpoint: Checkpoint, *, parent_hash: str | None, thread: 
 
 
 # The API's reply (runs_app.api.checkpoint_out), recorded under a claimed Idempotency-Key by the statement
-# that writes the checkpoint (harness.idempotency.claim_sql); NULL when nothing was written.
+# that writes the checkpoint (harness.http.idempotency.claim_sql); NULL when nothing was written.
 _CHECKPOINT_REPLY = f"""
 SELECT jsonb_build_object(
            'id', ins.id, 'run', %(run)s::bigint, 'task', %(task)s::bigint, 'parent', %(parent)s::bigint,
@@ -270,7 +270,7 @@ WITH """ + CALLER_SQL + """, facts AS (
 ), claim AS (""" + claim_sql(_CHECKPOINT_REPLY) + """)
 SELECT facts.ok, facts.approval_ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated)
   FROM facts LEFT JOIN ins ON true
-"""  # noqa: S608 - the text put in is harness.idempotency's and this module's own SQL
+"""  # noqa: S608 - the text put in is harness.http.idempotency's and this module's own SQL
 
 
 def _checkpoint_insert(
@@ -305,7 +305,7 @@ def _checkpoint_insert(
 # --- a LangGraph thread's checkpoint (runs_app.services.threads) ---------------------------------------
 
 # The API's reply to a stored thread checkpoint (runs_app.api_threads), recorded under a claimed
-# Idempotency-Key by the statement that writes it (harness.idempotency.claim_sql); NULL when nothing was written.
+# Idempotency-Key by the statement that writes it (harness.http.idempotency.claim_sql); NULL when nothing was written.
 _EXTERNAL_REPLY = """
 SELECT jsonb_build_object('id', ins.id, 'run', (SELECT id FROM run), 'thread_id', %(thread)s::text,
                           'checkpoint_ns', %(ns)s::text, 'checkpoint_id', %(external_id)s::text,
@@ -352,7 +352,7 @@ WITH run AS (
 ), claim AS (""" + claim_sql(_EXTERNAL_REPLY) + """)
 SELECT run.id, run.thread, run.leased, ins.id, ins.created_at, ins.content_hash
   FROM (SELECT 1) one LEFT JOIN run ON true LEFT JOIN ins ON true
-"""  # noqa: S608 - the text put in is harness.idempotency's and this module's; every value is a bound parameter
+"""  # noqa: S608 - the text put in is harness.http.idempotency's and this module's; every value is a bound parameter
 
 
 class ExternalWrite(NamedTuple):

@@ -16,7 +16,7 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.canonical import action_fingerprint, digest
 from harness.db import fetch_instance, returning
-from harness.errors import ConflictError, DomainError, Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, DomainError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import Role, acting_filter, decision_refusal, decision_scope
 from harness.transitions import cas_transition, cas_transition_row

@@ -21,7 +21,7 @@ from django.db import connection, transaction
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from runs_app.models import Checkpoint, Run
 from runs_app.services.checkpoints import APPROVAL_AUTHORITY, checkpoint_create

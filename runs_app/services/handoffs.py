@@ -9,7 +9,7 @@ functions (DESIGN.md, "Handoff"; seed 002, sections 02, 09, 11 and 13.8).
   and never updated (a trigger refuses it: migration 0010). The receiver reads the packet and nothing of
   the origin's transcript (memory_app.context projects it for the receiver's run). The issue makes the
   receiver its own credential, a `handoff_receiver` token that reads, accepts and returns this handoff and
-  nothing else (harness.permissions), expiring at the deadline and revoked when the handoff is closed: a
+  nothing else (harness.http.permissions), expiring at the deadline and revoked when the handoff is closed: a
   project's agent token reads the whole project, the origin's items, events and checkpoints included.
 - The result names the packet's fingerprint it answers; it is refused for another packet, for a packet
   that no longer hashes to its fingerprint, a second time, after the deadline, or against the packet's
@@ -34,9 +34,9 @@ from jsonschema.exceptions import SchemaError
 
 from harness.actors import Actor
 from harness.canonical import digest
-from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.http.permissions import TokenRole
 from harness.models import ApiToken, Project
-from harness.permissions import TokenRole
 from harness.tenancy import Role, decision_refusal
 from harness.tokens import api_token_create, api_tokens_revoke
 from harness.transitions import cas_transition_row

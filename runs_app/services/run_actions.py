@@ -17,7 +17,7 @@ from django.db.models import F
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import Role, user_can_see_project, user_has_role
 from harness.transitions import cas_transition_row

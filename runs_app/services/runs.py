@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from harness.actors import Actor
 from harness.db import api_time_sql, fetch_instance, prepared_cursor, returning
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
-from harness.idempotency import Claim, claim_params, claim_sql, execute_claimed
+from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.http.idempotency import Claim, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from harness.refs import create_with_ref
 from harness.transitions import cas_transition_row
@@ -548,7 +548,7 @@ SELECT jsonb_build_object('id', ins.id, 'run', ins.run_id, 'seq', ins.seq, 'kind
                           'created_at', ({api_time_sql("ins.created_at")})::jsonb)
   FROM ins"""  # noqa: S608 - the text put in is harness's own SQL
 # The same append with the reply recorded under the request's Idempotency-Key in the same statement
-# (harness.idempotency.Claim): a keyed event is two round trips (the token, this), and the event and its
+# (harness.http.idempotency.Claim): a keyed event is two round trips (the token, this), and the event and its
 # stored reply commit together or not at all.
 _EVENT_CLAIMED_SQL = f"""
 WITH bumped AS (
@@ -570,7 +570,7 @@ def run_event_append(
 ) -> RunEvent:
     """Append one event with the next gap-free seq (one statement), fenced on the lease (runs_app.fencing: an
     agent's append names its lease owner; the server's own events are UNFENCED). With the request's `claim`, the
-    statement also records the reply under its key, or raises KeyTaken (harness.idempotency) and writes nothing.
+    statement also records the reply under its key, or raises KeyTaken (harness.http.idempotency) and writes nothing.
     A fenced-off append writes nothing (409 lease_lost)."""
     project_id = project if isinstance(project, int) else project.pk
     payload = data or {}

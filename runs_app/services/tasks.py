@@ -5,7 +5,7 @@ from typing import Any
 from django.db.models import F
 from django.utils import timezone
 
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.refs import create_with_ref
 from harness.transitions import cas_transition_row

@@ -47,8 +47,8 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.canonical import digest
 from harness.db import prepared_cursor
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
-from harness.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
+from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.http.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
 from harness.models import Project
 from harness.tenancy import EndUserScope
 from runs_app.fencing import UNFENCED, LeaseOwner, lease_lost
@@ -256,7 +256,7 @@ WITH run AS (
     RETURNING 1
 ), claim AS (""" + claim_sql(_WRITES_REPLY) + """)
 SELECT (SELECT id FROM run), (SELECT count(*) FROM ins)
-"""  # noqa: S608 - the text put in is harness.idempotency's and this module's; every value is a bound parameter
+"""  # noqa: S608 - the text put in is harness.http.idempotency's and this module's; every value is a bound parameter
 
 
 def thread_writes_put(

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harness.api_base import MAX_ID, MAX_INT
+from harness.http.api_base import MAX_ID, MAX_INT
 from harness.models import Project
 from runs_app.api import CheckpointInSerializer, CheckpointOutSerializer, checkpoint_create_fast, checkpoint_out
 from runs_app.models import Checkpoint, ResumePolicy

@@ -78,7 +78,7 @@ def test_keys_past_the_retention_window_are_pruned(world: World) -> None:
 
     from django.utils import timezone
 
-    from harness.idempotency import idempotent_requests_prune
+    from harness.http.idempotency import idempotent_requests_prune
 
     world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="old")
     world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="new")
@@ -93,7 +93,7 @@ def test_a_reservation_left_in_progress_by_a_dead_process_is_freed_after_ten_min
 
     from django.utils import timezone
 
-    from harness.idempotency import idempotent_requests_prune
+    from harness.http.idempotency import idempotent_requests_prune
 
     for key, minutes in (("dead", 11), ("slow", 2)):
         IdempotentRequest.objects.create(principal="agent:x", key=key, method="POST", path="/api/v1/sessions/",

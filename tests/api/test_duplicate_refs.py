@@ -1,7 +1,7 @@
 """Issue 30, section 6: a `ref` the project has already answers JSON, always (409 `already_exists` with the id).
 
 Sent with an Idempotency-Key, a session's or a task's duplicate ref used to answer Django's HTML 500: the unique
-violation aborted the key's transaction (harness.idempotency runs the view inside it) and the reply could not
+violation aborted the key's transaction (harness.http.idempotency runs the view inside it) and the reply could not
 be stored. Each door (sessions, tasks, runs), with and without a key. Eight concurrent openers of one
 HarnessSession are in tests/client/test_agents_sdk_concurrent_open.py.
 """

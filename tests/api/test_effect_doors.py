@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from harness.actors import Actor
-from harness.errors import ConflictError, Forbidden
+from harness.http.errors import ConflictError, Forbidden
 from harness.models import IdempotentRequest
 from runs_app.machines import RUN_MACHINE, run_acting_statuses
 from runs_app.models import EffectStatus, ExternalEffect, Run, RunEvent, RunStatus

@@ -4,9 +4,9 @@ A keyed POST with a bearer token looks its token up in the statement that reserv
 view's statement, then the stored reply: three, in one transaction with the view's work), and only a live
 token reserves: a revoked or unknown one gets its 401, never a replay of a reply stored while it was valid.
 The append (the hottest write) and the event append claim their key in their own statement
-(harness.idempotency.Claim): two round trips, and the write and the stored reply commit together or not at all.
-The plain path (harness.plain) goes further for a token its process already knows: the append's and the
-checkpoint's one statement checks the token itself (harness.auth.TokenCheck), one round trip in all.
+(harness.http.idempotency.Claim): two round trips, and the write and the stored reply commit together or not at all.
+The plain path (harness.http.plain) goes further for a token its process already knows: the append's and the
+checkpoint's one statement checks the token itself (harness.http.auth.TokenCheck), one round trip in all.
 """
 
 import datetime as dt
@@ -69,7 +69,7 @@ def test_a_keyed_event_is_two_statements_and_its_retry_is_replayed(world: World)
 
 def test_a_keyed_append_is_one_statement_and_its_retry_is_replayed(world: World) -> None:
     # The first append looks the token up; this process then knows it, and the next append's own statement
-    # checks it (the plain path: harness.plain), claims the key and writes.
+    # checks it (the plain path: harness.http.plain), claims the key and writes.
     assert world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-0").status_code == 201
     with CaptureQueriesContext(connection) as queries:
         first = world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-1")
@@ -154,7 +154,7 @@ def test_a_keyed_checkpoint_is_two_statements_one_commit_and_its_retry_is_replay
     writes = [s for s in statements if "INSERT" in s or "UPDATE" in s]
     assert len(writes) == 1, " | ".join(s[:150] for s in statements)
     assert "INSERT INTO runs_app_checkpoint" in writes[0] and "INSERT INTO harness_idempotentrequest" in writes[0]
-    assert "apitoken" in statements[-1] and len(statements) <= 2  # the write checks the token (harness.plain)
+    assert "apitoken" in statements[-1] and len(statements) <= 2  # the write checks the token (harness.http.plain)
     record = IdempotentRequest.objects.get(key="c-1")
     assert (record.state, record.response_status, record.response_body) == ("done", 201, first.json())
     again = world.agent.post("/api/v1/checkpoints/", body, HTTP_IDEMPOTENCY_KEY="c-1")

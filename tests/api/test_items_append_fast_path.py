@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from harness.api_base import MAX_ID
+from harness.http.api_base import MAX_ID
 from sessions_app.api import ItemOutSerializer, ItemsAppendInSerializer, item_out, items_append_fast
 from sessions_app.models import ItemRole, SessionItem
 from sessions_app.services import MAX_ITEMS_PER_APPEND

@@ -1,6 +1,6 @@
-"""The API's shorter ways through JSON (issue 14) give DRF's answers: the orjson parse (harness.parsers), the orjson
-rendering and the negotiation's common case (harness.renderers), and the depth check's bracket count
-(harness.middleware). Each is run beside DRF's own path on the same inputs, bad ones included."""
+"""The API's shorter ways through JSON (issue 14) give DRF's answers: the orjson parse (harness.http.parsers), the
+orjson rendering and the negotiation's common case (harness.http.renderers), and the depth check's bracket count
+(harness.http.middleware). Each is run beside DRF's own path on the same inputs, bad ones included."""
 
 import datetime as dt
 import decimal
@@ -20,9 +20,9 @@ from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer as DrfJSONRenderer
 from rest_framework.request import Request
 
-from harness.middleware import _may_nest_deeper, json_depth
-from harness.parsers import StrictJSONParser, find_unstorable
-from harness.renderers import ContentNegotiation, JSONRenderer
+from harness.http.middleware import _may_nest_deeper, json_depth
+from harness.http.parsers import StrictJSONParser, find_unstorable
+from harness.http.renderers import ContentNegotiation, JSONRenderer
 
 # --- parsing --------------------------------------------------------------------------------------------
 
@@ -155,7 +155,7 @@ def test_indented_and_unnamed_renderings_are_drfs(media_type: str | None) -> Non
 
 def test_a_non_finite_float_is_the_one_value_written_differently() -> None:
     # No reply can hold one: the parser refuses them and jsonb cannot store them. DRF's renderer raised (a 500);
-    # orjson writes null (harness.renderers says so).
+    # orjson writes null (harness.http.renderers says so).
     assert _rendered(DrfJSONRenderer(), {"x": math.inf}) == ("refused", "ValueError")
     assert _rendered(JSONRenderer(), {"x": math.inf}) == ("ok", b'{"x":null}')
 

@@ -180,7 +180,7 @@ def test_a_token_narrowed_to_one_session_reaches_no_other_of_its_user(world: Wor
 
 @pytest.mark.django_db
 def test_the_hot_calls_hand_a_narrowed_token_to_the_confining_view(world: World) -> None:
-    """The plain path (harness.plain) answers no narrowed token itself: the append and the newest-items read
+    """The plain path (harness.http.plain) answers no narrowed token itself: the append and the newest-items read
     answer its own session and 404 another user's, through either door."""
     mine, theirs = _session_of(world.project, "u-1"), _session_of(world.project, "u-2")
     narrowed = for_user(world.agent, "u-1")

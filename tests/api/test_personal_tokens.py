@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from harness.actors import Actor
-from harness.errors import NotFoundError, ValidationFailed
+from harness.http.errors import NotFoundError, ValidationFailed
 from harness.models import ApiToken, AuditEntry, Project
 from harness.tokens import personal_token_create, personal_token_revoke, personal_token_rotate
 from memory_app.services import memory_write

@@ -1,4 +1,4 @@
-"""The plain path (harness.plain) answers exactly as the DRF views it stands in front of.
+"""The plain path (harness.http.plain) answers exactly as the DRF views it stands in front of.
 
 Each case makes the same requests twice from the same database state, once with HARNESS_PLAIN_PATH on and once
 off (each time in a savepoint rolled back afterwards, so both start from the same rows and the same clock), and
@@ -384,7 +384,7 @@ def test_a_known_tokens_call_while_the_database_is_out_of_reach_is_a_503(world: 
     # Found by reliability experiment 25 (PostgreSQL crashed under load): three appends were answered 500, not 503.
     from django.db import OperationalError
 
-    from harness import plain
+    from harness.http import plain
 
     items = f"/api/v1/sessions/{world.session.pk}/items/"
     assert world.agent.post(items, {"items": [_item()]}).status_code == 201  # the token is now known

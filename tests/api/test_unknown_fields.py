@@ -116,7 +116,7 @@ def test_a_checkpoint_posted_with_parent_checkpoint_is_refused_and_points_at_par
 
 def _server_set(out: Any, taken: Any) -> list[str]:
     """What an answer shows that the operation's body does not take."""
-    from harness.body import body_shape
+    from harness.http.body import body_shape
 
     return sorted(set(out().fields) - body_shape(taken).fields)
 
@@ -222,7 +222,7 @@ def test_an_operation_without_a_body_takes_no_field(world: World) -> None:
 
 @pytest.mark.django_db
 def test_many_unknown_fields_get_a_short_answer(world: World) -> None:
-    from harness.body import MAX_NAMED
+    from harness.http.body import MAX_NAMED
 
     body = {f"f{n}": n for n in range(500)}
     response = world.agent.post("/api/v1/sessions/", body)

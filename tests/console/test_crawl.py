@@ -209,7 +209,7 @@ def started() -> Iterator[tuple[subprocess.Popen, str, Path, Path]]:
                 proc.wait(60)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-        subprocess.run([sys.executable, "-m", "harness.local_postgres", "stop"], cwd=ROOT,
+        subprocess.run([sys.executable, "-m", "harness.ops.local_postgres", "stop"], cwd=ROOT,
                        env=_start_env(var_dir, port), capture_output=True, timeout=90)
         shutil.rmtree(var_dir, ignore_errors=True)
         log.unlink(missing_ok=True)

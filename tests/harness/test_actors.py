@@ -4,8 +4,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from harness.actors import Actor, ActorKind
-from harness.auth import AgentPrincipal
-from harness.errors import ConflictError, Forbidden
+from harness.http.auth import AgentPrincipal
+from harness.http.errors import ConflictError, Forbidden
 from harness.models import AuditEntry
 from runs_app.models import ApprovalRequest, Run
 from runs_app.services import approval_decide, approval_request_create, run_transition

@@ -1,4 +1,4 @@
-"""The agent API's shorter middleware chain (harness.handlers), driven through the WSGI application itself."""
+"""The agent API's shorter middleware chain (harness.http.handlers), driven through the WSGI application itself."""
 
 import io
 import json
@@ -30,8 +30,8 @@ def _call(method: str, path: str, *, body: Any = None, **headers: str) -> tuple[
 def test_the_api_chain_is_the_full_chain_without_the_browsers_parts() -> None:
     positions = [settings.MIDDLEWARE.index(name) for name in settings.API_MIDDLEWARE]
     assert positions == sorted(positions)  # an ordered subsequence: nothing reordered, nothing new
-    assert "harness.idempotency.IdempotencyMiddleware" in settings.API_MIDDLEWARE
-    assert "harness.middleware.RequestLimitsMiddleware" in settings.API_MIDDLEWARE
+    assert "harness.http.idempotency.IdempotencyMiddleware" in settings.API_MIDDLEWARE
+    assert "harness.http.middleware.RequestLimitsMiddleware" in settings.API_MIDDLEWARE
 
 
 # transaction=True: the handler runs Django's request signals, whose close_old_connections would close the
@@ -71,7 +71,7 @@ def test_pages_and_cookie_calls_keep_the_full_chain() -> None:
 @pytest.mark.django_db(transaction=True)
 def test_a_keyed_post_resolves_its_url_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # The Idempotency-Key's middleware must know the view before the handler calls it; the handler reuses its match,
-    # and a later call of the same API path reuses it again (harness.handlers.resolve_path).
+    # and a later call of the same API path reuses it again (harness.http.handlers.resolve_path).
     from django.urls import clear_url_caches, get_resolver
 
     clear_url_caches()  # a resolver that has seen none of these paths

@@ -1,4 +1,5 @@
-"""harness.broker: one Redis client per kombu channel (redis/redis-py#3624), with the broker's behaviour unchanged."""
+"""harness.ops.broker: one Redis client per kombu channel (redis/redis-py#3624), with the broker's behaviour
+unchanged."""
 
 import uuid
 
@@ -7,14 +8,14 @@ from django.conf import settings
 from kombu import Connection
 from kombu.transport import redis as kombu_redis
 
-from harness import broker
+from harness.ops import broker
 
 pytestmark = pytest.mark.skipif(not settings.CELERY_BROKER_URL.startswith("redis://"),
                                 reason="the suite's broker is not Redis")
 
 
 def test_the_workaround_is_installed_on_the_locked_kombu():
-    # Fails after a kombu upgrade that changed conn_or_acquire: look at harness.broker again (drop it once
+    # Fails after a kombu upgrade that changed conn_or_acquire: look at harness.ops.broker again (drop it once
     # redis-py's fix is released).
     assert broker.install() is True
     assert kombu_redis.Channel.conn_or_acquire is broker._conn_or_acquire

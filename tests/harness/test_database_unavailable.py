@@ -9,7 +9,7 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
-from harness.errors import api_exception_handler
+from harness.http.errors import api_exception_handler
 from tests import factories
 
 

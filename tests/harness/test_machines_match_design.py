@@ -13,7 +13,7 @@ import pytest
 # The tables and the worker-only edges, imported by name only and only here: issue 13 moves these
 # modules (runs_app/machines.py, the worker app), so this block is the one place to follow them.
 from harness.actors import Actor
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from memory_app.models import MEMORY_MACHINE
 from runs_app.machines import APPROVAL_MACHINE, EFFECT_MACHINE, HANDOFF_MACHINE, RUN_MACHINE, TASK_MACHINE
 from runs_app.models import Run

@@ -57,7 +57,7 @@ def test_migrations_apply_on_a_fresh_embedded_server_reached_by_the_default_url(
     # A short directory of its own: the server's unix socket lives in it (108 bytes at most).
     var_dir = Path(tempfile.mkdtemp(prefix="harness-pg-"))
     env = {k: v for k, v in child_env(HARNESS_VAR_DIR=str(var_dir)).items() if k != "DATABASE_URL"}
-    local_postgres = [sys.executable, "-m", "harness.local_postgres"]
+    local_postgres = [sys.executable, "-m", "harness.ops.local_postgres"]
     try:
         started = subprocess.run([*local_postgres, "start"], cwd=ROOT, env=env, capture_output=True, text=True,
                                  timeout=120)

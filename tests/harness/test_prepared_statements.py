@@ -65,7 +65,7 @@ def test_fetch_instance_maps_columns_by_name_and_defers_the_rest(project: Projec
 
 @pytest.mark.django_db(transaction=True)
 def test_a_prepared_statement_first_in_a_request_survives_a_dropped_connection(project: Project) -> None:
-    from harness.auth import token_lookup
+    from harness.http.auth import token_lookup
     from harness.models import ApiToken
 
     token, secret = factories.make_agent_token(project, name="survivor")
@@ -84,7 +84,7 @@ def test_a_prepared_statement_first_in_a_request_survives_a_dropped_connection(p
 def test_a_request_on_a_healthy_connection_costs_no_health_check_round_trip(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from harness.auth import token_lookup
+    from harness.http.auth import token_lookup
     from harness.models import ApiToken
 
     _, secret = factories.make_agent_token(project, name="healthy")

@@ -1,11 +1,11 @@
-"""An API path's URL match is kept per resolver (harness.handlers.resolve_path): the same answer as resolving it,
+"""An API path's URL match is kept per resolver (harness.http.handlers.resolve_path): the same answer as resolving it,
 made once per path, dropped with the URLconf, bounded."""
 
 import pytest
 from django.test import override_settings
 from django.urls import Resolver404, clear_url_caches, get_resolver
 
-from harness import handlers
+from harness.http import handlers
 
 
 def test_an_api_paths_match_is_the_resolvers_own_and_made_once() -> None:

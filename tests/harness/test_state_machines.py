@@ -6,7 +6,7 @@ from itertools import product
 import pytest
 from django.db.models import Model, QuerySet
 
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from harness.transitions import StateMachine, cas_transition
 from memory_app.models import MEMORY_MACHINE, MemoryRecord
 from runs_app.machines import APPROVAL_MACHINE, EFFECT_MACHINE, RUN_MACHINE, TASK_MACHINE
@@ -155,7 +155,7 @@ def test_stale_version_is_a_conflict_carrying_the_current_state(project):
 
 @pytest.mark.django_db
 def test_another_projects_row_is_missing_not_movable(project, other_project):
-    from harness.errors import NotFoundError
+    from harness.http.errors import NotFoundError
 
     run = factories.make_run(project)
     with pytest.raises(NotFoundError):

@@ -8,7 +8,7 @@ from django.db import connection
 from django.utils import timezone
 
 from harness.actors import Actor
-from harness.errors import Forbidden
+from harness.http.errors import Forbidden
 from harness.models import AuditEntry
 from memory_app.context import context_project
 from memory_app.filters import MemoryRecordFilter

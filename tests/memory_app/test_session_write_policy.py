@@ -4,7 +4,7 @@ session is the one the write names: its source session, its source run's session
 
 import pytest
 
-from harness.errors import ValidationFailed
+from harness.http.errors import ValidationFailed
 from memory_app.models import MemoryRecord, MemoryStatus
 from memory_app.services import memory_supersede, memory_write
 from tests import factories

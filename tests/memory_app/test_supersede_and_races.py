@@ -4,7 +4,7 @@
 import pytest
 
 from harness.actors import Actor
-from harness.errors import ConflictError, Forbidden
+from harness.http.errors import ConflictError, Forbidden
 from harness.models import AuditEntry
 from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_chain, memory_conflicts, memory_retrieve
@@ -129,7 +129,7 @@ def test_a_stale_expected_version_is_a_conflict(project, run, operator_actor):
 
 @pytest.mark.django_db
 def test_another_projects_record_is_not_found(project, other_project, run):
-    from harness.errors import NotFoundError
+    from harness.http.errors import NotFoundError
 
     record = memory_write(project=project, actor=Actor.for_agent("writer"), scope="project", content="Ours.",
                           source_run_id=run.pk).record

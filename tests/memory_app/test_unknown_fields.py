@@ -42,7 +42,7 @@ def test_every_memory_write_refuses_an_unknown_field_and_writes_nothing(world: W
 
 
 def test_a_memory_write_may_not_set_the_records_status_or_version(world: World) -> None:
-    from harness.body import body_shape
+    from harness.http.body import body_shape
     from memory_app.api import MemoryRecordOutSerializer, WriteInSerializer
 
     body = {"project": "acme", "scope": "project", "content": "The lamp is lit.", "source_run_id": world.run.pk}

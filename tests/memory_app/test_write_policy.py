@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.errors import Forbidden
+from harness.http.errors import Forbidden
 from harness.models import AuditEntry
 from memory_app.models import MemoryRecord, MemoryWritePolicy
 from memory_app.services import memory_review, memory_write
@@ -91,7 +91,7 @@ def test_the_same_fact_in_other_words_case_and_spacing_is_merged(project, agent,
 
 
 def test_a_session_scope_names_a_session_of_this_project(project, other_project, agent, run):
-    from harness.errors import ValidationFailed
+    from harness.http.errors import ValidationFailed
 
     foreign = factories.make_session(other_project)
     with pytest.raises(ValidationFailed):

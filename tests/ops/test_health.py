@@ -1,4 +1,4 @@
-"""/healthz and /readyz (harness.health): unauthenticated, never cached, by address, each failure named."""
+"""/healthz and /readyz (harness.ops.health): unauthenticated, never cached, by address, each failure named."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""Structured logs (harness.logs): one JSON object per line with the ids in effect, and no token, password or
+"""Structured logs (harness.ops.logs): one JSON object per line with the ids in effect, and no token, password or
 memory content in any line, whatever the level."""
 
 import datetime
@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 from django.test import Client
 
-from harness import logs
-from harness.logs import scrub
-from harness.task_observe import CONTEXT_HEADER, SENT_AT_HEADER, _carry_context
+from harness.ops import logs
+from harness.ops.logs import scrub
+from harness.ops.task_observe import CONTEXT_HEADER, SENT_AT_HEADER, _carry_context
 from tests import factories
 
 pytestmark = pytest.mark.django_db

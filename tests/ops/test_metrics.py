@@ -1,4 +1,4 @@
-"""/metrics (harness.metrics): protected by its token, parsed as Prometheus exposition text, and moved by what
+"""/metrics (harness.ops.metrics): protected by its token, parsed as Prometheus exposition text, and moved by what
 happens: a request by route and status, a resume by outcome with its duration, the state in the database."""
 
 import pytest

@@ -1,4 +1,5 @@
-"""Rate limits (harness.throttling): per API token on the Redis cache (429, Retry-After), and the console's login."""
+"""Rate limits (harness.http.throttling): per API token on the Redis cache (429, Retry-After), and the console's
+login."""
 
 import time
 import uuid
@@ -10,7 +11,7 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from harness.throttling import _redis, parse_rate
+from harness.http.throttling import _redis, parse_rate
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from harness.models import ApiToken
 from harness.tokens import api_token_create, api_token_rotate, api_tokens_revoke
 from tests import factories

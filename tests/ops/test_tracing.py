@@ -1,4 +1,4 @@
-"""Traces (harness.tracing): one trace from the reviewer's decision request to the resume's tool call.
+"""Traces (harness.ops.tracing): one trace from the reviewer's decision request to the resume's tool call.
 
 The decision (Django) commits, its on-commit hook queues the resume (Celery, eager here: the task runs inside
 the request's context, as a worker continues the context the message's headers carry), the resume reads and
@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from config import celery_app
-from harness.tracing import tracing_configure, tracing_unconfigure
+from harness.ops.tracing import tracing_configure, tracing_unconfigure
 from runs_app.models import ApprovalRequest, RunStatus
 from tests import factories
 from tests.worker.support import FakeService, demo_run

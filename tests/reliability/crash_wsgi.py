@@ -6,7 +6,7 @@ runs normally:
 - `X-Harness-Crash-At: <point>`: the worker process kills itself with SIGKILL (like `kill -9`) there;
 - `X-Harness-Pause-At: <point>` (+ `X-Harness-Pause-Seconds`): it sleeps there, a window for an outside
   `kill -9` at a random moment.
-The points are harness.idempotency's (`idempotency.after_reserve`, `.after_view`, `.before_commit`) and this
+The points are harness.http.idempotency's (`idempotency.after_reserve`, `.after_view`, `.before_commit`) and this
 module's `response.before_send`: the app has returned (everything committed), nothing is sent yet.
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from config.wsgi import application as _django
-from harness import faults
+from harness.ops import faults
 
 _request = threading.local()
 

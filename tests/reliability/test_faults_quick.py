@@ -6,7 +6,7 @@ Each asserts the experiment's verdict and its key figures; the full counts run w
 import pytest
 from django.conf import LazySettings
 
-from harness import faults as fault_points
+from harness.ops import faults as fault_points
 from reliability import faults
 from runs_app.models import Run, RunStatus
 from runs_app.services import run_claim, run_metrics_merge

@@ -122,7 +122,7 @@ def test_a_chunked_body_is_refused_not_read_as_empty(client: Client) -> None:
 
 
 def test_the_depth_scan_stops_at_the_first_bracket_past_the_limit() -> None:
-    from harness.middleware import json_depth
+    from harness.http.middleware import json_depth
 
     assert json_depth(b"[" * 40 + b"]" * 40) == 40
     assert json_depth(b"[" * 40 + b"]" * 40, stop_above=32) == 33

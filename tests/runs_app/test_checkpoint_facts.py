@@ -5,7 +5,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from harness.canonical import digest
-from harness.errors import NotFoundError
+from harness.http.errors import NotFoundError
 from harness.models import Project
 from runs_app.models import Checkpoint
 from runs_app.services import checkpoint_create, checkpoint_facts

@@ -1,6 +1,6 @@
 import pytest
 
-from harness.errors import NotFoundError
+from harness.http.errors import NotFoundError
 from runs_app.models import Checkpoint
 from runs_app.selectors import checkpoint_latest
 from runs_app.services import checkpoint_create

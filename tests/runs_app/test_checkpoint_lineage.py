@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.fields import DateTimeField
 
 from harness.db import api_time_sql
-from harness.errors import NotFoundError
+from harness.http.errors import NotFoundError
 from harness.models import Project
 from runs_app import selectors
 from runs_app.api import CheckpointOutSerializer

@@ -2,7 +2,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from harness.canonical import digest
-from harness.errors import ConflictError, ValidationFailed
+from harness.http.errors import ConflictError, ValidationFailed
 from runs_app.models import Checkpoint, Run, Task
 from runs_app.services import checkpoint_create, run_claim
 from tests import factories

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from harness.actors import Actor
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from harness.models import Membership, Project
 from runs_app.models import ApprovalRequest
 from runs_app.services import approval_decide, approval_request_create, approvals, run_transition

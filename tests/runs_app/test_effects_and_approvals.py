@@ -3,7 +3,7 @@ from django.db import IntegrityError, transaction
 
 from harness.actors import Actor
 from harness.canonical import action_fingerprint, digest
-from harness.errors import ConflictError, Forbidden, ValidationFailed
+from harness.http.errors import ConflictError, Forbidden, ValidationFailed
 from harness.models import AuditEntry
 from runs_app.models import ApprovalRequest, ExternalEffect, Run
 from runs_app.services import (
@@ -93,7 +93,7 @@ def test_decisions_need_a_reviewer_who_is_not_the_requester(project, django_capt
     outsider = factories.make_user("rex", role="reviewer")
     with pytest.raises(Forbidden):
         approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(operator), decision="approve")
-    from harness.errors import NotFoundError
+    from harness.http.errors import NotFoundError
 
     with pytest.raises(NotFoundError):
         approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(outsider), decision="approve")

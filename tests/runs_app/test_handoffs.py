@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from harness.actors import Actor
 from harness.canonical import digest
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.models import Handoff, HandoffStatus, Run, RunEvent, RunStatus
 from runs_app.services import (
     handoff_accept,

@@ -8,11 +8,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from harness import faults
 from harness.actors import Actor
 from harness.audit import audit_chain_verify
-from harness.errors import Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import Forbidden, NotFoundError, ValidationFailed
 from harness.models import AuditEntry, Project
+from harness.ops import faults
 from memory_app.models import ContextSnapshot
 from memory_app.services import memory_write
 from runs_app.models import Checkpoint, ExternalEffect, RetentionPolicy, Run, RunEvent, RunStatus

@@ -11,9 +11,9 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 
-from harness import faults
 from harness.actors import Actor
 from harness.models import AuditEntry, Project
+from harness.ops import faults
 from memory_app.models import ContextSnapshot, MemoryRecord
 from memory_app.services import memory_delete, memory_write
 from runs_app.models import (

@@ -1,7 +1,7 @@
 import pytest
 
 from harness.actors import Actor
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.models import Run, RunEvent, RunStatus
 from runs_app.services import run_claim, run_transition
 from sessions_app.services import session_items_append

@@ -189,7 +189,7 @@ def test_trimming_changes_no_task_checkpoint_approval_effect_or_memory_record(wo
 
 def test_the_service_refuses_a_bad_role_and_a_missing_summary(world: World) -> None:
     _append(world, 2)
-    from harness.errors import ValidationFailed
+    from harness.http.errors import ValidationFailed
 
     with pytest.raises(ValidationFailed):
         session_items_compact(project=world.project, session_id=world.session.pk, actor=Actor.for_agent("a"),

@@ -2,7 +2,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from harness.actors import Actor
-from harness.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
 from sessions_app.models import SessionItem
 from sessions_app.services import session_items_append, session_transition
 from sessions_app.trimming import session_items_trim

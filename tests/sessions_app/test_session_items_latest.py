@@ -1,6 +1,6 @@
 import pytest
 
-from harness.errors import NotFoundError, ValidationFailed
+from harness.http.errors import NotFoundError, ValidationFailed
 from sessions_app.models import SessionItem
 from sessions_app.selectors import session_items_latest
 from sessions_app.services import session_items_append

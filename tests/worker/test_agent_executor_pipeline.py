@@ -8,7 +8,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from harness.actors import Actor
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from harness.models import AuditEntry
 from runs_app.models import ApprovalRequest, ApprovalStatus, ExternalEffect, Run, RunStatus
 from runs_app.services import approval_decide, approval_request_create, run_claim, run_transition

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from demo.scenario import DEMO_ACTION
 from harness.actors import Actor
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.models import ApprovalRequest, ApprovalStatus, Checkpoint, ExternalEffect, Run, RunStatus
 from runs_app.services import approval_request_create, checkpoint_fork, run_create, run_transition
 from tests.worker.support import approve, demo_run, events, reviewer, wait_status

@@ -1,14 +1,13 @@
-"""A worker's log is not buried under its periodic tasks (harness.logs.QuietPeriodicTasks): beat's sweep, heartbeat
+"""A worker's log is not buried under its periodic tasks (harness.ops.logs.QuietPeriodicTasks): beat's sweep, heartbeat
 and recovery pass log their routine lines at DEBUG, and at INFO only when they did something."""
 
 import json
 import logging
 
 import pytest
-from django.utils import timezone
 
 from harness.actors import Actor
-from harness.logs import QuietPeriodicTasks, did_something
+from harness.ops.logs import QuietPeriodicTasks, did_something
 from notify_app.models import DeliveryStatus, WebhookDelivery
 from notify_app.services import webhook_register
 from tests import factories

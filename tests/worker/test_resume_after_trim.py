@@ -7,7 +7,7 @@ import pytest
 from django.forms.models import model_to_dict
 
 from harness.actors import Actor
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from memory_app.models import ContextSnapshot, MemoryRecord
 from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, RunStatus, Task
 from sessions_app.models import SessionItem

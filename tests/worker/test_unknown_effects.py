@@ -15,7 +15,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from harness.actors import Actor
-from harness.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
 from harness.models import AuditEntry
 from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, NodeExecution, Run, RunStatus
 from runs_app.services import Resend, effect_dispatch, effect_resolve

@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from harness.actors import Actor
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, NodeExecution, Run, RunStatus
 from runs_app.services import checkpoint_create, effect_resolve, run_claim
 from tests.worker.support import approve, demo_run, events, reviewer, run_status, wait_for, wait_status

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from harness import faults
+from harness.ops import faults
 from tests.subprocesses import ROOT
 
 pytestmark = pytest.mark.worker

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.services import approval_expire
 from worker.checks import approval_overdue, check_decision, check_decision_audit
 from worker.state import Resume, ResumeMode, StepFailed, Stop

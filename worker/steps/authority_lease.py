@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.services import (
     run_claim_attempt,
 )

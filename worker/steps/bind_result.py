@@ -13,7 +13,7 @@ from django.db import transaction
 
 from harness.actors import Actor
 from harness.canonical import digest
-from harness.errors import ConflictError
+from harness.http.errors import ConflictError
 from runs_app.models import (
     ApprovalStatus,
     EffectStatus,

@@ -4,7 +4,7 @@ import logging
 from typing import Any
 
 from harness.canonical import digest
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from memory_app.context import context_project
 from runs_app.artifacts import artifact_fingerprints
 from worker.state import Resume, StepFailed

@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils.text import slugify
 
+from harness.http.permissions import TokenRole
 from harness.models import Project
-from harness.permissions import TokenRole
 from harness.tokens import api_token_create
 
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from harness.actors import Actor
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from harness.tokens import PERSONAL_TOKEN_DEFAULT_DAYS, PERSONAL_TOKEN_MAX_DAYS, personal_token_create
 
 

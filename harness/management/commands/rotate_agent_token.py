@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from harness.models import ApiToken
 from harness.tokens import api_token_rotate
 

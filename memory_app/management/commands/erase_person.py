@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from harness.actors import Actor
-from harness.errors import DomainError
+from harness.http.errors import DomainError
 from harness.models import Project
 from memory_app.erasure import person_erase, person_erase_preview
 

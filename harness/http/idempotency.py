@@ -30,14 +30,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404
 from django.utils import timezone
 
-from harness import faults
-from harness.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, token_from_row
 from harness.canonical import canonical_json
 from harness.db import prepared_cursor
-from harness.errors import NOT_FINAL_ATTR
-from harness.handlers import resolved
-from harness.middleware import error_response
+from harness.http.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, token_from_row
+from harness.http.errors import NOT_FINAL_ATTR
+from harness.http.handlers import resolved
+from harness.http.middleware import error_response
 from harness.models import IdempotentRequest
+from harness.ops import faults
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 BEARER = "bearer:"
@@ -159,7 +159,7 @@ class IdempotencyMiddleware:
     4. 2xx and final 4xx replies are stored and replayed. A 5xx, a 400 (the body is not one the operation
        takes: `_NOT_AN_OPERATION`) and any reply given after a statement failed (the transaction is aborted, so
        nothing could commit) roll the work back with the key. A reply that is not final (`_RETRY_LATER`, or a
-       refusal marked not final such as 409 project_frozen: harness.errors.NOT_FINAL_ATTR) or not storable (not
+       refusal marked not final such as 409 project_frozen: harness.http.errors.NOT_FINAL_ATTR) or not storable (not
        JSON) commits the work and releases the key, so it is answered afresh.
     """
 
@@ -256,7 +256,7 @@ def _aborted() -> bool:
 
 def _first_statement_of_request() -> bool:
     """Whether the reservation will be this request's first statement on a persistent connection that
-    Django's health check has not checked yet (harness.auth.as_first_statement has the same rule); marks
+    Django's health check has not checked yet (harness.http.auth.as_first_statement has the same rule); marks
     it checked, since the reservation stands in for the check."""
     db = connections[DEFAULT_DB_ALIAS]
     if db.connection is None or getattr(db, "health_check_done", True) or db.in_atomic_block:

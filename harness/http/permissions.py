@@ -1,12 +1,12 @@
-"""Who may call which API operation. Project scoping is separate: see harness.api_base.scope."""
+"""Who may call which API operation. Project scoping is separate: see harness.http.api_base.scope."""
 
 from typing import Any
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 
-from harness.auth import AgentPrincipal
-from harness.errors import Forbidden
+from harness.http.auth import AgentPrincipal
+from harness.http.errors import Forbidden
 from harness.tenancy import Role, user_has_role
 
 

@@ -3,7 +3,7 @@
 In production nothing is installed and `point()` does nothing. Tests and the reliability experiments
 install a hook: tests/worker/crash_app.py (the resume worker) and tests/reliability/crash_wsgi.py (the web
 process) kill their own process with SIGKILL at the point they are told to. The kernel owns the hook so the
-web process's points (harness.idempotency) and the worker's (worker.faults re-exports this) share one.
+web process's points (harness.http.idempotency) and the worker's (worker.faults re-exports this) share one.
 """
 
 from collections.abc import Callable

@@ -23,7 +23,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from harness.errors import ValidationFailed
+from harness.http.errors import ValidationFailed
 
 # At most this many paths are named in one answer (a body of 10 000 unknown keys gets a short refusal).
 MAX_NAMED = 20

@@ -75,7 +75,7 @@ NOT_PLAIN: Any = object()
 
 def parse_plain(raw: bytes) -> Any:
     """The value of a UTF-8 JSON body that orjson reads as json would and jsonb can store; NOT_PLAIN for any other
-    body, which StrictJSONParser accepts or refuses (the plain path, harness.plain, hands it over)."""
+    body, which StrictJSONParser accepts or refuses (the plain path, harness.http.plain, hands it over)."""
     if _LONG_DIGITS.search(raw) is not None:
         return NOT_PLAIN  # an integer orjson may not keep exact
     try:

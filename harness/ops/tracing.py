@@ -43,7 +43,7 @@ def tracing_configure(*, exporter: Any = None) -> bool:
     else:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     # Django's instrumentation adds its middleware to settings.MIDDLEWARE; the agent API's chain
-    # (harness.handlers) is another list and gets it too, first, before either chain is built.
+    # (harness.http.handlers) is another list and gets it too, first, before either chain is built.
     django = DjangoInstrumentor()
     django.instrument(tracer_provider=provider)
     settings.API_MIDDLEWARE = [DJANGO_MIDDLEWARE, *[m for m in settings.API_MIDDLEWARE if m != DJANGO_MIDDLEWARE]]
@@ -66,7 +66,7 @@ class _DjangoQueries:
         from django.db.backends.signals import connection_created
 
         self.tracer = tracer
-        connection_created.connect(self._wrap, dispatch_uid="harness.tracing.queries")
+        connection_created.connect(self._wrap, dispatch_uid="harness.ops.tracing.queries")
         for connection in connections.all(initialized_only=True):
             self._wrap(connection=connection)
 
@@ -88,7 +88,7 @@ class _DjangoQueries:
         from django.db import connections
         from django.db.backends.signals import connection_created
 
-        connection_created.disconnect(dispatch_uid="harness.tracing.queries")
+        connection_created.disconnect(dispatch_uid="harness.ops.tracing.queries")
         for connection in connections.all(initialized_only=True):
             if self.execute in connection.execute_wrappers:
                 connection.execute_wrappers.remove(self.execute)

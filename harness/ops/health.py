@@ -8,7 +8,7 @@ failing check, so traffic goes elsewhere while it lasts:
 - broker: Redis answers PING (the filesystem transport: its folder is writable);
 - worker: a worker ran the heartbeat task (worker.heartbeat, sent by beat) within
   HARNESS_WORKER_HEARTBEAT_MAX_AGE seconds, so beat, the broker, a worker and the database all work.
-Both are served by harness.handlers without the session, CSRF or host middleware (a probe comes by address,
+Both are served by harness.http.handlers without the session, CSRF or host middleware (a probe comes by address,
 not by the public host name) and answer plain JSON: {"status": "ok"|"unavailable", "checks": {...}}.
 """
 

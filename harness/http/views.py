@@ -20,7 +20,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
 from harness.models import Project
-from harness.replica import REPLICA, replica_reads
+from harness.ops.replica import REPLICA, replica_reads
 from harness.tenancy import Role, projects_for_user, user_has_role
 
 PAGE = Callable[..., HttpResponse]
@@ -83,7 +83,7 @@ def console_page(view: PAGE) -> PAGE:
         match = request.resolver_match
         if (request.method == "GET" and match is not None and match.url_name in settings.HARNESS_REPLICA_PAGES
                 and REPLICA in settings.DATABASES):
-            with replica_reads():  # harness.replica: only these pages' feature-app rows, never a write's
+            with replica_reads():  # harness.ops.replica: only these pages' feature-app rows, never a write's
                 return protected(request, *args, **kwargs)
         return protected(request, *args, **kwargs)
 

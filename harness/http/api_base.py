@@ -15,11 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from harness.auth import AgentPrincipal
-from harness.errors import Forbidden
-from harness.filters import ApiFilterBackend, validated
+from harness.http.auth import AgentPrincipal
+from harness.http.errors import Forbidden
+from harness.http.filters import ApiFilterBackend, validated
+from harness.http.permissions import AgentApiAccess
 from harness.models import Project
-from harness.permissions import AgentApiAccess
 from harness.tenancy import EndUserScope, projects_for_user
 
 # PostgreSQL bigint: a larger id cannot name a row, and passing one to a query is a database error.
@@ -128,7 +128,7 @@ class AgentListView(ListAPIView[_M]):
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):
-    target_class = "harness.auth.BearerTokenAuthentication"
+    target_class = "harness.http.auth.BearerTokenAuthentication"
     name = "bearerAuth"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
@@ -177,7 +177,7 @@ _IDEMPOTENCY_HEADER = {
 def document_errors_and_idempotency(result: dict[str, Any], generator: Any, request: Any, public: bool
                                     ) -> dict[str, Any]:
     """Spectacular hook: every API operation documents the error shape; every POST the Idempotency-Key; every
-    request body's objects are closed (`additionalProperties: false`: harness.body refuses another field)."""
+    request body's objects are closed (`additionalProperties: false`: harness.http.body refuses another field)."""
     components = result.setdefault("components", {}).setdefault("schemas", {})
     components["Error"] = _ERROR_SCHEMA
     ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}

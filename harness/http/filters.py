@@ -72,7 +72,7 @@ class ApiFilterBackend(DjangoFilterBackend):
 class ApiFilterParameters(OpenApiFilterExtension):
     """Documents a view's ApiFilters as query parameters, each exactly as its DRF field would be."""
 
-    target_class = "harness.filters.ApiFilterBackend"
+    target_class = "harness.http.filters.ApiFilterBackend"
     priority = 1  # before drf-spectacular's own django-filter extension, which matches every subclass
 
     def get_schema_operation_parameters(self, auto_schema: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:

@@ -152,7 +152,7 @@ class TokenRateThrottle(BaseThrottle):
         if not isinstance(token, ApiToken):
             return True
         counted: tuple[ApiToken, float | None] | None = getattr(request._request, COUNTED_ATTR, None)
-        # The plain path (harness.plain) counted this request already and handed its refusal over: not twice.
+        # The plain path (harness.http.plain) counted this request already and handed its refusal over: not twice.
         self._wait = counted[1] if counted is not None and counted[0].pk == token.pk else token_wait(token)
         return self._wait is None
 

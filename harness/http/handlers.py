@@ -22,7 +22,7 @@ def is_agent_call(request: HttpRequest) -> bool:
         "HTTP_AUTHORIZATION", "")[:7].lower() == "bearer "
 
 
-# The probes and the metrics (harness.health, harness.metrics) take a chain of their own: no session, no CSRF,
+# The probes and the metrics (harness.ops.health, harness.ops.metrics) take a chain of their own: no session, no CSRF,
 # and no host check (CommonMiddleware's): a load balancer or Prometheus asks by the machine's address, not by
 # the public host name in ALLOWED_HOSTS, and these answers build no URL a forged Host could poison.
 PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -30,7 +30,7 @@ PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 def resolved(request: HttpRequest) -> ResolverMatch:
     """The request's view, resolved once: a middleware that must know the view before the handler calls it (the
-    Idempotency-Key's, harness.idempotency) resolves it here, and the handlers below reuse the match instead of
+    Idempotency-Key's, harness.http.idempotency) resolves it here, and the handlers below reuse the match instead of
     resolving the path again (30-50 µs of CPU on every API call: bench/cpu_per_request.py). Raises Resolver404."""
     match = request.resolver_match
     if match is None:

@@ -17,9 +17,9 @@ from rest_framework import authentication, exceptions
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
-from harness import logs
 from harness.db import prepared_cursor
 from harness.models import ApiToken, Project
+from harness.ops import logs
 
 
 @dataclass(frozen=True)
@@ -110,14 +110,15 @@ def touch_last_used(token: ApiToken) -> None:
     now = timezone.now()
     if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        token.last_used_at = now  # the same request authenticated again (harness.plain handing over) writes nothing
+        # The same request authenticated again (harness.http.plain handing over) writes nothing.
+        token.last_used_at = now
 
 
 def _refuse_write_to_frozen(request: Request, project: Project) -> None:
     """An agent's write to a frozen project is refused (409 project_frozen) here, where every agent request
     passes whatever its view or permission class, with the project's freeze read by the token's own statement.
     Reads stay allowed: the project's state remains inspectable while it is frozen."""
-    # Imported here: harness.errors loads DRF's views, whose settings import this module.
+    # Imported here: harness.http.errors loads DRF's views, whose settings import this module.
     from harness.tenancy import project_frozen_error
 
     if request.method not in SAFE_METHODS:
@@ -171,7 +172,7 @@ def as_first_statement(run: Callable[[], _T]) -> _T:
 
 
 # The Idempotency-Key middleware looks the token up in the statement that reserves the key (one round
-# trip for both: harness.idempotency) and leaves the row here for the authentication to use.
+# trip for both: harness.http.idempotency) and leaves the row here for the authentication to use.
 FOUND_TOKEN_ATTR = "_harness_bearer_token"  # noqa: S105 - an attribute name, not a secret
 
 
@@ -199,7 +200,7 @@ def token_lookup(digest: str) -> ApiToken | None:
     return None if row is None else token_from_row(row)
 
 
-# --- the token checked inside the request's own statement (harness.plain) -----------------------------
+# --- the token checked inside the request's own statement (harness.http.plain) -----------------------------
 # The plain path looks a token up once per process (token_lookup) and then, instead of a lookup statement per
 # request, hands the service a TokenCheck: the service's one statement carries CALLER_SQL as a CTE and reads or
 # writes nothing unless CALLER_HOLDS, so a token revoked, expired or changed a moment ago is refused by the very

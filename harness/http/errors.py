@@ -15,7 +15,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 # Set on a response whose refusal depends on a state a person will change (a frozen project): the Idempotency-Key
-# middleware does not store it, so the same key retried after the change is answered afresh (harness.idempotency).
+# middleware does not store it, so the same key retried after the change is answered afresh (harness.http.idempotency).
 NOT_FINAL_ATTR = "harness_not_final"
 
 
@@ -107,7 +107,7 @@ class ErrorReply(NamedTuple):
 
 def error_reply(exc: Exception) -> ErrorReply | None:
     """The API's answer to a domain error or a database failure, in the one error shape; None for anything else.
-    Both API doors use it: DRF's exception handler below and the plain path (harness.plain)."""
+    Both API doors use it: DRF's exception handler below and the plain path (harness.http.plain)."""
     if isinstance(exc, DomainError):
         return ErrorReply(exc.http_status, exc.as_dict(), {}, exc.final)
     if _is_unique_violation(exc):

@@ -6,15 +6,15 @@ about half of such a call's CPU (bench/README.md, "CPU per agent call"). For the
 `plain_first(TheDrfView, post=a_plain_function)`. The request still goes through Django's handler and every
 middleware (observation, limits, host check, the Idempotency-Key's claim); then the plain function answers it when
 it is the plain case: an agent token that may make the call, no content negotiation to do, a JSON body in the
-plain well-formed shape. It calls the same pieces the DRF view's path calls (harness.auth's token lookup and
-touch, harness.throttling's count, the app's validation, service and reply, harness.errors' mapping), in the
+plain well-formed shape. It calls the same pieces the DRF view's path calls (harness.http.auth's token lookup and
+touch, harness.http.throttling's count, the app's validation, service and reply, harness.http.errors' mapping), in the
 same order.
 
 Anything else is handed to the DRF view, which answers it as it always did: a missing, bad or revoked token, a
 personal token, a refused role, a frozen project, a throttled token, an Accept or ?format= to negotiate, a body
 in any other shape, a token narrowed to one end user (its selectors confine it there). Nothing has been written
 when that happens, and nothing is done twice: the token the plain function found is reused
-(harness.auth.FOUND_TOKEN_ATTR), and so is its throttle count (COUNTED_ATTR).
+(harness.http.auth.FOUND_TOKEN_ATTR), and so is its throttle count (COUNTED_ATTR).
 
 The DRF view stays the URL's documented view (the OpenAPI schema is generated from it). HARNESS_PLAIN_PATH=0
 sends every call through it; tests/api/test_plain_path.py holds the two doors to the same answers, status,
@@ -30,15 +30,15 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from rest_framework.views import APIView
 
-from harness import logs
-from harness.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_token, touch_last_used
-from harness.errors import NOT_FINAL_ATTR, ErrorReply, error_reply
-from harness.idempotency import claim_of
+from harness.http.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_token, touch_last_used
+from harness.http.errors import NOT_FINAL_ATTR, ErrorReply, error_reply
+from harness.http.idempotency import claim_of
+from harness.http.parsers import NOT_PLAIN, is_utf8, parse_plain
+from harness.http.permissions import TokenRole
+from harness.http.renderers import JSONRenderer
+from harness.http.throttling import COUNTED_ATTR, token_wait
 from harness.models import ApiToken, Project
-from harness.parsers import NOT_PLAIN, is_utf8, parse_plain
-from harness.permissions import TokenRole
-from harness.renderers import JSONRenderer
-from harness.throttling import COUNTED_ATTR, token_wait
+from harness.ops import logs
 
 PlainHandler = Callable[..., HttpResponse | None]
 _T = TypeVar("_T")
@@ -85,11 +85,11 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
 
 
 # The roles a plain call may come with: a handoff receiver's token calls only the views that scope it to its handoff
-# (harness.permissions), so it never takes the plain path; a reader reads.
+# (harness.http.permissions), so it never takes the plain path; a reader reads.
 _PLAIN_ROLES = {False: (TokenRole.AGENT, TokenRole.READER), True: (TokenRole.AGENT,)}
 
 # The tokens this process has looked up and found fit for a plain call, by digest. Only a hint: a call that takes
-# its token from here has the token checked by its own statement (harness.auth.TokenCheck), never by this copy; the
+# its token from here has the token checked by its own statement (harness.http.auth.TokenCheck), never by this copy; the
 # copy gives what does not change (the ids for the throttle's key and the log, the project) and what is checked
 # again there. Bounded: a process serves a handful of agents' tokens.
 _known: dict[str, ApiToken] = {}
@@ -125,7 +125,7 @@ class PlainCaller:
 
     def first_statement(self, request: HttpRequest, run: Callable[[], _T]) -> _T:
         """`run()`, whose first statement is the request's first when this request looked no token up: it then
-        stands in for Django's health check (a `SELECT 1` round trip: harness.auth.as_first_statement), and runs
+        stands in for Django's health check (a `SELECT 1` round trip: harness.http.auth.as_first_statement), and runs
         again on a new connection if the persistent one was dropped. Only what is safe to repeat: a read, or a
         write under an Idempotency-Key (a repeat of a write that did commit is answered from its key). A keyless
         write keeps the health check."""
@@ -212,7 +212,7 @@ def plain_read(request: HttpRequest, read: Callable[[PlainCaller], str | bytes])
 
 def _answers_json(request: HttpRequest) -> bool:
     """Whether DRF's negotiation would pick the JSON renderer without parsing the Accept header
-    (harness.renderers.ContentNegotiation's short way): no ?format=, and any or exactly JSON accepted."""
+    (harness.http.renderers.ContentNegotiation's short way): no ?format=, and any or exactly JSON accepted."""
     accept = request.META.get("HTTP_ACCEPT", "*/*")
     return (accept == "*/*" or accept == _JSON) and "format=" not in request.META.get("QUERY_STRING", "")
 
@@ -231,7 +231,7 @@ def json_reply(body: Any, *, status: int = 200) -> HttpResponse:
 
 
 def refusal(reply: ErrorReply) -> HttpResponse:
-    """harness.errors.api_exception_handler's answer, rendered."""
+    """harness.http.errors.api_exception_handler's answer, rendered."""
     response = json_reply(reply.body, status=reply.status)
     for name, value in reply.headers.items():
         response[name] = value

@@ -24,7 +24,7 @@ _reading_replica: contextvars.ContextVar[bool] = contextvars.ContextVar("harness
 
 @contextmanager
 def replica_reads() -> Iterator[None]:
-    """Let the ORM's reads in this block go to the replica (harness.views.console_page opens it for the pages
+    """Let the ORM's reads in this block go to the replica (harness.http.views.console_page opens it for the pages
     in HARNESS_REPLICA_PAGES)."""
     token = _reading_replica.set(True)
     try:

@@ -1,8 +1,8 @@
 """Prometheus metrics: what processes count in memory, and what the database holds, read at scrape time.
 
 Counted in process memory, never with a database round trip (the agent API's hot path stays as it was):
-request latency and status by route (harness.observe), resumes by outcome and their duration (worker.tasks),
-the time each Celery task waited in the queue (harness.task_observe). Under gunicorn, granian or Celery's prefork
+request latency and status by route (harness.ops.observe), resumes by outcome and their duration (worker.tasks),
+the time each Celery task waited in the queue (harness.ops.task_observe). Under gunicorn, granian or Celery's prefork
 pool each process writes its own files in PROMETHEUS_MULTIPROC_DIR (bin/serve sets it and empties it at start)
 and /metrics adds them up, so every web process and every worker on the machine is in one scrape.
 

@@ -2,7 +2,7 @@
 
 First in both middleware chains (settings.MIDDLEWARE and API_MIDDLEWARE), so what it times and the ids it
 binds cover everything after it. It costs no database round trip: the metrics are process memory
-(harness.metrics) and the access line is one log record (HARNESS_ACCESS_LOG=0 turns it off).
+(harness.ops.metrics) and the access line is one log record (HARNESS_ACCESS_LOG=0 turns it off).
 """
 
 import logging
@@ -15,8 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponseBase
 
-from harness import logs
-from harness.metrics import observe_request
+from harness.ops import logs
+from harness.ops.metrics import observe_request
 
 log = logging.getLogger("harness.request")
 
