@@ -29,6 +29,7 @@ from django.db import connections
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
+PG_DUMP, PSQL = (shutil.which(name) or f"/usr/bin/{name}" for name in ("pg_dump", "psql"))
 # What migrating reads besides the migrations themselves (grep the migrations' imports when adding one).
 SCHEMA_SOURCES = ("*/migrations/*.py", "*/sql/*.sql", "harness/sql_files.py", "harness/fields.py", "harness/audit.py",
                   "harness/roles.py")
@@ -109,16 +110,18 @@ def clone_for_this_worker(run: str, alias: str = "default", *, rebuild: bool = F
         connection.creation.destroy_test_db(real_name, verbosity=0)
 
 
-def copy_template_into(target_url: str) -> None:
-    """Load the migrated template into another server's database (pg_dump | psql): what a test starting its own
-    PostgreSQL cluster needs instead of migrating it from nothing again. The template must exist: depend on
+def template_dump() -> bytes:
+    """A plain-SQL pg_dump of the migrated template (no owners, no grants): what a test starting a PostgreSQL
+    cluster of its own loads instead of migrating from nothing again. The template must exist: depend on
     `django_db_setup`."""
     source = connections["default"].settings_dict
-    template = template_name(source["NAME"])
-    pg_dump, psql = (shutil.which(name) or f"/usr/bin/{name}" for name in ("pg_dump", "psql"))
-    dump = subprocess.run(
-        [pg_dump, "--no-owner", "--no-privileges", "-h", source["HOST"] or "127.0.0.1",
-         "-p", str(source["PORT"] or 5432), "-U", source["USER"] or "postgres", "-d", template],
-        capture_output=True, check=True, timeout=120)
-    subprocess.run([psql, "-q", "-v", "ON_ERROR_STOP=1", "-d", target_url.replace("postgres://", "postgresql://")],
-                   input=dump.stdout, capture_output=True, check=True, timeout=120)
+    return subprocess.run(
+        [PG_DUMP, "--no-owner", "--no-privileges", "-h", source["HOST"] or "127.0.0.1",
+         "-p", str(source["PORT"] or 5432), "-U", source["USER"] or "postgres", "-d", template_name(source["NAME"])],
+        capture_output=True, check=True, timeout=120).stdout
+
+
+def copy_template_into(target_url: str) -> None:
+    """Load the migrated template into another server's (empty) database."""
+    subprocess.run([PSQL, "-q", "-v", "ON_ERROR_STOP=1", "-d", target_url.replace("postgres://", "postgresql://")],
+                   input=template_dump(), capture_output=True, check=True, timeout=120)
