@@ -158,6 +158,26 @@ def test_the_client_reads_only_declared_names() -> None:
     assert all("client/" in DECLARED[name].read_by for name in client)
 
 
+def _shell_form(default: object) -> str:
+    if isinstance(default, bool):
+        return "1" if default else "0"
+    if isinstance(default, tuple):
+        return ",".join(default)
+    return str(default)
+
+
+SCRIPT_ONLY = [var for var in DECLARED.values()
+               if all(entry.startswith("bin/") for entry in var.read_by) and not isinstance(var.default, Derived)]
+
+
+@pytest.mark.parametrize("var", SCRIPT_ONLY, ids=[var.name for var in SCRIPT_ONLY])
+def test_a_script_only_variable_defaults_in_its_script_to_the_declared_default(var: EnvVar) -> None:
+    """A script cannot ask harness/env.py for its default, so its ${NAME:-default} is held to the declaration."""
+    for entry in var.read_by:
+        defaults = set(re.findall(r"\$\{" + var.name + r":-([^}]*)\}", (ROOT / entry).read_text()))
+        assert defaults == {_shell_form(var.default)}, entry
+
+
 # The declarations themselves.
 
 @pytest.mark.parametrize("var", DECLARED.values(), ids=list(DECLARED))
