@@ -92,7 +92,7 @@ _VARIABLES = (
            (_SETTINGS, "harness/ops/local_postgres.py", _SERVE, _START)),
     EnvVar("HARNESS_DEMO", "bool", False, "Installs the demo app, its `publish_chapter` tool and its node handlers "
            "(bin/start sets it).", "process"),
-    EnvVar("DJANGO_SETTINGS_MODULE", "str", "config.settings", "The settings module; the entry points set it.",
+    EnvVar("DJANGO_SETTINGS_MODULE", "str", "config.settings", "The settings module (the entry points' default).",
            "process", _ENTRY_POINTS),
     # Database.
     EnvVar("DATABASE_URL", "secret", "", "The PostgreSQL database (`postgres://...`); unset or empty, bin/start's "
@@ -121,9 +121,9 @@ _VARIABLES = (
     # HTTPS and cookies.
     EnvVar("SECURE_COOKIES", "bool", Derived("on unless DEBUG"), "Session and CSRF cookies only over HTTPS.",
            "https"),
-    EnvVar("SECURE_SSL_REDIRECT", "bool", Derived("SECURE_COOKIES"), "Redirects plain HTTP to HTTPS (not the "
+    EnvVar("SECURE_SSL_REDIRECT", "bool", Derived("as SECURE_COOKIES"), "Redirects plain HTTP to HTTPS (not the "
            "probes nor /metrics).", "https"),
-    EnvVar("SECURE_PROXY_SSL_HEADER", "bool", Derived("SECURE_COOKIES"), "Trusts the proxy's X-Forwarded-Proto "
+    EnvVar("SECURE_PROXY_SSL_HEADER", "bool", Derived("as SECURE_COOKIES"), "Trusts the proxy's X-Forwarded-Proto "
            "(the proxy must drop any the client sent).", "https"),
     EnvVar("SECURE_HSTS_SECONDS", "int", Derived("31536000 with SECURE_COOKIES, else 0"), "HSTS max-age.",
            "https", minimum=0),
@@ -218,9 +218,11 @@ _VARIABLES = (
            "serve", ("bin/setup",)),
     # The agent client and the examples: client/ imports nothing of the server, so these names are its own
     # literals, held to these declarations by the test.
-    EnvVar("HARNESS_URL", "str", "", "The server the client talks to, e.g. `http://127.0.0.1:8000`.", "client",
+    EnvVar("HARNESS_URL", "str", "", "The server the client talks to (unless given `base_url=`), e.g. "
+           "`http://127.0.0.1:8000`.", "client",
            ("client/", "examples/")),
-    EnvVar("HARNESS_TOKEN", "str", "", "The client's agent token (`manage.py create_agent_token`).", "client",
+    EnvVar("HARNESS_TOKEN", "str", "", "The client's agent token (unless given `token=`; `manage.py "
+           "create_agent_token`).", "client",
            ("client/",)),
     EnvVar("EXAMPLE_SESSION", "str", "agents-sdk-example", "The Agents SDK example's session ref.", "client",
            ("examples/",)),

@@ -141,7 +141,8 @@ def test_every_name_read_is_declared() -> None:
 def test_every_declared_reader_reads_its_variable() -> None:
     reads = _reads()
     missing = {name: entries for name, var in DECLARED.items()
-               if (entries := [entry for entry in var.read_by if not any(_covers(entry, path) for path in reads[name])])}
+               if (entries := [entry for entry in var.read_by
+                               if not any(_covers(entry, path) for path in reads[name])])}
     assert not missing, f"read_by names these, but they do not read the variable: {missing}"
 
 
