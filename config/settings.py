@@ -12,7 +12,7 @@ import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
-from harness.env import env_bool, env_int, env_list, env_secret, env_str
+from harness.env import env_bool, env_int, env_json_object, env_list, env_secret, env_str
 from harness.ops import local_postgres
 from harness.ops.logs import CELERY_TASK_LOGGERS
 
@@ -21,19 +21,19 @@ from harness.ops.logs import CELERY_TASK_LOGGERS
 django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(env_str("HARNESS_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR = Path(env_str("HARNESS_VAR_DIR", derived=str(BASE_DIR / "var")))
 
-DEBUG = env_bool("DEBUG", False)
+DEBUG = env_bool("DEBUG")
 # Each secret may come from a file instead (SECRET_KEY_FILE, DATABASE_URL_FILE, ...: harness.env.env_secret).
-_secret = env_secret("SECRET_KEY", "")
+_secret = env_secret("SECRET_KEY")
 if not _secret:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off.")
     # S105: a fallback only when DEBUG is on (the branch above refuses a missing key otherwise).
     _secret = "insecure-local-development-key-do-not-use-in-production"  # noqa: S105
 SECRET_KEY = _secret
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", derived=["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "harness.apps.HarnessAdminConfig",  # django.contrib.admin, entered by the admin role (harness.admin_helpers)
@@ -58,7 +58,7 @@ INSTALLED_APPS = [
 ]
 # The demo (demo/: `load_demo`, the publish_chapter tool it fakes, its plan's node handlers) is off unless
 # HARNESS_DEMO is set, as bin/start and bin/test do: production has no demo app, tool or node handler.
-HARNESS_DEMO = env_bool("HARNESS_DEMO", False)
+HARNESS_DEMO = env_bool("HARNESS_DEMO")
 if HARNESS_DEMO:
     INSTALLED_APPS.append("demo")
 
@@ -128,33 +128,31 @@ def _database(url: str) -> dict[str, Any]:
         )
     # Query-string options of the URL (e.g. ?sslmode=require) are kept; these are added to them.
     options: dict[str, Any] = {**config.get("OPTIONS", {})}
-    options["server_side_binding"] = env_bool("DATABASE_SERVER_SIDE_BINDING", False)
-    if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+    options["server_side_binding"] = env_bool("DATABASE_SERVER_SIDE_BINDING")
+    if env_bool("DATABASE_PREPARED_STATEMENTS"):
         # Only the hot statements ask to be prepared (harness.db.prepared_cursor); a threshold this
         # high keeps psycopg from preparing anything else by itself. Set DATABASE_PREPARED_STATEMENTS=0
         # behind a pooler that cannot carry prepared statements (PgBouncer < 1.21 in transaction mode).
         options["prepare_threshold"] = 2**31 - 1
-    pool_size = env_int("DATABASE_POOL_MAX_SIZE", 0, minimum=0)
+    pool_size = env_int("DATABASE_POOL_MAX_SIZE")
     if pool_size:
         # psycopg's pool opens lazily, on the first query, so gunicorn forks before it exists.
         options["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 10}
         config["CONN_MAX_AGE"] = 0
     else:
-        config["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0)
+        config["CONN_MAX_AGE"] = env_int("DATABASE_CONN_MAX_AGE")
         config["CONN_HEALTH_CHECKS"] = True
     config["OPTIONS"] = options
     return config
 
 
-DATABASES = {"default": _database(env_secret("DATABASE_URL", "") or local_postgres.database_url(VAR_DIR))}
+DATABASES = {"default": _database(env_secret("DATABASE_URL") or local_postgres.database_url(VAR_DIR))}
 # A streaming replica for the console's heavy pages (harness.ops.replica): never for the API, a write or the worker.
-_replica_url = env_secret("DATABASE_REPLICA_URL", "")
+_replica_url = env_secret("DATABASE_REPLICA_URL")
 if _replica_url:
     DATABASES["replica"] = {**_database(_replica_url), "TEST": {"MIRROR": "default"}}
     DATABASE_ROUTERS = ["harness.ops.replica.ReplicaRouter"]
-HARNESS_REPLICA_PAGES = frozenset(env_list("HARNESS_REPLICA_PAGES", [
-    "run_inspector", "run_lineage", "task_lineage", "checkpoint_detail", "checkpoint_diff", "session_list",
-    "session_timeline", "record_list"]))
+HARNESS_REPLICA_PAGES = frozenset(env_list("HARNESS_REPLICA_PAGES"))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -177,31 +175,31 @@ WHITENOISE_USE_FINDERS = True
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", derived=not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 X_FRAME_OPTIONS = "DENY"
 # HTTPS everywhere unless cookies may go over plain HTTP (DEBUG, bin/test's SECURE_COOKIES=0): then a redirect
 # to https:// would only lock the same people out. `manage.py check --deploy` is clean with these defaults
 # (tests/ops/test_deploy_settings.py). TLS ends at the proxy (README "Production"), which must set
 # X-Forwarded-Proto and drop any the client sent: SECURE_PROXY_SSL_HEADER trusts it.
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", SESSION_COOKIE_SECURE)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", derived=SESSION_COOKIE_SECURE)
 # The probes and the metrics are asked for over plain HTTP by a load balancer or Prometheus on the inside.
 SECURE_REDIRECT_EXEMPT = [r"^(healthz|readyz|metrics)$"]
-if env_bool("SECURE_PROXY_SSL_HEADER", SESSION_COOKIE_SECURE):
+if env_bool("SECURE_PROXY_SSL_HEADER", derived=SESSION_COOKIE_SECURE):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if SESSION_COOKIE_SECURE else 0, minimum=0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", derived=31_536_000 if SESSION_COOKIE_SECURE else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS")
 # Preloading is a promise about the whole domain that only its owner can make (and hard to take back), so it
 # is opt-in, and check --deploy's reminder about it (W021) is silenced rather than answered for them.
-SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD")
 SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 
 # Request limits: enforced by harness.http.middleware before any view parses the body.
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HARNESS_MAX_BODY_BYTES", 1_048_576, minimum=1024)
-HARNESS_MAX_JSON_DEPTH = env_int("HARNESS_MAX_JSON_DEPTH", 32, minimum=4)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("HARNESS_MAX_BODY_BYTES")
+HARNESS_MAX_JSON_DEPTH = env_int("HARNESS_MAX_JSON_DEPTH")
 # The agent's hottest calls (append, newest items, checkpoint write, lineage) answered without DRF's dispatch when
 # they are plain (harness.http.plain): the same checks, services and replies. 0 sends every call through DRF's views.
-HARNESS_PLAIN_PATH = env_bool("HARNESS_PLAIN_PATH", True)
+HARNESS_PLAIN_PATH = env_bool("HARNESS_PLAIN_PATH")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -221,12 +219,12 @@ REST_FRAMEWORK = {
 }
 # An agent token's rate: "N/s", "N/min" or "N/hour" (a fixed window), or "off". A caller over it gets 429
 # with Retry-After (the seconds left in the window).
-HARNESS_API_RATE = env_str("HARNESS_API_RATE", "6000/min")
+HARNESS_API_RATE = env_str("HARNESS_API_RATE")
 # Failed console logins per client address and username before the login answers 429 for the window.
-HARNESS_LOGIN_RATE = env_str("HARNESS_LOGIN_RATE", "10/15min")
+HARNESS_LOGIN_RATE = env_str("HARNESS_LOGIN_RATE")
 # The request header (WSGI name, e.g. HTTP_X_REAL_IP) in which the proxy puts the client's address; unset, the
 # login limit counts REMOTE_ADDR, which behind a proxy is the proxy's (then it is, in effect, per username).
-HARNESS_CLIENT_IP_HEADER = env_str("HARNESS_CLIENT_IP_HEADER", "")
+HARNESS_CLIENT_IP_HEADER = env_str("HARNESS_CLIENT_IP_HEADER")
 SPECTACULAR_SETTINGS = {
     "TITLE": "Harness Console API",
     "DESCRIPTION": "Durable state for AI-agent work: sessions, runs, checkpoints, approvals, effects, memory.",
@@ -256,7 +254,7 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: Redis in production; the filesystem transport serves the local start with no server.
 # The database, not the broker, is the source of truth: the recovery pass re-finds lost work.
-CELERY_BROKER_URL = env_secret("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_URL = env_secret("CELERY_BROKER_URL")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
@@ -271,9 +269,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=10),
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT"),
     }
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER")
 # The worker logs through LOGGING (JSON lines with the task's ids: harness.ops.logs), not Celery's own handler.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Celery's Django fixup closes every database connection before and after each task unless this is
@@ -287,16 +285,16 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
-HARNESS_RECOVERY_INTERVAL_SECONDS = env_int("HARNESS_RECOVERY_INTERVAL_SECONDS", 30, minimum=1)
-HARNESS_WORKER_HEARTBEAT_SECONDS = env_int("HARNESS_WORKER_HEARTBEAT_SECONDS", 15, minimum=1)
+HARNESS_RECOVERY_INTERVAL_SECONDS = env_int("HARNESS_RECOVERY_INTERVAL_SECONDS")
+HARNESS_WORKER_HEARTBEAT_SECONDS = env_int("HARNESS_WORKER_HEARTBEAT_SECONDS")
 # /readyz is not ready when no worker has beaten for this long (three missed beats by default).
-HARNESS_WORKER_HEARTBEAT_MAX_AGE = env_int("HARNESS_WORKER_HEARTBEAT_MAX_AGE", 3 * HARNESS_WORKER_HEARTBEAT_SECONDS,
-                                           minimum=1)
+HARNESS_WORKER_HEARTBEAT_MAX_AGE = env_int("HARNESS_WORKER_HEARTBEAT_MAX_AGE",
+                                           derived=3 * HARNESS_WORKER_HEARTBEAT_SECONDS)
 # How long a duplicate keyed POST waits for the first request with its Idempotency-Key before it is answered
 # 409 idempotency_in_progress with Retry-After (harness.http.idempotency): a worker is not held for the
 # first's whole run.
-HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS = env_int("HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS", 5000, minimum=1)
-HARNESS_WEBHOOK_SWEEP_SECONDS = env_int("HARNESS_WEBHOOK_SWEEP_SECONDS", 2, minimum=1)
+HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS = env_int("HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS")
+HARNESS_WEBHOOK_SWEEP_SECONDS = env_int("HARNESS_WEBHOOK_SWEEP_SECONDS")
 CELERY_BEAT_SCHEDULE = {
     "recovery-pass": {
         "task": "worker.recovery_pass",
@@ -321,23 +319,23 @@ CELERY_BEAT_SCHEDULE = {
 
 # Outbound webhooks (notify_app): attempts per delivery, the first retry's delay (doubling each time, capped
 # at an hour), each POST's timeout; the console's address for links in reviewer emails and Slack messages.
-HARNESS_WEBHOOK_MAX_ATTEMPTS = env_int("HARNESS_WEBHOOK_MAX_ATTEMPTS", 8, minimum=1)
-HARNESS_WEBHOOK_BACKOFF_SECONDS = env_int("HARNESS_WEBHOOK_BACKOFF_SECONDS", 10, minimum=0)
-HARNESS_WEBHOOK_TIMEOUT_SECONDS = env_int("HARNESS_WEBHOOK_TIMEOUT_SECONDS", 10, minimum=1)
+HARNESS_WEBHOOK_MAX_ATTEMPTS = env_int("HARNESS_WEBHOOK_MAX_ATTEMPTS")
+HARNESS_WEBHOOK_BACKOFF_SECONDS = env_int("HARNESS_WEBHOOK_BACKOFF_SECONDS")
+HARNESS_WEBHOOK_TIMEOUT_SECONDS = env_int("HARNESS_WEBHOOK_TIMEOUT_SECONDS")
 # Webhook and Slack URLs that are or resolve to loopback, private, link-local (cloud metadata) or other internal
 # addresses are refused at registration and at every send (notify_app.outbound); 1 allows them, for local
 # development and the test suite's receivers on 127.0.0.1. Off in production.
-HARNESS_WEBHOOK_ALLOW_PRIVATE = env_bool("HARNESS_WEBHOOK_ALLOW_PRIVATE", False)
-HARNESS_CONSOLE_URL = env_str("HARNESS_CONSOLE_URL", "").rstrip("/")
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "harness@localhost")
-EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
-EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+HARNESS_WEBHOOK_ALLOW_PRIVATE = env_bool("HARNESS_WEBHOOK_ALLOW_PRIVATE")
+HARNESS_CONSOLE_URL = env_str("HARNESS_CONSOLE_URL").rstrip("/")
+EMAIL_BACKEND = env_str("EMAIL_BACKEND")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL")
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_PORT = env_int("EMAIL_PORT")
 
 
 # The throttles' counters. Redis in production (CACHE_URL, or the broker's Redis when the broker is Redis), so
 # every process counts against one limit; the local start (filesystem broker) counts in each process's memory.
-_cache_url = env_secret("CACHE_URL", "")
+_cache_url = env_secret("CACHE_URL")
 if not _cache_url and CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     _cache_url = CELERY_BROKER_URL
 CACHES: dict[str, dict[str, Any]] = {
@@ -347,28 +345,13 @@ CACHES: dict[str, dict[str, Any]] = {
 }
 
 # /metrics (harness.ops.metrics) answers only a request carrying this bearer token; unset, it answers 404.
-HARNESS_METRICS_TOKEN = env_secret("HARNESS_METRICS_TOKEN", "")
+HARNESS_METRICS_TOKEN = env_secret("HARNESS_METRICS_TOKEN")
 # What /metrics reads from the database when scraped, one collector per app (the kernel imports no app).
 HARNESS_METRICS_COLLECTORS = [
     "harness.ops.metrics.WorkerStateCollector",
     "runs_app.metrics.RunStateCollector",
     "memory_app.metrics.MemoryStateCollector",
 ]
-
-
-def _env_json_object(name: str) -> dict[str, Any]:
-    import json
-
-    raw = env_str(name, "")
-    if not raw:
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise ImproperlyConfigured(f"{name} must be a JSON object.")
-    return value
 
 
 # Tool adapters the resume worker may execute, by name, resolved at resume time (worker.adapters):
@@ -385,7 +368,7 @@ _DEMO_TOOL_ADAPTERS = {
 # Values are JSON from the environment as given; worker.adapters checks each entry when it resolves it.
 HARNESS_TOOL_ADAPTERS: dict[str, Any] = {
     **(_DEMO_TOOL_ADAPTERS if HARNESS_DEMO else {}),
-    **_env_json_object("HARNESS_TOOL_ADAPTERS"),
+    **env_json_object("HARNESS_TOOL_ADAPTERS"),
 }
 HARNESS_TOOL_ADAPTERS = {name: config for name, config in HARNESS_TOOL_ADAPTERS.items() if config is not None}
 # Node handlers for worker-driven task plans (worker.handlers), by node name: none by default,
@@ -398,23 +381,23 @@ _DEMO_NODE_HANDLERS = {
 # Values are JSON from the environment as given; worker.handlers checks each path when it imports it.
 HARNESS_NODE_HANDLERS: dict[str, Any] = {
     **(_DEMO_NODE_HANDLERS if HARNESS_DEMO else {}),
-    **_env_json_object("HARNESS_NODE_HANDLERS"),
+    **env_json_object("HARNESS_NODE_HANDLERS"),
 }
 HARNESS_NODE_HANDLERS = {name: path for name, path in HARNESS_NODE_HANDLERS.items() if path}
-HARNESS_WORKER_LEASE_SECONDS = env_int("HARNESS_WORKER_LEASE_SECONDS", 60, minimum=1)
-HARNESS_EFFECT_MAX_ATTEMPTS = env_int("HARNESS_EFFECT_MAX_ATTEMPTS", 5, minimum=1)
-HARNESS_RESUME_MAX_ATTEMPTS = env_int("HARNESS_RESUME_MAX_ATTEMPTS", 10, minimum=1)
-HARNESS_DEFAULT_LEASE_SECONDS = env_int("HARNESS_DEFAULT_LEASE_SECONDS", 60, minimum=1)
+HARNESS_WORKER_LEASE_SECONDS = env_int("HARNESS_WORKER_LEASE_SECONDS")
+HARNESS_EFFECT_MAX_ATTEMPTS = env_int("HARNESS_EFFECT_MAX_ATTEMPTS")
+HARNESS_RESUME_MAX_ATTEMPTS = env_int("HARNESS_RESUME_MAX_ATTEMPTS")
+HARNESS_DEFAULT_LEASE_SECONDS = env_int("HARNESS_DEFAULT_LEASE_SECONDS")
 # The version of what a worker-driven plan runs on (its node handlers and tools, "major.minor"): the worker's
 # checkpoints record it, and a resume refuses a checkpoint recorded under another major version
 # (worker.steps.compatibility). Bump the major when a deploy changes what a saved position means.
-HARNESS_FRAMEWORK_VERSION = env_str("HARNESS_FRAMEWORK_VERSION", "1.0")
+HARNESS_FRAMEWORK_VERSION = env_str("HARNESS_FRAMEWORK_VERSION")
 
 # One JSON object per line on stderr (LOG_FORMAT=text for people at a terminal; DEBUG's default), each with the
 # request id, project, run, approval and Celery task ids in effect, and secrets scrubbed (harness.ops.logs).
-LOG_FORMAT = env_str("LOG_FORMAT", "text" if DEBUG else "json")
+LOG_FORMAT = env_str("LOG_FORMAT", derived="text" if DEBUG else "json")
 # One line per request (method, route, status, duration): harness.ops.observe.
-HARNESS_ACCESS_LOG = env_bool("HARNESS_ACCESS_LOG", True)
+HARNESS_ACCESS_LOG = env_bool("HARNESS_ACCESS_LOG")
 if LOG_FORMAT not in ("json", "text"):
     raise ImproperlyConfigured(f"LOG_FORMAT={LOG_FORMAT!r} is not json or text.")
 LOGGING = {
@@ -427,7 +410,7 @@ LOGGING = {
         "text": {"()": "harness.ops.logs.TextFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL")},
     # A periodic task's routine lines are DEBUG unless it did something (harness.ops.logs.QuietPeriodicTasks).
     "loggers": {name: {"filters": ["quiet_periodic"]} for name in CELERY_TASK_LOGGERS},
 }

@@ -16,7 +16,6 @@ kernel imports no app); each is a collector object with `collect()`.
 """
 
 import hmac
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +27,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, g
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from harness.env import env_str
 from harness.models import WorkerHeartbeat
 
 # A route is the URL pattern (`api/v1/runs/<id:pk>/`), never the path itself: one series per endpoint.
@@ -42,7 +42,7 @@ TASK_QUEUE_LAG = Histogram("harness_task_queue_lag_seconds",
 
 
 def multiprocess_dir() -> str:
-    return os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+    return env_str("PROMETHEUS_MULTIPROC_DIR")
 
 
 class _ThisProcess:

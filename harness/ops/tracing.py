@@ -8,10 +8,11 @@ gunicorn's or granian's fork), the worker in each pool process (config.celery: a
 not survive a fork). A test passes its own exporter (tests/ops/test_tracing.py).
 """
 
-import os
 from typing import Any
 
 from django.conf import settings
+
+from harness.env import env_str
 
 DJANGO_MIDDLEWARE = "opentelemetry.instrumentation.django.middleware.otel_middleware._DjangoMiddleware"
 _instrumentors: list[Any] = []
@@ -22,7 +23,7 @@ def tracing_configure(*, exporter: Any = None) -> bool:
     OTLP endpoint (BatchSpanProcessor). Returns whether tracing is on."""
     if _instrumentors:
         return True
-    if exporter is None and not os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+    if exporter is None and not env_str("OTEL_EXPORTER_OTLP_ENDPOINT"):
         return False
     from opentelemetry import trace
     from opentelemetry.instrumentation.celery import CeleryInstrumentor
@@ -34,7 +35,7 @@ def tracing_configure(*, exporter: Any = None) -> bool:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
     provider = TracerProvider(resource=Resource.create(
-        {"service.name": os.environ.get("OTEL_SERVICE_NAME", "harness-console")}))
+        {"service.name": env_str("OTEL_SERVICE_NAME")}))
     if exporter is None:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from harness.env import env_secret
+from harness.env import DECLARED, EnvVar, env_secret
 from tests.subprocesses import ROOT, child_env
 
 PRODUCTION_SECRET = "pr0d-" + "Zq8!xW3#vB6$" * 5  # 65 characters, many distinct
@@ -46,9 +46,12 @@ def test_check_deploy_fails_with_plain_http_cookies(tmp_path: Path) -> None:
 
 def test_a_secret_comes_from_the_variable_or_from_its_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
+    # A test's own secret, declared for this test only (the readers refuse an undeclared name).
+    monkeypatch.setitem(DECLARED, "HC_TEST_SECRET", EnvVar("HC_TEST_SECRET", "secret", "fallback", "A test's.",
+                                                           "process"))
     monkeypatch.delenv("HC_TEST_SECRET", raising=False)
     monkeypatch.delenv("HC_TEST_SECRET_FILE", raising=False)
-    assert env_secret("HC_TEST_SECRET", "fallback") == "fallback"
+    assert env_secret("HC_TEST_SECRET") == "fallback"
     monkeypatch.setenv("HC_TEST_SECRET", "from-env")
     assert env_secret("HC_TEST_SECRET") == "from-env"
 
