@@ -6,30 +6,43 @@ commands), and ```python / ```nginx are not commands.
 """
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# A fence opens at the start of a line (MkDocs would not treat an indented one inside a list as ours either)
-# and closes at the next bare ``` line.
-_FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+# A fence opens a line, indented or not (inside a list item), and closes at the next bare ``` line indented
+# the same; the body loses that indentation, as MkDocs shows it.
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+                    re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
 class Block:
     page: str  # relative to the repository root, e.g. "docs/quickstart.md"
     line: int  # the opening fence's line, 1-based, so a failure points at it
+    lang: str  # what follows the opening ```: "bash", "sh", "python", or ""
     text: str
+    above: str  # the last non-blank line before the fence: where a `<!-- not run: ... -->` goes
+
+
+def fenced_blocks(text: str, page: str = "<text>") -> list[Block]:
+    """Every fenced block of the page, in order."""
+    blocks = []
+    for match in _FENCE.finditer(text):
+        before = text[:match.start()].splitlines()
+        blocks.append(Block(
+            page=page, line=len(before) + 1, lang=match.group("lang"),
+            text=textwrap.dedent(match.group("body")),
+            above=next((line.strip() for line in reversed(before) if line.strip()), ""),
+        ))
+    return blocks
 
 
 def bash_blocks(text: str, page: str = "<text>") -> list[Block]:
-    """The page's ```bash blocks, in order."""
-    return [
-        Block(page=page, line=text.count("\n", 0, match.start()) + 1, text=match.group("body"))
-        for match in _FENCE.finditer(text)
-        if match.group("lang") == "bash"
-    ]
+    """The page's ```bash blocks, in order: the ones the suite runs."""
+    return [block for block in fenced_blocks(text, page) if block.lang == "bash"]
 
 
 def pages() -> list[str]:

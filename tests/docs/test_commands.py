@@ -14,6 +14,7 @@ from a command that exists on a stock Debian, and a curl that gets an error fail
 
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -26,7 +27,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from tests.docs.blocks import ROOT, Block, bash_blocks, blocks_by_page, pages
+from tests.docs.blocks import ROOT, Block, bash_blocks, blocks_by_page, fenced_blocks, pages
 from tests.parallel import worker_suffix
 from tests.worker.support import wait_for
 
@@ -35,6 +36,7 @@ PAGES = blocks_by_page()
 SUITE_VARIABLES = ("SECRET_KEY", "SECURE_COOKIES", "HARNESS_DEMO", "ALLOWED_HOSTS", "HARNESS_API_RATE",
                    "HARNESS_LOGIN_RATE", "HARNESS_WEBHOOK_ALLOW_PRIVATE", "CELERY_BROKER_URL")
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+BLOCKS_TIMEOUT = 180  # seconds for one page's blocks together: they are meant to be short-lived
 
 
 def _url_with_database(url: str, name: str) -> str:
@@ -135,17 +137,28 @@ def console(fresh_database: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
 def _run_blocks(blocks: list[Block], *, url: str, database_url: str, work: Path) -> tuple[int, int]:
     """Runs the blocks in one shell; (exit status, index of the block that was running when it stopped)."""
     work.mkdir()
-    driver = [f"cd {ROOT}"]
+    driver = [f"cd {shlex.quote(str(ROOT))}"]
     for index, block in enumerate(blocks):
         (work / f"{index}.sh").write_text(block.text)
-        driver.append(f"echo {index} > {work}/progress")
-        driver.append(f"source {work}/{index}.sh > {work}/{index}.out 2> {work}/{index}.err")
+        at = shlex.quote(str(work))
+        driver.append(f"echo {index} > {at}/progress")
+        driver.append(f"source {at}/{index}.sh > {at}/{index}.out 2> {at}/{index}.err")
     (work / "driver.sh").write_text("\n".join(driver) + "\n")
     env = {"PATH": f"{ROOT}/.venv/bin:{SYSTEM_PATH}", "HOME": str(work), "LANG": "C.UTF-8",
            "HARNESS_URL": url, "DATABASE_URL": database_url, "HARNESS_VAR_DIR": str(work / "var")}
-    done = subprocess.run(["/bin/bash", "-euo", "pipefail", str(work / "driver.sh")], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
-    return done.returncode, int((work / "progress").read_text())
+    # No stdin: a block that waits for input ends instead of hanging the test. A group of its own, so a block
+    # that overstays is stopped with everything it started.
+    with (work / "driver.log").open("w") as log:
+        shell = subprocess.Popen(["/bin/bash", "-euo", "pipefail", str(work / "driver.sh")], cwd=ROOT, env=env,
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+    try:
+        status = shell.wait(timeout=BLOCKS_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait(timeout=10)
+        status = -1
+    return status, int((work / "progress").read_text())
 
 
 @pytest.mark.slow
@@ -158,8 +171,9 @@ def test_the_pages_bash_blocks_run_as_shown(page: str, console: tuple[str, Path]
     status, index = _run_blocks(blocks, url=url, database_url=fresh_database, work=work)
     if status != 0:
         block = blocks[index]
+        ended = f"took over {BLOCKS_TIMEOUT}s" if status == -1 else f"exited {status}"
         pytest.fail(
-            f"{page}, the bash block at line {block.line} exited {status}:\n{block.text}"
+            f"{page}, the bash block at line {block.line} {ended}:\n{block.text}"
             f"--- stdout\n{(work / f'{index}.out').read_text()}\n--- stderr\n{(work / f'{index}.err').read_text()}"
             f"\n--- the console's log (last lines)\n{log_path.read_text()[-2000:]}"
         )
@@ -175,15 +189,17 @@ def test_the_collector_finds_the_readmes_and_the_quickstarts_blocks() -> None:
 
 
 def test_the_collector_takes_bash_fences_only_with_their_lines() -> None:
-    text = "# T\n\n```bash\necho one\n```\n\n```sh\nbin/start\n```\n```python\nx = 1\n```\n```bash\necho two\n```\n"
-    assert [(b.line, b.text) for b in bash_blocks(text)] == [(3, "echo one\n"), (13, "echo two\n")]
+    text = ("# T\n\n```bash\necho one\n```\n\n<!-- not run: forever -->\n```sh\nbin/start\n```\n```python\nx = 1\n```\n"
+            "1. a step:\n\n    ```bash\n    echo two\n      echo indented\n    ```\n")
+    assert [(b.line, b.lang, b.above) for b in fenced_blocks(text)] == [
+        (3, "bash", "# T"), (8, "sh", "<!-- not run: forever -->"), (11, "python", "```"), (16, "bash", "1. a step:"),
+    ]
+    assert [b.text for b in bash_blocks(text)] == ["echo one\n", "echo two\n  echo indented\n"]
 
 
 @pytest.mark.parametrize("page", pages())
 def test_every_sh_block_says_why_it_is_not_run(page: str) -> None:
     """A ```sh block is a deliberate exception to "the suite runs it": the comment above it names the reason."""
-    lines = (ROOT / page).read_text().splitlines()
-    for number, line in enumerate(lines):
-        if re.fullmatch(r"```sh\s*", line):
-            above = next((lines[i] for i in range(number - 1, -1, -1) if lines[i].strip()), "")
-            assert re.fullmatch(r"<!-- not run: .+ -->", above.strip()), f"{page}:{number + 1} has no reason"
+    for block in fenced_blocks((ROOT / page).read_text(), page):
+        if block.lang == "sh":
+            assert re.fullmatch(r"<!-- not run: .+ -->", block.above), f"{page}:{block.line} says not why it is not run"
