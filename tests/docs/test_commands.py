@@ -7,7 +7,8 @@ migrated and has the demo loaded, as bin/start leaves its database.
 The shell gets what a reader's second shell beside `bin/start` has, and nothing of this test's environment:
 `.venv/bin` on PATH, `HARNESS_URL` (the console), `DATABASE_URL` (its database, which is what manage.py finds by
 default beside bin/start) and a scratch HARNESS_VAR_DIR. So a block that needs a token makes one, a key comes
-from a command that exists on a stock Debian, and a curl that gets an error fails the block with its body.
+from a command that exists on a stock Debian (a missing one fails the block, even where `bash -e` does not
+stop), and a curl that gets an error fails the block with its body.
 
 ```sh blocks are not run; each carries a `<!-- not run: why -->` comment, checked here too.
 """
