@@ -27,6 +27,7 @@ import httpx
 import psycopg
 import pytest
 from psycopg import sql
+from psycopg.rows import TupleRow
 
 from tests.docs.blocks import ROOT, Block, bash_blocks, blocks_by_page, fenced_blocks, pages
 from tests.parallel import worker_suffix
@@ -45,7 +46,7 @@ def _url_with_database(url: str, name: str) -> str:
     return urlunsplit(urlsplit(url)._replace(path="/" + name))
 
 
-def _admin_connection() -> psycopg.Connection:  # type: ignore[type-arg]
+def _admin_connection() -> psycopg.Connection[TupleRow]:
     return psycopg.connect(_url_with_database(os.environ["DATABASE_URL"], "postgres"), autocommit=True)
 
 
