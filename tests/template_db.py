@@ -20,6 +20,7 @@ import hashlib
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import django
@@ -83,6 +84,29 @@ def _build(alias: str, name: str, stamp: str, conn: psycopg.Connection) -> None:
     conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(stamp)))
 
 
+@contextmanager
+def _template_lock(conn: psycopg.Connection, template: str) -> Iterator[None]:
+    conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"harness-test-template:{template}"])
+    try:
+        yield
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [f"harness-test-template:{template}"])
+
+
+def _clone(conn: psycopg.Connection, template: str, name: str) -> None:
+    conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(template)))
+
+
+def clone_template_as(name: str) -> None:
+    """A fresh database `name` on the suite's server, a copy of the migrated template (for a test whose processes
+    need a database of their own). The template must exist: depend on `django_db_setup`."""
+    source = connections["default"].settings_dict
+    template = template_name(source["NAME"])
+    with _maintenance(source) as conn, _template_lock(conn, template):
+        _clone(conn, template, name)
+
+
 def clone_for_this_worker(run: str, alias: str = "default", *, rebuild: bool = False) -> Iterator[str]:
     """Point `alias` at a fresh clone of the template (building the template first when it is missing or stale, or
     when `rebuild` and no worker of this `run` has rebuilt it yet), yield the clone's name, then drop the clone.
@@ -92,16 +116,10 @@ def clone_for_this_worker(run: str, alias: str = "default", *, rebuild: bool = F
     worker_name = connection.creation._get_test_db_name()
     template = template_name(worker_name)
     fingerprint = schema_fingerprint()
-    with _maintenance(connection.settings_dict) as conn:
-        conn.execute("SELECT pg_advisory_lock(hashtext(%s))", [f"harness-test-template:{template}"])
-        try:
-            if needs_build(_stamp_of(conn, template), fingerprint, run, rebuild=rebuild):
-                _build(alias, template, f"{fingerprint} {run}", conn)
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(worker_name)))
-            conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(worker_name),
-                                                                          sql.Identifier(template)))
-        finally:
-            conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [f"harness-test-template:{template}"])
+    with _maintenance(connection.settings_dict) as conn, _template_lock(conn, template):
+        if needs_build(_stamp_of(conn, template), fingerprint, run, rebuild=rebuild):
+            _build(alias, template, f"{fingerprint} {run}", conn)
+        _clone(conn, template, worker_name)
     connection.close()
     connection.settings_dict["NAME"] = settings.DATABASES[alias]["NAME"] = worker_name
     try:

@@ -29,6 +29,7 @@ import pytest
 from psycopg import sql
 from psycopg.rows import TupleRow
 
+from tests import template_db
 from tests.docs.blocks import ROOT, Block, bash_blocks, blocks_by_page, fenced_blocks, pages
 from tests.parallel import worker_suffix
 from tests.worker.support import wait_for
@@ -63,23 +64,22 @@ def _console_env(database_url: str, **extra: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def template_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A database migrated and given the demo once for this module (one per xdist worker), as bin/start leaves
-    its own; each page's database is a fresh copy of it."""
+def template_database(django_db_setup: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A database with the demo loaded once for this module (one per xdist worker), as bin/start leaves its own;
+    each page's database is a fresh copy of it. It starts as a copy of the suite's migrated template
+    (tests/template_db.py): the same schema `migrate` makes, without migrating again."""
     base = urlsplit(os.environ["DATABASE_URL"]).path.lstrip("/")
     name = f"{base}_docs{worker_suffix()}_template"
-    _drop(name)
-    with _admin_connection() as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    template_db.clone_template_as(name)
     url = _url_with_database(os.environ["DATABASE_URL"], name)
     try:
-        scratch = tmp_path_factory.mktemp("migrate")
+        scratch = tmp_path_factory.mktemp("demo")
         env = _console_env(url, HOME=str(scratch), HARNESS_VAR_DIR=str(scratch / "var"))
-        # What bin/start does before it serves: the pages' commands run beside it, on its demo.
-        for command in (["migrate", "--no-input", "-v0"], ["load_demo", "--with-users"]):
-            done = subprocess.run([str(ROOT / ".venv/bin/python"), "manage.py", *command], env=env, cwd=ROOT,
-                                  capture_output=True, text=True, timeout=300)
-            assert done.returncode == 0, done.stdout + done.stderr
+        # What bin/start does before it serves (its `migrate` has nothing left to do): the pages' commands run
+        # beside it, on its demo.
+        done = subprocess.run([str(ROOT / ".venv/bin/python"), "manage.py", "load_demo", "--with-users"], env=env,
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
         yield name
     finally:
         _drop(name)
