@@ -2,8 +2,10 @@
 
 Project "novelforge": session S-42 with runs R-100 (succeeded), R-101 (waiting for approval of a
 high-risk tool call) and R-102 (created); task T-7 with its day-1 to day-3 checkpoints; one
-pending approval; one consumed effect; memory records, one superseding another. Everything is
-written through the services, as an agent would through the API. Running it twice changes nothing.
+pending approval; one consumed effect; memory records, one superseding another. Then the project's last
+14 days (demo.history): a few hundred runs of four agents, decided approvals, held memory, decided by the
+reviewer `mira` (no password: she cannot log in). Everything is written through the services, as an agent
+would through the API. Running it twice changes nothing.
 """
 
 from typing import Any
@@ -12,6 +14,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
+from demo.history import load_demo_history
 from demo.memory import load_demo_memory
 from harness.actors import Actor
 from harness.canonical import digest
@@ -25,6 +28,7 @@ PLAN = ["outline", "draft", "publish", "summarize"]
 OUTLINE = "1. The keeper  2. The storm  3. The lighthouse"
 DRAFT = "Chapter 3. The lamp had not been lit for eleven years..."
 DEMO_USERS = {"reviewer": Role.REVIEWER, "operator": Role.OPERATOR, "admin": Role.ADMIN}
+HISTORY_REVIEWER = "mira"  # the history's decisions are hers; she has no password (no login)
 
 
 class Command(BaseCommand):
@@ -42,21 +46,31 @@ class Command(BaseCommand):
             self._users(project)
         if project.sessions.filter(ref="S-42").exists():
             self.stdout.write("The demo is already loaded (project novelforge).")
-            return
+        else:
+            with transaction.atomic():
+                self._scenario(project)
+            self.stdout.write(self.style.SUCCESS("Loaded the demo: project novelforge, S-42, R-100..R-102, T-7."))
         with transaction.atomic():
-            self._scenario(project)
-        self.stdout.write(self.style.SUCCESS("Loaded the demo: project novelforge, S-42, R-100..R-102, T-7."))
+            made = load_demo_history(project=project, reviewer=self._user(project, HISTORY_REVIEWER, Role.REVIEWER))
+        if made:
+            self.stdout.write(self.style.SUCCESS(f"Loaded its last 14 days: {made} runs."))
 
     def _users(self, project: Project) -> None:
         for username, role in DEMO_USERS.items():
-            user, made = User.objects.get_or_create(username=username, defaults={"is_staff": role == Role.ADMIN})
-            if made:
-                user.set_password(f"{username}-demo")
-                user.is_superuser = role == Role.ADMIN
-                user.save()
-                self.stdout.write(f"console user {username} / {username}-demo ({role})")
-            user.groups.add(Group.objects.get_or_create(name=role)[0])
-            Membership.objects.get_or_create(user=user, project=project)
+            self._user(project, username, role, password=f"{username}-demo")
+
+    def _user(self, project: Project, username: str, role: str, password: str | None = None) -> User:
+        """`username` with `role` in `project`; a new user gets `password`, or an unusable one (no login)."""
+        user, made = User.objects.get_or_create(username=username, defaults={"is_staff": role == Role.ADMIN})
+        if made:
+            user.set_password(password)  # None: unusable
+            user.is_superuser = role == Role.ADMIN
+            user.save()
+            if password:
+                self.stdout.write(f"console user {username} / {password} ({role})")
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+        Membership.objects.get_or_create(user=user, project=project)
+        return user
 
     def _scenario(self, project: Project) -> None:
         session = session_create(project=project, role="manager", memory_policy="bounded", ref="S-42",
