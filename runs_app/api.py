@@ -36,7 +36,7 @@ from harness.http.idempotency import KeyTaken, claim_of
 from harness.http.permissions import ReviewerOnly
 from harness.http.plain import plain_read, plain_write
 from harness.models import Project
-from runs_app import selectors, services
+from runs_app import services
 from runs_app.filters import ApprovalFilter, CheckpointFilter, EffectFilter, RunEventFilter, RunFilter, TaskFilter
 from runs_app.models import (
     ApprovalExecutor,
@@ -52,6 +52,11 @@ from runs_app.models import (
     Task,
     TaskStatus,
 )
+from runs_app.selectors import approvals as approvals_sel
+from runs_app.selectors import checkpoints as checkpoints_sel
+from runs_app.selectors import effects as effects_sel
+from runs_app.selectors import runs as runs_sel
+from runs_app.selectors import tasks as tasks_sel
 
 _TEXT_MAX = 20_000
 
@@ -179,7 +184,7 @@ class _RunReachable:
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)  # type: ignore[misc]  # the DRF view it is mixed into
         if "pk" in kwargs:
-            selectors.run_reachable(project_ids=scope(request), run_id=kwargs["pk"], end_user=end_user_scope(request))
+            runs_sel.run_reachable(project_ids=scope(request), run_id=kwargs["pk"], end_user=end_user_scope(request))
 
 
 class RunListCreateApi(AgentListView[Run]):
@@ -191,7 +196,7 @@ class RunListCreateApi(AgentListView[Run]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Run]:
-        return selectors.run_list(project_ids=scope(self.request))
+        return runs_sel.run_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["runs"], operation_id="runs_create", request=RunCreateInSerializer,
                    responses={201: RunOutSerializer})
@@ -206,7 +211,7 @@ class RunListCreateApi(AgentListView[Run]):
 class RunDetailApi(_RunReachable, AgentApiView):
     @extend_schema(tags=["runs"], operation_id="runs_read", responses={200: RunOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        run = selectors.run_get(project_ids=scope(request), run_id=pk, end_user=end_user_scope(request))
+        run = runs_sel.run_get(project_ids=scope(request), run_id=pk, end_user=end_user_scope(request))
         return Response(RunOutSerializer(run).data)
 
 
@@ -280,7 +285,7 @@ class RunEventsApi(AgentListView[RunEvent]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[RunEvent]:
-        return selectors.run_event_list(project_ids=scope(self.request), run_id=self.kwargs["pk"])
+        return runs_sel.run_event_list(project_ids=scope(self.request), run_id=self.kwargs["pk"])
 
     @extend_schema(tags=["runs"], operation_id="run_events_append", request=EventInSerializer,
                    responses={201: EventOutSerializer})
@@ -412,7 +417,7 @@ class CheckpointListCreateApi(AgentListView[Checkpoint]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Checkpoint]:
-        return selectors.checkpoint_list(project_ids=scope(self.request))
+        return checkpoints_sel.checkpoint_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["checkpoints"], operation_id="checkpoints_create", request=CheckpointInSerializer,
                    responses={201: CheckpointOutSerializer})
@@ -454,7 +459,7 @@ def checkpoint_create_plain(request: HttpRequest) -> HttpResponse | None:
 class CheckpointDetailApi(AgentApiView):
     @extend_schema(tags=["checkpoints"], operation_id="checkpoints_read", responses={200: CheckpointOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        checkpoint = selectors.checkpoint_get(project_ids=scope(request), checkpoint_id=pk)
+        checkpoint = checkpoints_sel.checkpoint_get(project_ids=scope(request), checkpoint_id=pk)
         return Response(CheckpointOutSerializer(checkpoint).data)
 
 
@@ -464,13 +469,13 @@ class CheckpointLineageApi(AgentApiView):
                    description="The checkpoint and its ancestors, newest first.")
     def get(self, request: Request, pk: int) -> HttpResponse:
         # PostgreSQL writes the answer (CheckpointOutSerializer's shape); it is sent as it comes.
-        body = selectors.checkpoint_lineage_json(project_ids=scope(request), checkpoint_id=pk)
+        body = checkpoints_sel.checkpoint_lineage_json(project_ids=scope(request), checkpoint_id=pk)
         return HttpResponse(body, content_type="application/json")
 
 
 def checkpoint_lineage_plain(request: HttpRequest, pk: int) -> HttpResponse | None:
     """The lineage read's plain path (harness.http.plain): None hands the request to CheckpointLineageApi."""
-    return plain_read(request, lambda caller: selectors.checkpoint_lineage_json(
+    return plain_read(request, lambda caller: checkpoints_sel.checkpoint_lineage_json(
         project_ids=[caller.project.pk], checkpoint_id=pk, caller=caller.check))
 
 
@@ -539,7 +544,7 @@ class ApprovalListApi(AgentListView[ApprovalRequest]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[ApprovalRequest]:
-        return selectors.approval_list(project_ids=scope(self.request), end_user=end_user_scope(self.request))
+        return approvals_sel.approval_list(project_ids=scope(self.request), end_user=end_user_scope(self.request))
 
 
 class ApprovalDetailApi(AgentApiView):
@@ -547,7 +552,8 @@ class ApprovalDetailApi(AgentApiView):
 
     @extend_schema(tags=["approvals"], operation_id="approvals_read", responses={200: ApprovalOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        approval = selectors.approval_get(project_ids=scope(request), approval_id=pk, end_user=end_user_scope(request))
+        approval = approvals_sel.approval_get(project_ids=scope(request), approval_id=pk,
+                                              end_user=end_user_scope(request))
         return Response(ApprovalOutSerializer(approval).data)
 
 
@@ -615,7 +621,7 @@ class EffectListIntendApi(AgentListView[ExternalEffect]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[ExternalEffect]:
-        return selectors.effect_list(project_ids=scope(self.request))
+        return effects_sel.effect_list(project_ids=scope(self.request))
 
     @extend_schema(tags=["effects"], operation_id="effects_intend", request=EffectIntendInSerializer,
                    responses={201: EffectOutSerializer, 200: EffectOutSerializer},
@@ -636,7 +642,7 @@ class EffectListIntendApi(AgentListView[ExternalEffect]):
 class EffectDetailApi(AgentApiView):
     @extend_schema(tags=["effects"], operation_id="effects_read", responses={200: EffectOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(EffectOutSerializer(selectors.effect_get(project_ids=scope(request), effect_id=pk)).data)
+        return Response(EffectOutSerializer(effects_sel.effect_get(project_ids=scope(request), effect_id=pk)).data)
 
 
 class EffectDeliverApi(AgentApiView):
@@ -692,7 +698,7 @@ class TaskOutSerializer(serializers.ModelSerializer[Task]):
         if task.pk not in durable:  # one task's (a detail, a save): its two statements, once for both fields
             cached: dict[int, dict[str, list[dict[str, Any]]]] = self.__dict__.setdefault("_durable_one", {})
             if task.pk not in cached:
-                cached.update(selectors.task_durable_state([task.pk]))
+                cached.update(tasks_sel.task_durable_state([task.pk]))
             return cached[task.pk]
         return durable[task.pk]
 
@@ -748,14 +754,14 @@ class TaskListCreateApi(AgentListView[Task]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Task]:
-        return selectors.task_list(project_ids=scope(self.request))
+        return tasks_sel.task_list(project_ids=scope(self.request))
 
     def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
         """A page's tasks get their derived state in two statements, not two per task."""
         if kwargs.get("many") and args:
             tasks = list(args[0])
             kwargs["context"] = {**self.get_serializer_context(),
-                                 "durable": selectors.task_durable_state([t.pk for t in tasks])}
+                                 "durable": tasks_sel.task_durable_state([t.pk for t in tasks])}
             args = (tasks, *args[1:])
         return super().get_serializer(*args, **kwargs)
 
@@ -770,7 +776,7 @@ class TaskListCreateApi(AgentListView[Task]):
 class TaskDetailApi(AgentApiView):
     @extend_schema(tags=["tasks"], operation_id="tasks_read", responses={200: TaskOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(TaskOutSerializer(selectors.task_get(project_ids=scope(request), task_id=pk)).data)
+        return Response(TaskOutSerializer(tasks_sel.task_get(project_ids=scope(request), task_id=pk)).data)
 
     @extend_schema(tags=["tasks"], operation_id="tasks_save", request=TaskSaveInSerializer,
                    responses={200: TaskOutSerializer},

@@ -24,9 +24,10 @@ from harness.http.body import InSerializer
 from harness.http.filters import ApiFilter
 from harness.http.permissions import receiver_token_id
 from harness.models import Project
-from runs_app import selectors, services
+from runs_app import services
 from runs_app.api import expected_version_field, lease_owner_field
 from runs_app.models import Handoff, HandoffStatus
+from runs_app.selectors import handoffs as handoffs_sel
 
 _TEXT_MAX = 20_000
 
@@ -140,14 +141,14 @@ class HandoffListApi(AgentListView[Handoff]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Handoff]:
-        return selectors.handoff_list(project_ids=scope(self.request))
+        return handoffs_sel.handoff_list(project_ids=scope(self.request))
 
 
 def _receivers_own(request: Request, pk: int) -> None:
     """A receiver's token reaches its own handoff only: any other is absent to it (404)."""
     token_id = receiver_token_id(request)
     if token_id is not None:
-        selectors.handoff_get(project_ids=scope(request), handoff_id=pk, receiver_token_id=token_id)
+        handoffs_sel.handoff_get(project_ids=scope(request), handoff_id=pk, receiver_token_id=token_id)
 
 
 class HandoffDetailApi(AgentApiView):
@@ -155,7 +156,7 @@ class HandoffDetailApi(AgentApiView):
 
     @extend_schema(tags=["handoffs"], operation_id="handoffs_read", responses={200: HandoffOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        handoff = selectors.handoff_get(project_ids=scope(request), handoff_id=pk,
+        handoff = handoffs_sel.handoff_get(project_ids=scope(request), handoff_id=pk,
                                         receiver_token_id=receiver_token_id(request))
         return Response(HandoffOutSerializer(handoff).data)
 

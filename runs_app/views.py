@@ -27,7 +27,6 @@ from harness.http.views import (
 )
 from harness.tenancy import Role, role_project_ids
 from runs_app import inspector_panels
-from runs_app import selectors as sel
 from runs_app.filters import ApprovalInboxFilter, RunListFilter, TaskListFilter
 from runs_app.forms import (
     AbandonEffectForm,
@@ -41,7 +40,22 @@ from runs_app.forms import (
     RetryEffectForm,
 )
 from runs_app.models import ApprovalRequest, ApprovalStatus, EffectDecision, ExternalEffect, Run, RunStatus, Task
+from runs_app.presentation import diff
+from runs_app.presentation.events import events_shown
+from runs_app.presentation.json_text import pretty
+from runs_app.presentation.lineage import lineage_layout
+from runs_app.presentation.resume_checklist import resume_in_progress, resume_progress
+from runs_app.presentation.tasks import task_plan, task_state_history
+from runs_app.presentation.timeline import family as event_family
+from runs_app.presentation.timeline import run_timeline
 from runs_app.resume import RESUME_CHECKS, DryRun, resume_dry_run
+from runs_app.selectors import approvals as approvals_sel
+from runs_app.selectors import checkpoints as checkpoints_sel
+from runs_app.selectors import effects as effects_sel
+from runs_app.selectors import handoffs as handoffs_sel
+from runs_app.selectors import paging as paging_sel
+from runs_app.selectors import runs as runs_sel
+from runs_app.selectors import tasks as tasks_sel
 from runs_app.services import (
     BulkItem,
     BulkResult,
@@ -52,15 +66,8 @@ from runs_app.services import (
     effect_resolve,
     project_reviewers,
 )
-from runs_app.timeline import family as event_family
-from runs_app.timeline import run_timeline
 from runs_app.views_forks import checkpoint_page
 from runs_app.views_run_actions import offered_run_actions
-
-
-def pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
-
 
 # --- approvals -----------------------------------------------------------------------------
 
@@ -74,19 +81,20 @@ def approval_inbox(request: ConsoleRequest) -> HttpResponse:
 def _inbox_context(request: ConsoleRequest) -> dict[str, Any]:
     filters = ApprovalInboxFilter(request.GET or None)
     # A bad value in any filter shows the whole inbox, as the form's page always has.
-    refine = filters.filter_queryset if filters.is_bound and filters.is_valid() else sel.approval_inbox_unfiltered
+    refine = (filters.filter_queryset if filters.is_bound and filters.is_valid()
+              else approvals_sel.approval_inbox_unfiltered)
     ids = project_ids(request)
-    pending = sel.approval_inbox(project_ids=ids, refine=refine)
-    page = sel.inbox_page(project_ids=ids, refine=refine, after=request.GET.get("after"),
+    pending = approvals_sel.approval_inbox(project_ids=ids, refine=refine)
+    page = approvals_sel.inbox_page(project_ids=ids, refine=refine, after=request.GET.get("after"),
                           before=request.GET.get("before"))
     return {
         "form": filters.form,
         "page": page,
         # A row is selectable for a bulk decision only in a project where the user reviews (issue 17).
         "reviewer_projects": frozenset(role_project_ids(request.user, Role.REVIEWER, ids)),
-        "pending_count": sel.capped_count(pending),
-        "count_cap": sel.COUNT_CAP,
-        "agents": sel.inbox_agents(project_ids=ids),
+        "pending_count": paging_sel.capped_count(pending),
+        "count_cap": paging_sel.COUNT_CAP,
+        "agents": approvals_sel.inbox_agents(project_ids=ids),
         "query": _query_without_page(request),
         "bulk_form": BulkDecisionForm(),
     }
@@ -155,8 +163,8 @@ def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extr
         **extra,
     }
     if not deciding:
-        trace = sel.resume_trace(approval)
-        context.update(trace=trace, progress=sel.resume_progress(trace), polling=sel.resume_in_progress(run))
+        trace = approvals_sel.resume_trace(approval)
+        context.update(trace=events_shown(trace), progress=resume_progress(trace), polling=resume_in_progress(run))
     return context
 
 
@@ -166,7 +174,7 @@ def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
     return {
         "recent_items": [
             (item, json.dumps(item.content, ensure_ascii=False, default=str))
-            for item in sel.session_recent_items(approval.run.session_id)
+            for item in approvals_sel.session_recent_items(approval.run.session_id)
         ],
         "checkpoint": checkpoint,
         "checkpoint_state_pretty": pretty(checkpoint.state) if checkpoint else "",
@@ -180,7 +188,7 @@ DETAIL_PARTIALS = ("decision", "trace")
 @require_GET
 @console_page
 def approval_detail(request: ConsoleRequest, approval_id: int) -> HttpResponse:
-    approval = sel.approval_for_decision(project_ids=project_ids(request), approval_id=approval_id)
+    approval = approvals_sel.approval_for_decision(project_ids=project_ids(request), approval_id=approval_id)
     context = _decision_context(request, approval)
     if not asked_part(request, DETAIL_PARTIALS):
         context.update(_page_context(approval))
@@ -202,7 +210,7 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     4. Success: htmx swaps in the panel, which polls the resume trace; a plain POST redirects.
     """
     ids = project_ids(request)
-    approval = sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+    approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
     form = form_class(request.POST)
     form_key = {"ApproveForm": "approve_form", "RejectForm": "reject_form", "EditApproveForm": "edit_form"}[
         form_class.__name__
@@ -230,15 +238,16 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
         notice = exc.detail
         if exc.code != "already_decided":
             notice = f"{exc.detail} Reload the page to see the approval as it is now."
-        return _decision_response(request, sel.approval_for_decision(project_ids=ids, approval_id=approval_id),
-                                  status=409, conflict=notice)
+        approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+        return _decision_response(request, approval, status=409, conflict=notice)
     except DomainError as exc:
         return _decision_response(request, approval, status=400, error=exc.detail, **{form_key: form})
     if not request.htmx:
         if decision == Decision.APPROVE and not at_decision.passes:
             messages.warning(request, _failing_notice(at_decision))
         return redirect(reverse("runs:approval_detail", args=[approval_id]))
-    return _decision_response(request, sel.approval_for_decision(project_ids=ids, approval_id=approval_id), status=200,
+    approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+    return _decision_response(request, approval, status=200,
                               dry_run_at_decision=at_decision if decision == Decision.APPROVE else None)
 
 
@@ -266,7 +275,7 @@ def _decision_response(
 def approval_assign_view(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     """Assign the approval to a reviewer of its project (or nobody), then show its page again."""
     ids = project_ids(request)
-    approval = sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+    approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
     form = AssignForm(request.POST)
     if form.is_valid():
         try:
@@ -329,11 +338,11 @@ def run_list(request: ConsoleRequest) -> HttpResponse:
     slug = request.GET.get("project", "")
     ids = [p.pk for p in visible_projects(request) if not slug or p.slug == slug]
     sort = request.GET.get("sort", "-created")
-    sort = sort if sort in sel.RUN_SORTS else "-created"
-    page = sel.run_page(project_ids=ids, refine=applied.filter_queryset, sort=sort,
+    sort = sort if sort in runs_sel.RUN_SORTS else "-created"
+    page = runs_sel.run_page(project_ids=ids, refine=applied.filter_queryset, sort=sort,
                         after=request.GET.get("after"), before=request.GET.get("before"))
     # Each status's count under the other filters: a click on a count narrows the list to it.
-    counts = sel.run_status_counts(project_ids=ids,
+    counts = runs_sel.run_status_counts(project_ids=ids,
                                    refine=_run_filters(request.GET, drop={*errors, "status"}).filter_queryset)
     query = _query_without_page(request)
     without_status = request.GET.copy()
@@ -346,13 +355,13 @@ def run_list(request: ConsoleRequest) -> HttpResponse:
         "query": query,
         "status_counts": [(status, counts.get(status, 0)) for status in RunStatus.values],
         "status_query": without_status.urlencode(),
-        "count_cap": sel.COUNT_CAP,
+        "count_cap": paging_sel.COUNT_CAP,
         "selected_statuses": request.GET.getlist("status"),
         "sort": sort,
         "sorts": RUN_SORT_LABELS,
         "project": slug,
-        "agents": sel.run_agents(project_ids=ids),
-        "blocked_steps": sel.run_blocked_steps(project_ids=ids),
+        "agents": runs_sel.run_agents(project_ids=ids),
+        "blocked_steps": runs_sel.run_blocked_steps(project_ids=ids),
         "statuses": RunStatus.values,
     }
     return render_page(request, "runs/run_list.html", context, partials=("run-table",))
@@ -365,24 +374,24 @@ INSPECTOR_PARTIALS = ("events", "timeline")
 @require_GET
 @console_page
 def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
-    run = sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
+    run = runs_sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
     part = asked_part(request, INSPECTOR_PARTIALS)
     context: dict[str, Any] = {"run": run}
     if part != "timeline":
-        events = Paginator(sel.run_events(run), 100).get_page(request.GET.get("page"))
-        events.object_list = sel.with_data_json(list(events.object_list))
-        context["events"] = events
+        events = Paginator(runs_sel.run_events(run), 100).get_page(request.GET.get("page"))
+        context.update(events=events, events_shown=events_shown(list(events.object_list)))
     if part != "events":
         family = request.GET.get("kind", "")
         family = family if re.fullmatch(r"[\w-]{1,64}", family) else ""
-        node_executions = sel.run_node_executions(run)
-        window = sel.run_timeline_events(run, family=family)
+        node_executions = runs_sel.run_node_executions(run)
+        window = runs_sel.run_timeline_events(run, family=family)
         # The service's own families, and whatever an agent named its events (`note`, `tool.call`, ...).
-        families = sorted({*sel.EVENT_FAMILIES, *(event_family(e.kind) for e in window), *([family] if family else [])})
+        families = sorted({*runs_sel.EVENT_FAMILIES, *(event_family(e.kind) for e in window),
+                           *([family] if family else [])})
         context.update(
             timeline=run_timeline(window, sorted(node_executions, key=lambda n: (n.started_at, n.pk)),
                                   families=families, show_nodes=family in ("", "node")),
-            timeline_family=family, timeline_limit=sel.TIMELINE_EVENTS, node_executions=node_executions,
+            timeline_family=family, timeline_limit=runs_sel.TIMELINE_EVENTS, node_executions=node_executions,
         )
     if not part:
         context.update(
@@ -390,9 +399,9 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
             error_pretty=pretty(run.error) if run.error else "",
             bound_result_pretty=pretty(run.bound_result) if run.bound_result is not None else "",
             metrics_pretty=pretty(run.metrics),
-            effects=sel.run_effects(run),
-            approvals=sel.run_approvals(run),
-            handoffs=sel.run_handoffs(run),
+            effects=effects_sel.run_effects(run),
+            approvals=approvals_sel.run_approvals(run),
+            handoffs=handoffs_sel.run_handoffs(run),
             run_actions=offered_run_actions(request, run),
             **inspector_panels.panels(run),  # the context snapshots (memory_app), registered from above
         )
@@ -406,7 +415,7 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
 @console_page
 def task_list(request: ConsoleRequest) -> HttpResponse:
     filters = TaskListFilter(request.GET or None)
-    tasks = sel.task_list(project_ids=project_ids(request)).order_by("-created_at", "-id")
+    tasks = tasks_sel.task_list(project_ids=project_ids(request)).order_by("-created_at", "-id")
     if filters.is_bound and filters.is_valid():  # a bad value in any filter shows the whole list
         tasks = filters.filter_queryset(tasks)
     page = Paginator(tasks, 50).get_page(request.GET.get("page"))
@@ -420,21 +429,21 @@ def task_list(request: ConsoleRequest) -> HttpResponse:
 def task_detail(request: ConsoleRequest, task_id: int) -> HttpResponse:
     """A task's objective, plan (completed and pending nodes), durable state and its history, and what
     its runs did: checkpoints, effects, approvals. Read-only."""
-    task = sel.task_inspect(project_ids=project_ids(request), task_id=task_id)
-    runs = sel.task_runs(task)
+    task = tasks_sel.task_inspect(project_ids=project_ids(request), task_id=task_id)
+    runs = tasks_sel.task_runs(task)
     run_ids = [run.pk for run in runs]
     context = {
         "task": task,
-        "plan": sel.task_plan(task),
+        "plan": task_plan(task, tasks_sel.task_node_executions(task)),
         "constraints_pretty": pretty(task.constraints),
         "artifacts_pretty": pretty(task.artifact_refs),
         # Derived from the real rows of its runs (seed 001, DurableTaskState), never free JSON a client wrote.
-        **{f"{name}_pretty": pretty(value) for name, value in sel.task_durable_state([task.pk])[task.pk].items()},
-        "history": sel.task_state_history(task),
+        **{f"{name}_pretty": pretty(value) for name, value in tasks_sel.task_durable_state([task.pk])[task.pk].items()},
+        "history": task_state_history(tasks_sel.task_state_versions(task), tasks_sel.STATE_HISTORY),
         "runs": runs,
-        "checkpoints": sel.task_checkpoints(task, run_ids),
-        "effects": sel.task_effects(task, run_ids),
-        "approvals": sel.task_approvals(task, run_ids),
+        "checkpoints": tasks_sel.task_checkpoints(task, run_ids),
+        "effects": tasks_sel.task_effects(task, run_ids),
+        "approvals": tasks_sel.task_approvals(task, run_ids),
     }
     return render_page(request, "runs/task_detail.html", context)
 
@@ -468,7 +477,7 @@ def _effect_page(request: ConsoleRequest, effect: ExternalEffect, *, status: int
 @require_GET
 @console_page
 def effect_detail(request: ConsoleRequest, effect_id: int) -> HttpResponse:
-    return _effect_page(request, sel.effect_detail(project_ids=project_ids(request), effect_id=effect_id))
+    return _effect_page(request, effects_sel.effect_detail(project_ids=project_ids(request), effect_id=effect_id))
 
 
 def _resolve(request: ConsoleRequest, effect_id: int, decision: str) -> HttpResponse:
@@ -477,7 +486,7 @@ def _resolve(request: ConsoleRequest, effect_id: int, decision: str) -> HttpResp
     The effect must be visible (else 404); an invalid form or a refused decision re-renders the page with
     it (400, 409); success redirects to the page, which shows the decision and the run's resume.
     """
-    effect = sel.effect_detail(project_ids=project_ids(request), effect_id=effect_id)
+    effect = effects_sel.effect_detail(project_ids=project_ids(request), effect_id=effect_id)
     key, form_class = _EFFECT_FORMS[decision]
     form = form_class(request.POST)
     if not form.is_valid():
@@ -490,7 +499,7 @@ def _resolve(request: ConsoleRequest, effect_id: int, decision: str) -> HttpResp
     except Forbidden as exc:
         raise PermissionDenied(exc.detail) from None
     except ConflictError as exc:
-        return _effect_page(request, sel.effect_detail(project_ids=project_ids(request), effect_id=effect_id),
+        return _effect_page(request, effects_sel.effect_detail(project_ids=project_ids(request), effect_id=effect_id),
                             status=409, conflict=f"{exc.detail} Reload the page to see the effect as it is now.")
     except DomainError as exc:
         return _effect_page(request, effect, status=400, error=exc.detail, **{key: form})
@@ -529,8 +538,8 @@ def _lineage_before(request: ConsoleRequest) -> int | None:
 def _lineage_page(request: ConsoleRequest, *, owner: Run | Task) -> HttpResponse:
     before = _lineage_before(request)
     run, task = (owner, None) if isinstance(owner, Run) else (None, owner)
-    rows, older = sel.lineage_window(project_ids=project_ids(request), before=before, run=run, task=task)
-    lineage = sel.lineage_layout(rows, truncated=older is not None, older=older)
+    rows, older = checkpoints_sel.lineage_window(project_ids=project_ids(request), before=before, run=run, task=task)
+    lineage = lineage_layout(rows, truncated=older is not None, older=older)
     context = {
         "owner": owner,
         "kind": "run" if run is not None else "task",
@@ -544,21 +553,21 @@ def _lineage_page(request: ConsoleRequest, *, owner: Run | Task) -> HttpResponse
 @require_GET
 @console_page
 def run_lineage(request: ConsoleRequest, run_id: int) -> HttpResponse:
-    run = sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
+    run = runs_sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
     return _lineage_page(request, owner=run)
 
 
 @require_GET
 @console_page
 def task_lineage(request: ConsoleRequest, task_id: int) -> HttpResponse:
-    task = sel.task_get(project_ids=project_ids(request), task_id=task_id)
+    task = tasks_sel.task_get(project_ids=project_ids(request), task_id=task_id)
     return _lineage_page(request, owner=task)
 
 
 @require_GET
 @console_page
 def checkpoint_detail(request: ConsoleRequest, checkpoint_id: int) -> HttpResponse:
-    checkpoint = sel.checkpoint_detail(project_ids=project_ids(request), checkpoint_id=checkpoint_id)
+    checkpoint = checkpoints_sel.checkpoint_detail(project_ids=project_ids(request), checkpoint_id=checkpoint_id)
     return checkpoint_page(request, checkpoint)
 
 
@@ -570,9 +579,9 @@ def checkpoint_diff(request: ConsoleRequest) -> HttpResponse:
     status = 200
     if form.is_valid():
         ids = project_ids(request)
-        a = sel.checkpoint_detail(project_ids=ids, checkpoint_id=form.cleaned_data["a"])
-        b = sel.checkpoint_detail(project_ids=ids, checkpoint_id=form.cleaned_data["b"])
-        context.update(a=a, b=b, lines=sel.checkpoint_diff(a, b))
+        a = checkpoints_sel.checkpoint_detail(project_ids=ids, checkpoint_id=form.cleaned_data["a"])
+        b = checkpoints_sel.checkpoint_detail(project_ids=ids, checkpoint_id=form.cleaned_data["b"])
+        context.update(a=a, b=b, lines=diff.checkpoint_diff(a, b))
     else:
         status = 400
     return render_page(request, "runs/checkpoint_diff.html", context, partials=("diff",), status=status)

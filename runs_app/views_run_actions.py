@@ -20,11 +20,12 @@ from harness.actors import Actor
 from harness.http.errors import ConflictError, DomainError, Forbidden
 from harness.http.views import ConsoleRequest, console_page, project_ids, project_roles, render_page, role_required
 from harness.tenancy import Role
-from runs_app import selectors as sel
 from runs_app.forms import ApprovalExtendForm, RunActionForm
 from runs_app.machines import RUN_MACHINE
 from runs_app.models import ApprovalRequest, Run, RunStatus
 from runs_app.resume_due import UNKNOWN_EFFECT, resume_due
+from runs_app.selectors import approvals as approvals_sel
+from runs_app.selectors import runs as runs_sel
 from runs_app.services import (
     ApprovalAction,
     RunAction,
@@ -61,7 +62,7 @@ def _done(request: ConsoleRequest, url: str, notice: str) -> HttpResponse:
 
 def _run_page(request: ConsoleRequest, run_id: int, action: str, *, form: RunActionForm | None = None,
               status: int = 200, conflict: str = "", error: str = "") -> HttpResponse:
-    run = sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
+    run = runs_sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
     plan = run_action_plan(run=run, action=action)
     context: dict[str, Any] = {
         "run": run, "plan": plan, "label": ACTION_LABELS[action], "conflict": conflict, "error": error,
@@ -80,7 +81,7 @@ def _run_action(action: str) -> Callable[..., HttpResponse]:
     def view(request: ConsoleRequest, run_id: int) -> HttpResponse:
         if request.method == "GET":
             return _run_page(request, run_id, action)
-        run = sel.run_inspect(project_ids=project_ids(request), run_id=run_id)  # 404 outside the user's projects
+        run = runs_sel.run_inspect(project_ids=project_ids(request), run_id=run_id)  # 404 outside the user's projects
         form = RunActionForm(request.POST)
         if not form.is_valid():
             return _run_page(request, run_id, action, form=form, status=400)
@@ -110,7 +111,7 @@ run_requeue = _run_action(RunAction.REQUEUE)
 
 
 def _approval(request: ConsoleRequest, approval_id: int) -> ApprovalRequest:
-    return sel.approval_for_decision(project_ids=project_ids(request), approval_id=approval_id)
+    return approvals_sel.approval_for_decision(project_ids=project_ids(request), approval_id=approval_id)
 
 
 def _hours(request: ConsoleRequest) -> int:

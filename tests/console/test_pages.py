@@ -75,7 +75,8 @@ def test_the_approval_page_lists_the_workers_resume_steps_in_order(scene: Scene,
 
 
 def test_lineage_draws_forks_side_by_side(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
-    from runs_app.selectors import lineage_checkpoints, lineage_layout
+    from runs_app.presentation.lineage import lineage_layout
+    from runs_app.selectors.checkpoints import lineage_checkpoints
 
     root, located, fork, patched = scene.checkpoints
     lineage = lineage_layout(list(lineage_checkpoints(project_ids=[scene.project.pk], run=scene.run)))
