@@ -1,4 +1,4 @@
-"""Console URLs for approvals, runs, tasks and checkpoints (the API lives in runs_app.api_urls)."""
+"""Console URLs for approvals, runs, tasks and checkpoints (the API lives in runs_app.api.urls)."""
 
 from django.urls import path
 

@@ -70,7 +70,7 @@ SELECT {columns} FROM runs_app_run r JOIN runs_app_checkpoint c ON c.id = r.last
 """
 
 
-# The API's checkpoint fields (runs_app.api.CheckpointOutSerializer) in its order, each with its column.
+# The API's checkpoint fields (runs_app.api.checkpoints.CheckpointOutSerializer) in its order, each with its column.
 LINEAGE_FIELDS = (
     ("id", "id"), ("run", "run_id"), ("task", "task_id"), ("parent", "parent_id"), ("depth", "depth"),
     ("label", "label"), ("cursor", "cursor"), ("state", "state"), ("artifact_fingerprints", "artifact_fingerprints"),

@@ -11,7 +11,7 @@ from rest_framework.fields import DateTimeField
 from harness.db import api_time_sql
 from harness.http.errors import NotFoundError
 from harness.models import Project
-from runs_app.api import CheckpointOutSerializer
+from runs_app.api.checkpoints import CheckpointOutSerializer
 from runs_app.models import Checkpoint
 from runs_app.selectors import checkpoints as checkpoints_sel
 from runs_app.services import checkpoint_create
