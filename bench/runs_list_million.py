@@ -32,7 +32,7 @@ from bench import bulk  # noqa: E402
 from bench.scenarios_worker import reviewer  # noqa: E402
 from harness.models import Project  # noqa: E402
 from runs_app.models import Run  # noqa: E402
-from runs_app.selectors import seek_cursor  # noqa: E402
+from runs_app.selectors.paging import seek_cursor  # noqa: E402
 from runs_app.services import run_create  # noqa: E402
 from sessions_app.services import session_create  # noqa: E402
 

@@ -44,7 +44,7 @@ from memory_app.models import MemoryRecord
 from memory_app.selectors import memory_retrieve
 from memory_app.services import memory_write
 from runs_app.models import Checkpoint, Run, RunStatus
-from runs_app.selectors import seek_cursor
+from runs_app.selectors.paging import seek_cursor
 from runs_app.services import approval_decide, checkpoint_create, run_create, run_transition
 from sessions_app.models import Session, SessionItem
 from sessions_app.services import session_create, session_items_append

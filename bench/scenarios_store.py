@@ -16,7 +16,7 @@ from psycopg.types.json import Jsonb
 from bench.core import Measure, Settings, Subject, measure_turns
 from harness.models import Project
 from runs_app.models import Checkpoint, Run
-from runs_app.selectors import checkpoint_latest, checkpoint_lineage
+from runs_app.selectors.checkpoints import checkpoint_latest, checkpoint_lineage
 from runs_app.services import checkpoint_create, run_claim, run_create, run_release
 from sessions_app.models import Session, SessionItem
 from sessions_app.selectors import session_items_latest

@@ -12,7 +12,7 @@ from django.db.models.functions import Cast
 from django.urls import reverse
 
 from harness.models import AuditChainHead, AuditEntry, AuditVerification, Project
-from runs_app.selectors import MAX_SEEK_BRANCHES, parse_seek_cursor, seek_window
+from runs_app.selectors.paging import MAX_SEEK_BRANCHES, parse_seek_cursor, seek_window
 
 AUDIT_PAGE_SIZE = 50
 
@@ -85,7 +85,7 @@ def audit_page(*, project_ids: Sequence[int], refine: AuditRefine, after: str | 
     2. Per project, seek the (project, -created_at, -id) index from the cursor for one row more than a
        window (`project_id IN (...)` cannot be read from it in order: PostgreSQL would sort them all);
        merge the branches in one UNION statement, then fetch the window's entries with their project.
-    3. The window and its neighbours' cursors: runs_app.selectors.seek_window.
+    3. The window and its neighbours' cursors: runs_app.selectors.paging.seek_window.
     """
     newer = before is not None and after is None
     cursor = parse_seek_cursor(before if newer else after)

@@ -2,7 +2,7 @@
 
 A chart here is geometry and text: rectangles with a CSS class and a tooltip, and labels. The
 template (templates/charts/chart.html) prints them, escaped like any other text, so agent-given
-names (an agent, a step) cannot become markup. The data come from runs_app.selectors.
+names (an agent, a step) cannot become markup. The data come from runs_app.selectors.overview.
 """
 
 import datetime as dt
@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from runs_app import selectors as sel
 from runs_app.models import RunStatus
+from runs_app.selectors import overview as overview_sel
 
 WIDTH = 480
 COLUMN_HEIGHT = 200
@@ -133,14 +133,14 @@ def bars(key: str, title: str, items: Sequence[tuple[str, float, str]], css: str
     return chart
 
 
-def overview_charts(*, project_ids: Sequence[int], days: int = sel.CHART_DAYS) -> list[Chart]:
+def overview_charts(*, project_ids: Sequence[int], days: int = overview_sel.CHART_DAYS) -> list[Chart]:
     """The overview's charts over the last `days` days (six statements, whatever the number of rows)."""
-    since = sel.chart_window_start(days)
+    since = overview_sel.chart_window_start(days)
     day_list = [since.date() + dt.timedelta(days=i) for i in range(days)]
     index = {day: i for i, day in enumerate(day_list)}
     per_status = {status: [0.0] * days for status in RunStatus.values}
     tokens, cost = [0.0] * days, [0.0] * days
-    for row in sel.runs_per_day(project_ids=project_ids, since=since):
+    for row in overview_sel.runs_per_day(project_ids=project_ids, since=since):
         i = index.get(row["day"])
         if i is None:
             continue
@@ -148,20 +148,20 @@ def overview_charts(*, project_ids: Sequence[int], days: int = sel.CHART_DAYS) -
         tokens[i] += row["tokens"] or 0
         cost[i] += float(row["cost"] or Decimal(0))
     p50, p95 = [0.0] * days, [0.0] * days
-    for day, median, high, _ in sel.approval_wait_per_day(project_ids=project_ids, since=since):
+    for day, median, high, _ in overview_sel.approval_wait_per_day(project_ids=project_ids, since=since):
         if day in index:
             p50[index[day]], p95[index[day]] = median, high
-    agents = sel.usage_per_agent(project_ids=project_ids, since=since)
+    agents = overview_sel.usage_per_agent(project_ids=project_ids, since=since)
     return [
         columns("runs-by-status", "Runs created per day, by status now", day_list,
                 [(s, f"c-{s}", per_status[s]) for s in RunStatus.values if any(per_status[s])], stacked=True),
         columns("approval-wait", "Approval wait per day (p50, p95)", day_list,
                 [("p50", "c-p50", p50), ("p95", "c-p95", p95)], stacked=False, fmt=seconds),
         bars("resume-outcomes", "Resume outcomes (last resume of each run)",
-             [(name, n, number(n)) for name, n in sel.resume_outcomes(project_ids=project_ids, since=since)],
+             [(name, n, number(n)) for name, n in overview_sel.resume_outcomes(project_ids=project_ids, since=since)],
              "c-outcome"),
         bars("blocked-by-step", "Runs blocked now, by step",
-             [(step, n, number(n)) for step, n in sel.blocked_by_step(project_ids=project_ids)], "c-blocked"),
+             [(step, n, number(n)) for step, n in overview_sel.blocked_by_step(project_ids=project_ids)], "c-blocked"),
         columns("tokens-per-day", "Tokens per day", day_list, [("tokens", "c-tokens", tokens)], stacked=True),
         columns("cost-per-day", "Cost per day", day_list, [("cost", "c-cost", cost)], stacked=True,
                 fmt=lambda v: f"{v:.2f}"),

@@ -18,7 +18,7 @@ urlpatterns = [
     path("projects/", projects.project_list, name="project_list"),
     path("projects/<slug:slug>/freeze/", projects.project_freeze_view, name="project_freeze"),
     path("projects/<slug:slug>/unfreeze/", projects.project_unfreeze_view, name="project_unfreeze"),
-    path("", include("runs_app.urls")),
+    path("", include("runs_app.views.urls")),
     path("", include("sessions_app.urls")),
     path("memory/", include("memory_app.urls")),
     path("webhooks/", include("notify_app.urls")),

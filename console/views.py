@@ -18,7 +18,7 @@ from harness.audit import audit_chain_check
 from harness.http.throttling import login_failed, login_retry_after
 from harness.http.views import console_page, project_ids, render_page, role_required, visible_projects
 from harness.tenancy import Role
-from runs_app.selectors import CHART_DAYS, blocked_runs, failure_counts
+from runs_app.selectors.overview import CHART_DAYS, blocked_runs, failure_counts
 
 
 class ConsoleLoginView(auth_views.LoginView):

@@ -8,11 +8,9 @@ returns only what is active, fresh and in the asked-for scope.
 """
 
 import datetime as dt
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Q, QuerySet, Value
@@ -20,7 +18,6 @@ from django.utils import timezone
 
 from harness.http.errors import NotFoundError, ValidationFailed
 from harness.models import Project
-from memory_app.context import RULES
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, MemoryStatus
 from memory_app.scoping import MemoryCaller
 from runs_app.models import Run
@@ -293,20 +290,9 @@ def context_snapshot_get(*, project: Project | int, snapshot_id: int) -> Context
     return snapshot
 
 
-def run_context_snapshots(run: Run, limit: int = 10) -> list[Any]:
-    """What was handed to the model for this run, newest first (recorded by memory's context projection): the run
-    inspector's `snapshots` panel (registered in memory_app.apps)."""
-    snapshots = list(
+def run_context_snapshots(run: Run, limit: int = 10) -> list[ContextSnapshot]:
+    """What was handed to the model for this run, newest first (recorded by memory's context projection): what
+    the run inspector's `snapshots` panel shows (memory_app.inspector_panel)."""
+    return list(
         ContextSnapshot.objects.filter(project_id=run.project_id, run=run).order_by("-created_at", "-id")[:limit]
     )
-    for snapshot in snapshots:
-        snapshot.content_json = json.dumps(snapshot.content, indent=2, ensure_ascii=False, default=str)  # type: ignore[attr-defined]
-        # "Why did the model see this": each entry with its rule's sentence, then what was left out and why.
-        manifest = snapshot.manifest or {}
-        snapshot.why = [  # type: ignore[attr-defined]
-            f"{e.get('kind')} {e.get('seq', e.get('id', e.get('handoff', '')))}: "
-            f"{RULES.get(e.get('rule'), e.get('rule'))}"
-            for e in manifest.get("entries", [])
-        ] + [f"left out: {o.get('kind')}{' x' + str(o['count']) if 'count' in o else ''}: {o.get('why')}"
-             for o in manifest.get("left_out", [])]
-    return snapshots

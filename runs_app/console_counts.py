@@ -5,7 +5,7 @@ Each takes the ids of the projects the viewer may see and answers one number.
 
 from collections.abc import Sequence
 
-from runs_app.selectors import blocked_run_count, pending_approval_count
+from runs_app.selectors.overview import blocked_run_count, pending_approval_count
 
 
 def pending_approvals(project_ids: Sequence[int]) -> int:

@@ -113,7 +113,7 @@ class ApprovalInboxFilter(django_filters.FilterSet):
 class RunListFilter(django_filters.FilterSet):
     """The runs list's filters; every one is a query parameter, so a filtered list is a URL to share.
 
-    `project` is not here: the view narrows the projects it pages over (runs_app.selectors.run_page
+    `project` is not here: the view narrows the projects it pages over (runs_app.selectors.runs.run_page
     seeks each project's index on its own). `sort` is read by the keyset paging, not by a filter.
     """
 

@@ -16,6 +16,7 @@ from harness.http.api_base import (
     AgentApiView,
     AgentListView,
     IdField,
+    ReachedFirst,
     SeqPagination,
     agent_project,
     end_user_scope,
@@ -27,6 +28,7 @@ from harness.http.errors import ConflictError, Forbidden, ValidationFailed
 from harness.http.idempotency import KeyTaken, claim_of
 from harness.http.plain import plain_read, plain_write
 from harness.models import Project
+from harness.tenancy import EndUserScope
 from sessions_app import selectors, services, trimming
 from sessions_app.filters import SessionFilter
 from sessions_app.models import ItemRole, MemoryPolicy, Session, SessionItem, SessionRole, SessionStatus
@@ -215,16 +217,11 @@ def item_out(item: SessionItem) -> dict[str, Any]:
 # end_user is set at its creation and never changed, so the check holds for the rest of the request.
 
 
-class _SessionReachable:
+class _SessionReachable(ReachedFirst):
     """Admits a narrowed token and, on `sessions/<pk>/...`, finds the session among its user's first."""
 
-    narrowed_token_allowed = True
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)  # type: ignore[misc]  # the DRF view it is mixed into
-        if "pk" in kwargs:
-            selectors.session_reachable(project_ids=scope(request), session_id=kwargs["pk"],
-                                        end_user=end_user_scope(request))
+    def reach(self, *, project_ids: list[int], pk: int, end_user: EndUserScope | None) -> None:
+        selectors.session_reachable(project_ids=project_ids, session_id=pk, end_user=end_user)
 
 
 class SessionApiView(_SessionReachable, AgentApiView):

@@ -37,7 +37,7 @@ from harness.models import Project
 from sessions_app.models import ItemRole, Session, SessionItem
 from sessions_app.services import lock_for_removal
 
-# How many of a session's newest items the approval page shows (runs_app.views, approval detail).
+# How many of a session's newest items the approval page shows (runs_app.views.approvals, approval detail).
 APPROVAL_PAGE_ITEMS = 10
 MAX_SUMMARY_CHARS = 200_000
 

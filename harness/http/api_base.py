@@ -85,6 +85,28 @@ def agent_project(request: Request) -> Project:
     return user.project
 
 
+class ReachedFirst:
+    """A view mixin that admits a token narrowed to one end user (`narrowed_token_allowed`, harness.http.permissions)
+    and, on a URL naming an object (`sessions/<pk>/...`, `runs/<pk>/...`), finds that object among the user's before
+    the view does anything: the app's `reach` (its `<entity>_reachable` selector) raises NotFoundError otherwise, a
+    404 as for another project's (for any other caller `reach` checks nothing: the operation's own statement scopes
+    it to the project). An object's end user is set at its creation and never changed, so the answer holds for the
+    request. (The schema shows the first docstring along a view's bases as its description: each app's subclass
+    keeps its own.)
+    """
+
+    narrowed_token_allowed = True
+
+    def reach(self, *, project_ids: list[int], pk: int, end_user: EndUserScope | None) -> None:
+        """NotFoundError unless a narrowed caller's `end_user` owns the object `pk` of the view's kind."""
+        raise NotImplementedError
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]  # the DRF view it is mixed into
+        if "pk" in kwargs:
+            self.reach(project_ids=scope(request), pk=kwargs["pk"], end_user=end_user_scope(request))
+
+
 class AgentApiView(APIView):
     permission_classes = [AgentApiAccess]
 

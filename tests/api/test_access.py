@@ -127,7 +127,7 @@ ENDPOINTS = [
 ]
 
 
-# --- LangGraph threads (runs_app.api_threads) ----------------------------------------------------------------
+# --- LangGraph threads (runs_app.api.threads) ----------------------------------------------------------------
 
 def _minted_for_its_own_project(response: Any, w: World) -> None:
     from harness.models import ApiToken
@@ -191,7 +191,7 @@ THREAD_ENDPOINTS = [
 ]
 
 
-# --- handoffs (runs_app.api_handoffs) ---------------------------------------------------------------------
+# --- handoffs (runs_app.api.handoffs) ---------------------------------------------------------------------
 
 def _handoff(w: World, status: str = "issued") -> Any:
     """A handoff of the owner's project, issued (or accepted by a run of its receiver session), made once per

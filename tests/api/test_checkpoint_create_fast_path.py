@@ -14,7 +14,12 @@ from hypothesis import strategies as st
 
 from harness.http.api_base import MAX_ID, MAX_INT
 from harness.models import Project
-from runs_app.api import CheckpointInSerializer, CheckpointOutSerializer, checkpoint_create_fast, checkpoint_out
+from runs_app.api.checkpoints import (
+    CheckpointInSerializer,
+    CheckpointOutSerializer,
+    checkpoint_create_fast,
+    checkpoint_out,
+)
 from runs_app.models import Checkpoint, ResumePolicy
 from runs_app.services import checkpoint_create
 from tests import factories

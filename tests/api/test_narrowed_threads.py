@@ -29,7 +29,7 @@ NARROWED_DOORS = {
     "sessions_list", "sessions_create", "sessions_read", "sessions_transition", "session_items_list",
     "session_items_append", "session_items_latest", "session_items_pop", "session_items_clear", "session_items_trim",
     "session_items_compact", "tokens_narrow",
-    # what HarnessSaver(end_user=...) calls (runs_app.api_threads, runs_app.api)
+    # what HarnessSaver(end_user=...) calls (runs_app.api.threads, runs_app.api.runs and .approvals)
     "threads_ensure", "threads_checkpoints_list", "threads_checkpoints_put", "threads_checkpoint_read",
     "threads_writes_put", "threads_delete", "runs_read", "runs_usage_report", "approvals_request", "approvals_list",
     "approvals_read",

@@ -123,19 +123,19 @@ def _server_set(out: Any, taken: Any) -> list[str]:
 
 def _server_set_cases() -> list[tuple[str, Any, Any]]:
     from notify_app.api import WebhookCreatedSerializer, WebhookInSerializer
-    from runs_app import api as runs
-    from runs_app.api_handoffs import HandoffIssuedSerializer, HandoffIssueInSerializer
+    from runs_app.api import approvals, checkpoints, effects, events, runs, tasks
+    from runs_app.api.handoffs import HandoffIssuedSerializer, HandoffIssueInSerializer
     from sessions_app import api as sessions
 
     return [
         ("sessions_create", sessions.SessionOutSerializer, sessions.SessionCreateInSerializer),
         ("runs_create", runs.RunOutSerializer, runs.RunCreateInSerializer),
-        ("run_events_append", runs.EventOutSerializer, runs.EventInSerializer),
-        ("checkpoints_create", runs.CheckpointOutSerializer, runs.CheckpointInSerializer),
-        ("approvals_request", runs.ApprovalOutSerializer, runs.ApprovalCreateInSerializer),
-        ("effects_intend", runs.EffectOutSerializer, runs.EffectIntendInSerializer),
-        ("tasks_create", runs.TaskOutSerializer, runs.TaskCreateInSerializer),
-        ("tasks_save", runs.TaskOutSerializer, runs.TaskSaveInSerializer),
+        ("run_events_append", events.EventOutSerializer, events.EventInSerializer),
+        ("checkpoints_create", checkpoints.CheckpointOutSerializer, checkpoints.CheckpointInSerializer),
+        ("approvals_request", approvals.ApprovalOutSerializer, approvals.ApprovalCreateInSerializer),
+        ("effects_intend", effects.EffectOutSerializer, effects.EffectIntendInSerializer),
+        ("tasks_create", tasks.TaskOutSerializer, tasks.TaskCreateInSerializer),
+        ("tasks_save", tasks.TaskOutSerializer, tasks.TaskSaveInSerializer),
         ("handoffs_issue", HandoffIssuedSerializer, HandoffIssueInSerializer),
         ("webhooks_register", WebhookCreatedSerializer, WebhookInSerializer),
     ]

@@ -23,9 +23,9 @@ def _no_script_ran(page: Page) -> None:
 
 def test_the_runs_list_filters_by_url_pages_and_shows_agent_text_as_text(page: Page, live_server, login,
                                                                          shot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from runs_app import selectors as sel
+    from runs_app.selectors import runs as runs_sel
 
-    monkeypatch.setattr(sel, "RUN_PAGE_SIZE", 3)  # the live server runs in this process
+    monkeypatch.setattr(runs_sel, "RUN_PAGE_SIZE", 3)  # the live server runs in this process
     scene = build_scene(factories.make_project("acme"))
     hostile = factories.make_run(scene.project, scene.session, ref=f"R-x{PAYLOAD}"[:64], active_agent=PAYLOAD[:120])
     run_transition(project=scene.project, run_id=hostile.pk, to=RunStatus.RUNNING, expected_version=None)

@@ -1,9 +1,11 @@
 """Deciding approvals from the console: approve, reject with a reason, edit and approve, races."""
 
+import json
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from harness.canonical import action_fingerprint
 from harness.models import AuditEntry
@@ -31,6 +33,9 @@ class TestDecisions:
         body = response.content.decode()
         assert 'id="resume-trace"' in body and 'hx-trigger="every 1s"' in body  # polls while the run waits
         assert "approval.approved" in body  # the trace starts at the decision
+        decided = RunEvent.objects.get(run=scene.run, kind="approval.approved")
+        # each event with its data as compact JSON (runs_app.presentation.events), escaped
+        assert f"<code>{escape(json.dumps(decided.data, sort_keys=True, ensure_ascii=False))}</code>" in body
         assert AuditEntry.objects.filter(action="approval.approved", target_id=str(approval.pk)).count() == 1
 
     def test_a_plain_post_redirects_back_to_the_page(self, scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ from harness.audit import audit_record
 from harness.models import AuditEntry, AuditVerification, Project
 from memory_app.models import MemoryRecord
 from runs_app.models import Run
-from runs_app.selectors import seek_cursor
+from runs_app.selectors.paging import seek_cursor
 from tests import factories
 from tests.harness.test_audit_chain import as_owner_without_triggers
 

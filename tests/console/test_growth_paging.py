@@ -6,8 +6,11 @@ import pytest
 from django.urls import reverse
 
 from harness.actors import Actor
-from runs_app import selectors as sel
 from runs_app.models import ApprovalRequest, RunStatus
+from runs_app.selectors import approvals as approvals_sel
+from runs_app.selectors import checkpoints as checkpoints_sel
+from runs_app.selectors import overview as overview_sel
+from runs_app.selectors import paging as paging_sel
 from runs_app.services import approval_request_create, checkpoint_create, run_transition
 from tests import factories
 
@@ -27,7 +30,7 @@ def _shown(body: str) -> list[int]:
 
 def test_the_inbox_pages_oldest_first_across_projects_by_cursor(project, other_project, client_for,
                                                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sel, "INBOX_PAGE_SIZE", 2)
+    monkeypatch.setattr(approvals_sel, "INBOX_PAGE_SIZE", 2)
     made = [_waiting_approval(project if i % 2 else other_project, i) for i in range(5)]
     client = client_for(factories.make_user("vera", role="reviewer", projects=[project, other_project]))
     inbox = reverse("runs:approval_inbox")
@@ -55,8 +58,8 @@ def test_counts_stop_at_the_cap(project) -> None:  # type: ignore[no-untyped-def
     for i in range(4):
         _waiting_approval(project, i)
     pending = ApprovalRequest.objects.filter(project=project, status="pending")
-    assert sel.capped_count(pending, cap=2) == 3  # "2+"
-    assert sel.capped_count(pending) == 4 == sel.pending_approval_count(project_ids=[project.pk])
+    assert paging_sel.capped_count(pending, cap=2) == 3  # "2+"
+    assert paging_sel.capped_count(pending) == 4 == overview_sel.pending_approval_count(project_ids=[project.pk])
 
 
 def test_the_lineage_page_draws_a_window_at_the_head_and_links_to_older(project, reviewer_client,
@@ -72,25 +75,25 @@ def test_the_lineage_page_draws_a_window_at_the_head_and_links_to_older(project,
     run.refresh_from_db()
     run.last_checkpoint_id = chain[-1]
 
-    rows, older = sel.lineage_window(project_ids=[project.pk], run=run, size=5)
+    rows, older = checkpoints_sel.lineage_window(project_ids=[project.pk], run=run, size=5)
     assert [c.pk for c in rows] == chain[-5:] + [branch] and older == chain[-6]
-    rows, older = sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=older)
+    rows, older = checkpoints_sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=older)
     assert [c.pk for c in rows] == chain[-10:-5] and older == chain[-11]
-    rows, older = sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=older)
+    rows, older = checkpoints_sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=older)
     # At the root: its ancestors end, and the walk down from the root fills the window.
     assert [c.pk for c in rows] == chain[:5] and older is None
     # another project's: nothing
-    assert sel.lineage_window(project_ids=[project.pk + 1000], run=run, size=5) == ([], None)
+    assert checkpoints_sel.lineage_window(project_ids=[project.pk + 1000], run=run, size=5) == ([], None)
     # Anchored at the branch, the walk down from its topmost ancestor takes siblings in id order:
     # c8 before the later branch, whatever plan PostgreSQL picks.
-    rows, _ = sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=branch)
+    rows, _ = checkpoints_sel.lineage_window(project_ids=[project.pk], run=run, size=5, before=branch)
     assert [c.pk for c in rows] == chain[-8:-3] + [branch]
 
-    monkeypatch.setattr(sel, "LINEAGE_WINDOW", 5)
+    monkeypatch.setattr(checkpoints_sel, "LINEAGE_WINDOW", 5)
     url = reverse("runs:run_lineage", args=[run.pk])
     body = reviewer_client.get(url).content.decode()
     # The newest checkpoint is the branch (the run's pointer): its ancestors, then their children.
-    assert body.count("<circle") == len(sel.lineage_window(project_ids=[project.pk], run=run)[0])
+    assert body.count("<circle") == len(checkpoints_sel.lineage_window(project_ids=[project.pk], run=run)[0])
     link = re.search(r'href="\?before=(\d+)" id="lineage-older"', body)
     assert link is not None
     back = reviewer_client.get(f"{url}?before={link[1]}").content.decode()

@@ -1,9 +1,11 @@
 """Every console page renders for a member, shows the agent's values escaped, and links as plain links."""
 
+import json
 import re
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
 from harness.actors import Actor
 from tests import factories
@@ -75,7 +77,8 @@ def test_the_approval_page_lists_the_workers_resume_steps_in_order(scene: Scene,
 
 
 def test_lineage_draws_forks_side_by_side(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
-    from runs_app.selectors import lineage_checkpoints, lineage_layout
+    from runs_app.presentation.lineage import lineage_layout
+    from runs_app.selectors.checkpoints import lineage_checkpoints
 
     root, located, fork, patched = scene.checkpoints
     lineage = lineage_layout(list(lineage_checkpoints(project_ids=[scene.project.pk], run=scene.run)))
@@ -197,3 +200,16 @@ def test_the_run_inspector_shows_the_context_handed_to_the_model(scene: Scene, r
     assert snapshot.memory_ids == [scene.memory.pk]
     for record_id in snapshot.memory_ids:
         assert reverse("memory:record_detail", args=[record_id]) in body
+    # The content handed over (as stored), as indented JSON beside the snapshot (memory_app.inspector_panel), escaped.
+    snapshot.refresh_from_db()
+    assert escape(json.dumps(snapshot.content, indent=2, ensure_ascii=False, default=str)) in body
+
+
+def test_the_run_inspector_shows_each_events_data_as_json(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    from runs_app.services import run_event_append
+
+    event = run_event_append(project=scene.project, run_id=scene.run.pk, kind="note", data={"b": "<i>two</i>", "a": 1},
+                             lease_owner=scene.run.lease_owner or None)
+    body = reviewer_client.get(reverse("runs:run_inspector", args=[scene.run.pk])).content.decode()
+    # Compact, keys sorted, escaped: beside the row (runs_app.presentation.events), not a dict's repr.
+    assert f"<td><code>{escape(json.dumps(event.data, sort_keys=True))}</code></td>" in body

@@ -22,7 +22,7 @@ from runs_app.models import (
     RunEvent,
     RunStatus,
 )
-from runs_app.selectors import seek_cursor
+from runs_app.selectors.paging import seek_cursor
 from sessions_app.models import Session, SessionItem
 from tests import factories
 

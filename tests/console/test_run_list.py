@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from harness.actors import Actor
-from runs_app import selectors as sel
 from runs_app.models import Run, RunStatus
+from runs_app.selectors import runs as runs_sel
 from runs_app.services import run_transition
 from tests import factories
 
@@ -96,12 +96,12 @@ def test_counts_per_status_follow_the_other_filters_and_link_to_the_status(runs,
         r'data-status="(\w+)"><a href="\?[^"]*status=\w+"[^>]*><span[^>]*>\w+</span> <strong>(\d+)', body))
     assert counts["created"] == "1" and counts["blocked"] == "1" and counts["running"] == "0"
     assert 'href="?agent=coder&amp;status=blocked"' in body  # the other filters stay, the status is replaced
-    assert sel.run_status_counts(project_ids=[runs["plain"].project_id], cap=1)["created"] == 2  # "1+"
+    assert runs_sel.run_status_counts(project_ids=[runs["plain"].project_id], cap=1)["created"] == 2  # "1+"
 
 
 def test_the_list_pages_by_cursor_in_each_sort_across_projects(project, other_project, client_for,
                                                                monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sel, "RUN_PAGE_SIZE", 2)
+    monkeypatch.setattr(runs_sel, "RUN_PAGE_SIZE", 2)
     made = [factories.make_run(project if i % 2 else other_project, ref=f"R-{i}").pk for i in range(5)]
     client = client_for(factories.make_user("vera", role="reviewer", projects=[project, other_project]))
 

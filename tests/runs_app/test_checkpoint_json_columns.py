@@ -11,9 +11,9 @@ from django.db import connection
 
 from harness.fields import dumps
 from harness.models import Project
-from runs_app import selectors
-from runs_app.api import CheckpointOutSerializer
+from runs_app.api.checkpoints import CheckpointOutSerializer
 from runs_app.models import Checkpoint
+from runs_app.selectors import checkpoints as checkpoints_sel
 from runs_app.services import checkpoint_create
 from tests import factories
 
@@ -49,7 +49,7 @@ def test_every_read_gives_the_state_back_as_written_keys_in_their_order(project:
     root = checkpoint_create(project=project, run_id=run.pk, cursor={"n": 0})
     written = checkpoint_create(project=project, run_id=run.pk, parent_id=root.pk, cursor=CURSOR, state=STATE,
                                 artifact_fingerprints={"z": "sha256:" + "1" * 64, "a": "x"}, pending_gate="123")
-    text = selectors.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=written.pk)
+    text = checkpoints_sel.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=written.pk)
     # The value's text is the service's, byte for byte, inside the lineage's text.
     assert f'"state":{dumps(STATE)},'.encode() in text and f'"cursor":{dumps(CURSOR)},'.encode() in text
     assert b'"pending_gate":"123",' in text
@@ -63,7 +63,7 @@ def test_every_read_gives_the_state_back_as_written_keys_in_their_order(project:
     assert ordered(Checkpoint.objects.filter(pk=written.pk).values_list("state", flat=True).get()) == ordered(STATE)
     # The rows the API's other reads build (the serializer, the decoded lineage) say the same, in the same order.
     assert ordered(newest) == ordered(dict(CheckpointOutSerializer(stored).data))
-    rows = selectors.checkpoint_lineage(project_ids=[project.pk], checkpoint_id=written.pk)
+    rows = checkpoints_sel.checkpoint_lineage(project_ids=[project.pk], checkpoint_id=written.pk)
     # (json_rows decodes with orjson, which reads an integer past 64 bits as a float: so it did before.)
     assert list(rows[0]["state"]) == list(STATE) and ordered(rows[0]["state"]["zeta"]) == ordered(STATE["zeta"])
 
@@ -72,12 +72,12 @@ def test_every_read_gives_the_state_back_as_written_keys_in_their_order(project:
 def test_the_lineage_text_is_one_json_array_at_any_length(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     run = factories.make_run(project)
     chain = [checkpoint_create(project=project, run_id=run.pk, label="only")]
-    one = selectors.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=chain[0].pk)
+    one = checkpoints_sel.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=chain[0].pk)
     assert one.startswith(b'[{"id":') and one.endswith(b"}]") and [c["label"] for c in json.loads(one)] == ["only"]
     for k in range(4):
         chain.append(checkpoint_create(project=project, run_id=run.pk, parent_id=chain[-1].pk, label=f"c{k}"))
-    monkeypatch.setattr(selectors, "MAX_LINEAGE", 3)  # cut short: the array still closes
-    capped = json.loads(selectors.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=chain[-1].pk))
+    monkeypatch.setattr(checkpoints_sel, "MAX_LINEAGE", 3)  # cut short: the array still closes
+    capped = json.loads(checkpoints_sel.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=chain[-1].pk))
     assert [c["label"] for c in capped] == ["c3", "c2", "c1"]
 
 

@@ -2,7 +2,7 @@ import pytest
 
 from harness.http.errors import NotFoundError
 from runs_app.models import Checkpoint
-from runs_app.selectors import checkpoint_latest
+from runs_app.selectors.checkpoints import checkpoint_latest
 from runs_app.services import checkpoint_create
 from tests import factories
 

@@ -11,9 +11,9 @@ from rest_framework.fields import DateTimeField
 from harness.db import api_time_sql
 from harness.http.errors import NotFoundError
 from harness.models import Project
-from runs_app import selectors
-from runs_app.api import CheckpointOutSerializer
+from runs_app.api.checkpoints import CheckpointOutSerializer
 from runs_app.models import Checkpoint
+from runs_app.selectors import checkpoints as checkpoints_sel
 from runs_app.services import checkpoint_create
 from tests import factories
 
@@ -38,7 +38,7 @@ def test_lineage_rows_are_the_serializers_representation_newest_first(project: P
     chain = _chain(project, 4)
     projects = [project.pk]
     with CaptureQueriesContext(connection) as queries:
-        rows = selectors.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[-1].pk)
+        rows = checkpoints_sel.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[-1].pk)
     assert len(queries) == 1  # the scope check, the walk and the rows
     expected = [CheckpointOutSerializer(Checkpoint.objects.get(pk=c.pk)).data for c in reversed(chain)]
     rendered = [{**row, "created_at": CheckpointOutSerializer().fields["created_at"].to_representation(
@@ -53,26 +53,26 @@ def test_lineage_starts_anywhere_stops_at_the_cap_and_stays_in_its_project(
 ) -> None:
     chain = _chain(project, 5)
     projects = [project.pk]
-    middle = selectors.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[2].pk)
+    middle = checkpoints_sel.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[2].pk)
     assert [row["id"] for row in middle] == [chain[2].pk, chain[1].pk, chain[0].pk]
     assert [row["parent"] for row in middle] == [chain[1].pk, chain[0].pk, None]
-    monkeypatch.setattr(selectors, "MAX_LINEAGE", 3)
-    capped = selectors.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[4].pk)
+    monkeypatch.setattr(checkpoints_sel, "MAX_LINEAGE", 3)
+    capped = checkpoints_sel.checkpoint_lineage(project_ids=projects, checkpoint_id=chain[4].pk)
     assert [row["depth"] for row in capped] == [4, 3, 2]
     with pytest.raises(NotFoundError):
-        selectors.checkpoint_lineage(project_ids=[other_project.pk], checkpoint_id=chain[4].pk)
+        checkpoints_sel.checkpoint_lineage(project_ids=[other_project.pk], checkpoint_id=chain[4].pk)
 
 
 @pytest.mark.django_db
 def test_the_apis_lineage_text_is_the_serializers_representation_as_written_by_postgresql(project: Project) -> None:
     chain = _chain(project, 4)
     with CaptureQueriesContext(connection) as queries:
-        text = selectors.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=chain[-1].pk)
+        text = checkpoints_sel.checkpoint_lineage_json(project_ids=[project.pk], checkpoint_id=chain[-1].pk)
     assert len(queries) == 1
     expected = [CheckpointOutSerializer(Checkpoint.objects.get(pk=c.pk)).data for c in reversed(chain)]
     assert json.loads(text) == expected
     with pytest.raises(NotFoundError):
-        selectors.checkpoint_lineage_json(project_ids=[project.pk + 1000], checkpoint_id=chain[-1].pk)
+        checkpoints_sel.checkpoint_lineage_json(project_ids=[project.pk + 1000], checkpoint_id=chain[-1].pk)
 
 
 @pytest.mark.django_db

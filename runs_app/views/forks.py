@@ -24,14 +24,11 @@ from harness.http.views import (
     role_required,
 )
 from harness.tenancy import Role
-from runs_app import selectors as sel
 from runs_app.forms import ForkForm
 from runs_app.models import Checkpoint
+from runs_app.presentation.json_text import pretty
+from runs_app.selectors import checkpoints as checkpoints_sel
 from runs_app.services import checkpoint_fork, state_diff
-
-
-def _pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str, sort_keys=True)
 
 
 def diff_lines(diff: dict[str, Any]) -> list[tuple[str, str]]:
@@ -51,14 +48,14 @@ def checkpoint_page(request: ConsoleRequest, checkpoint: Checkpoint, *, status: 
     context = {
         "checkpoint": checkpoint,
         "roles": project_roles(request, checkpoint.project_id),
-        "cursor_pretty": _pretty(checkpoint.cursor),
-        "state_pretty": _pretty(checkpoint.state),
-        "fingerprints_pretty": _pretty(checkpoint.artifact_fingerprints),
-        "gate_pretty": _pretty(checkpoint.pending_gate) if checkpoint.pending_gate is not None else "",
-        "metadata_pretty": _pretty(checkpoint.metadata) if checkpoint.external_id else "",  # a LangGraph one
+        "cursor_pretty": pretty(checkpoint.cursor),
+        "state_pretty": pretty(checkpoint.state),
+        "fingerprints_pretty": pretty(checkpoint.artifact_fingerprints),
+        "gate_pretty": pretty(checkpoint.pending_gate) if checkpoint.pending_gate is not None else "",
+        "metadata_pretty": pretty(checkpoint.metadata) if checkpoint.external_id else "",  # a LangGraph one
         # Its children: the next checkpoint of its run, and any fork (a child in another run) or LangGraph sibling.
-        "children": list(sel.checkpoint_children(project_ids=project_ids(request), checkpoint=checkpoint)),
-        "fork_form": fork_form or ForkForm(initial={"state": _pretty(checkpoint.state)}),
+        "children": list(checkpoints_sel.checkpoint_children(project_ids=project_ids(request), checkpoint=checkpoint)),
+        "fork_form": fork_form or ForkForm(initial={"state": pretty(checkpoint.state)}),
         "fork_preview": preview,
         "fork_error": fork_error,
     }
@@ -69,14 +66,14 @@ def checkpoint_page(request: ConsoleRequest, checkpoint: Checkpoint, *, status: 
 @console_page
 @role_required(Role.OPERATOR)
 def checkpoint_fork_view(request: ConsoleRequest, checkpoint_id: int) -> HttpResponse:
-    checkpoint = sel.checkpoint_detail(project_ids=project_ids(request), checkpoint_id=checkpoint_id)
+    checkpoint = checkpoints_sel.checkpoint_detail(project_ids=project_ids(request), checkpoint_id=checkpoint_id)
     require_project_role(request, Role.OPERATOR, checkpoint.project_id)
     form = ForkForm(request.POST)
     if not form.is_valid():
         return checkpoint_page(request, checkpoint, status=400, fork_form=form)
     given = form.cleaned_data
     if not given["confirm"]:
-        confirming = ForkForm(initial={**given, "state": _pretty(given["state"]), "confirm": True})
+        confirming = ForkForm(initial={**given, "state": pretty(given["state"]), "confirm": True})
         for name in ("reason", "state"):  # what is confirmed is what the diff shows: editing means a new preview
             confirming.fields[name].widget.attrs["readonly"] = True
         return checkpoint_page(request, checkpoint, fork_form=confirming,

@@ -2,7 +2,7 @@
 
 Thin views over runs_app.services.handoffs: the input serializers name only what a client sets (the packet's
 parts, never its fingerprint, status, result hash, receipt or independence), and every read is scoped to the
-caller's projects (runs_app.selectors).
+caller's projects (runs_app.selectors.handoffs).
 
 The issue's answer carries the receiver's credential (`receiver_token`, once). That token calls only the
 three views marked `receiver_token_allowed` (read, accept, return), each scoped to its own handoff; every
@@ -24,17 +24,10 @@ from harness.http.body import InSerializer
 from harness.http.filters import ApiFilter
 from harness.http.permissions import receiver_token_id
 from harness.models import Project
-from runs_app import selectors, services
-from runs_app.api import expected_version_field, lease_owner_field
+from runs_app import services
+from runs_app.api.common import TEXT_MAX, expected_version_field, lease_owner_field, validated
 from runs_app.models import Handoff, HandoffStatus
-
-_TEXT_MAX = 20_000
-
-
-def _validated(serializer_class: type[serializers.Serializer[None]], data: Any) -> dict[str, Any]:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+from runs_app.selectors.handoffs import handoff_get, handoff_list
 
 
 class HandoffOutSerializer(serializers.ModelSerializer[Handoff]):
@@ -73,7 +66,7 @@ class PacketInputSerializer(InSerializer):
 
 class HandoffIssueInSerializer(InSerializer):
     receiver_session = IdField()
-    objective = serializers.CharField(max_length=_TEXT_MAX)
+    objective = serializers.CharField(max_length=TEXT_MAX)
     inputs = PacketInputSerializer(many=True, required=False, default=list)
     allowed_capabilities = serializers.ListField(child=serializers.CharField(max_length=120), max_length=100,
                                                  required=False, default=list)
@@ -102,7 +95,7 @@ class HandoffReturnInSerializer(InSerializer):
 
 
 class HandoffCancelInSerializer(InSerializer):
-    reason = serializers.CharField(max_length=_TEXT_MAX)
+    reason = serializers.CharField(max_length=TEXT_MAX)
     expected_version = expected_version_field("handoff")
 
 
@@ -123,7 +116,7 @@ class RunHandoffIssueApi(AgentApiView):
                                "frozen, and the run moves to waiting_external (its lease released) in the same "
                                "transaction. The worker resumes it when the result returns.")
     def post(self, request: Request, pk: int) -> Response:
-        data = _validated(HandoffIssueInSerializer, request.data)
+        data = validated(HandoffIssueInSerializer, request.data)
         handoff = services.handoff_issue(
             project=agent_project(request), origin_run_id=pk, receiver_session_id=data.pop("receiver_session"),
             actor=Actor.of(request.user), **data,
@@ -140,14 +133,14 @@ class HandoffListApi(AgentListView[Handoff]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Handoff]:
-        return selectors.handoff_list(project_ids=scope(self.request))
+        return handoff_list(project_ids=scope(self.request))
 
 
 def _receivers_own(request: Request, pk: int) -> None:
     """A receiver's token reaches its own handoff only: any other is absent to it (404)."""
     token_id = receiver_token_id(request)
     if token_id is not None:
-        selectors.handoff_get(project_ids=scope(request), handoff_id=pk, receiver_token_id=token_id)
+        handoff_get(project_ids=scope(request), handoff_id=pk, receiver_token_id=token_id)
 
 
 class HandoffDetailApi(AgentApiView):
@@ -155,7 +148,7 @@ class HandoffDetailApi(AgentApiView):
 
     @extend_schema(tags=["handoffs"], operation_id="handoffs_read", responses={200: HandoffOutSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        handoff = selectors.handoff_get(project_ids=scope(request), handoff_id=pk,
+        handoff = handoff_get(project_ids=scope(request), handoff_id=pk,
                                         receiver_token_id=receiver_token_id(request))
         return Response(HandoffOutSerializer(handoff).data)
 
@@ -167,7 +160,7 @@ class HandoffAcceptApi(AgentApiView):
                    responses={200: HandoffOutSerializer},
                    description="The receiver takes the job with its own run; the independence checks are recorded.")
     def post(self, request: Request, pk: int) -> Response:
-        data = _validated(HandoffAcceptInSerializer, request.data)
+        data = validated(HandoffAcceptInSerializer, request.data)
         _receivers_own(request, pk)
         handoff = services.handoff_accept(project=agent_project(request), handoff_id=pk, receiver_run_id=data["run"],
                                           actor=Actor.of(request.user), expected_version=data["expected_version"])
@@ -184,7 +177,7 @@ class HandoffReturnApi(AgentApiView):
                                "(`result_already_returned`), past the deadline (`handoff_expired`); 400 "
                                "`result_schema_mismatch` when the packet's output schema refuses it.")
     def post(self, request: Request, pk: int) -> Response:
-        data = _validated(HandoffReturnInSerializer, request.data)
+        data = validated(HandoffReturnInSerializer, request.data)
         _receivers_own(request, pk)
         handoff = services.handoff_return(project=agent_project(request), handoff_id=pk,
                                           actor=Actor.of(request.user), **data)
@@ -197,7 +190,7 @@ class HandoffCancelApi(AgentApiView):
                    description="Cancel an open handoff (issued or accepted); the origin run goes back to running "
                                "with the cancellation bound.")
     def post(self, request: Request, pk: int) -> Response:
-        data = _validated(HandoffCancelInSerializer, request.data)
+        data = validated(HandoffCancelInSerializer, request.data)
         handoff = services.handoff_cancel(project=agent_project(request), handoff_id=pk,
                                           actor=Actor.of(request.user), **data)
         return Response(HandoffOutSerializer(handoff).data)

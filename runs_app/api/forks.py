@@ -11,7 +11,8 @@ from harness.actors import Actor
 from harness.http.api_base import AgentApiView, IdField, agent_project
 from harness.http.body import InSerializer
 from runs_app import services
-from runs_app.api import CheckpointOutSerializer, RunOutSerializer, checkpoint_out
+from runs_app.api.checkpoints import CheckpointOutSerializer, checkpoint_out
+from runs_app.api.runs import RunOutSerializer
 from runs_app.services.forks import MAX_REASON_CHARS
 
 

@@ -12,18 +12,18 @@ from harness.actors import Actor
 from harness.http.errors import ConflictError, DomainError, Forbidden
 from harness.http.views import ConsoleRequest, console_page, project_ids, project_roles, render_page, role_required
 from harness.tenancy import Role
-from runs_app import selectors as sel
 from runs_app.forms import HandoffAnswerForm
 from runs_app.models import Handoff, HandoffStatus
+from runs_app.presentation.json_text import pretty
+from runs_app.selectors import handoffs as handoffs_sel
 from runs_app.services import handoff_answer_by_person
-from runs_app.views import pretty
 from sessions_app.models import SessionRole
 
 
 @require_GET
 @console_page
 def handoff_detail(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
-    handoff = sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id)
+    handoff = handoffs_sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id)
     return _page(request, handoff, HandoffAnswerForm(initial={"version": handoff.version}))
 
 
@@ -33,7 +33,7 @@ def handoff_detail(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
 def handoff_answer(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
     """A reviewer's answer to a human_reviewer's handoff: validated here, decided by the service; a refusal
     re-renders the page with its reason (400 for the input, 409 for the handoff's state)."""
-    handoff = sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id)
+    handoff = handoffs_sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id)
     form = HandoffAnswerForm(request.POST)
     if not form.is_valid():
         return _page(request, handoff, form, status=400)
@@ -43,7 +43,7 @@ def handoff_answer(request: ConsoleRequest, handoff_id: int) -> HttpResponse:
     except Forbidden as exc:
         raise PermissionDenied(exc.detail) from None
     except ConflictError as exc:
-        return _page(request, sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id), form,
+        return _page(request, handoffs_sel.handoff_get(project_ids=project_ids(request), handoff_id=handoff_id), form,
                      status=409, error=exc.detail)
     except DomainError as exc:
         return _page(request, handoff, form, status=400, error=exc.detail)

@@ -1,0 +1,155 @@
+"""Reads of approval requests: the API's list and one, the decision page's approval with what a reviewer
+decides on (the session's recent items, the resume's trace after the decision), and the inbox by seeking.
+
+Every read a door makes takes `project_ids`, the ids of the projects the caller may see (the API's
+`harness.http.api_base.scope`, the console's `harness.http.views.project_ids`), and starts from the model's
+`for_projects`: another project's object is simply absent (NotFoundError: a 404 at every door).
+"""
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from harness.http.errors import NotFoundError
+from harness.tenancy import EndUserScope
+from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunEvent
+from runs_app.selectors.paging import MAX_SEEK_BRANCHES, parse_seek_cursor, seek_window
+from sessions_app.models import SessionItem
+from sessions_app.trimming import APPROVAL_PAGE_ITEMS
+
+
+def approval_list(*, project_ids: Sequence[int], end_user: EndUserScope | None = None
+                  ) -> QuerySet[ApprovalRequest]:
+    """The caller's approval requests: of its projects and, for a narrowed token, of its end user's runs only."""
+    approvals = ApprovalRequest.objects.for_projects(project_ids).select_related("project", "decided_by")
+    return end_user.hanging_off(approvals, "run__session") if end_user is not None else approvals
+
+
+def approval_get(*, project_ids: Sequence[int], approval_id: int, end_user: EndUserScope | None = None
+                 ) -> ApprovalRequest:
+    approval = approval_list(project_ids=project_ids, end_user=end_user).filter(pk=approval_id).first()
+    if approval is None:
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    return approval
+
+
+def approval_for_decision(*, project_ids: Sequence[int], approval_id: int) -> ApprovalRequest:
+    """An approval with what a reviewer decides on: its run, session, latest checkpoint and task."""
+    approval = (
+        ApprovalRequest.objects.for_projects(project_ids).filter(pk=approval_id)
+        .select_related("project", "run", "run__session", "run__last_checkpoint", "run__task", "decided_by",
+                        "assigned_to")
+        .first()
+    )
+    if approval is None:
+        raise NotFoundError(f"Approval {approval_id} does not exist.")
+    return approval
+
+
+Refine = Callable[[QuerySet[ApprovalRequest]], QuerySet[ApprovalRequest]]
+
+
+def approval_inbox_unfiltered(queryset: QuerySet[ApprovalRequest]) -> QuerySet[ApprovalRequest]:
+    return queryset
+
+
+def approval_inbox(
+    *, project_ids: Sequence[int], refine: Refine = approval_inbox_unfiltered
+) -> QuerySet[ApprovalRequest]:
+    """Pending approvals, oldest first (the one waiting longest is the most urgent), narrowed by
+    `refine` (the page's ApprovalInboxFilter)."""
+    pending = ApprovalRequest.objects.for_projects(project_ids).filter(status=ApprovalStatus.PENDING)
+    return refine(pending).select_related("project", "run", "run__session", "assigned_to").order_by("created_at", "id")
+
+
+INBOX_PAGE_SIZE = 50
+
+
+@dataclass(frozen=True)
+class InboxPage:
+    """A window of the inbox with the cursors of its neighbours (None: nothing there)."""
+
+    object_list: list[ApprovalRequest]
+    newer: str | None
+    older: str | None
+
+
+def _seek(qs: QuerySet[ApprovalRequest], cursor: tuple[dt.datetime, int] | None, backwards: bool
+          ) -> QuerySet[ApprovalRequest]:
+    if cursor is not None:
+        op = "<" if backwards else ">"
+        # A row comparison the ORM cannot spell. S610: the operator is one of two literals, the values bound.
+        qs = qs.extra(  # noqa: S610
+            where=[f"(runs_app_approvalrequest.created_at, runs_app_approvalrequest.id) {op} (%s, %s)"],
+            params=list(cursor))
+    return qs.order_by(*(("-created_at", "-id") if backwards else ("created_at", "id")))
+
+
+def inbox_page(
+    *, project_ids: Sequence[int], refine: Refine = approval_inbox_unfiltered, after: str | None = None,
+    before: str | None = None,
+) -> InboxPage:
+    """One window of INBOX_PAGE_SIZE pending approvals (`approval_inbox` with `refine`), by seeking.
+
+    The list is oldest first: `after` is the next (newer) window, `before` the previous (older) one.
+    1. Per project, seek in the (project, created_at, id) index of pending approvals from the cursor
+       for one row more than a window (`project_id IN (a, b)` cannot be read from that index in
+       time order: PostgreSQL would sort every pending approval of those projects).
+    2. Merge those in one UNION statement; fetch the window's rows with their run and session.
+    3. The extra row says whether there is more in the direction of travel; a cursor says there is
+       something on the side it came from.
+    """
+    backwards = before is not None and after is None
+    cursor = parse_seek_cursor(before if backwards else after)
+    limit = INBOX_PAGE_SIZE + 1
+    order = ("-created_at", "-id") if backwards else ("created_at", "id")
+    if not project_ids or len(project_ids) > MAX_SEEK_BRANCHES:
+        rows = list(_seek(approval_inbox(project_ids=project_ids, refine=refine), cursor, backwards)[:limit])
+    else:
+        # Each branch names its own project (not the IN list), so its row estimate is that project's.
+        branches = [_seek(approval_inbox(project_ids=[p], refine=refine), cursor, backwards)
+                    .values_list("id", "created_at")[:limit] for p in project_ids]
+        picked = list(branches[0].union(*branches[1:], all=True).order_by(*order)[:limit]
+                      if len(branches) > 1 else branches[0])
+        found = approval_inbox(project_ids=project_ids, refine=refine).in_bulk([pk for pk, _ in picked])
+        rows = [found[pk] for pk, _ in picked if pk in found]
+    rows, newer, older = seek_window(rows, size=INBOX_PAGE_SIZE, backwards=backwards, came_from=cursor,
+                                     position=lambda a: (a.created_at, a.pk))
+    return InboxPage(rows, newer, older)
+
+
+def inbox_agents(*, project_ids: Sequence[int]) -> list[str]:
+    return list(
+        Run.objects.for_projects(project_ids).filter(approvals__status=ApprovalStatus.PENDING).exclude(active_agent="")
+        .values_list("active_agent", flat=True).distinct().order_by("active_agent")[:200]
+    )
+
+
+def session_recent_items(session_id: int, limit: int = APPROVAL_PAGE_ITEMS) -> list[SessionItem]:
+    # Trimming refuses to remove these while an approval of the session is pending (sessions_app.trimming).
+    items = list(SessionItem.objects.filter(session_id=session_id).order_by("-seq")[:limit])
+    items.reverse()
+    return items
+
+
+def resume_trace(approval: ApprovalRequest, limit: int = 200) -> list[RunEvent]:
+    """The run's events from this approval's decision on: the resume, step by step."""
+    if approval.status == ApprovalStatus.PENDING:
+        return []
+    decision = (
+        RunEvent.objects.filter(run_id=approval.run_id, kind=f"approval.{approval.status}", data__approval=approval.pk)
+        .values_list("seq", flat=True)
+        .first()
+    )
+    events = RunEvent.objects.filter(run_id=approval.run_id)
+    if decision is not None:
+        events = events.filter(seq__gte=decision)
+    elif approval.decided_at is not None:
+        events = events.filter(created_at__gte=approval.decided_at)
+    return list(events.order_by("seq")[:limit])
+
+
+def run_approvals(run: Run, limit: int = 200) -> list[ApprovalRequest]:
+    return list(ApprovalRequest.objects.filter(run=run).select_related("decided_by").order_by("-created_at")[:limit])

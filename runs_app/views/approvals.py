@@ -1,0 +1,276 @@
+"""The approval pages: the inbox (paged by seeking, filtered, with bulk decisions) and one approval's decision page:
+what a reviewer decides on, the resume's dry run, the decision itself, and the resume's checklist and trace after it
+(polled while the worker is on it).
+"""
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from harness.actors import Actor
+from harness.http.errors import ConflictError, DomainError, Forbidden, ValidationFailed
+from harness.http.views import (
+    ConsoleRequest,
+    asked_part,
+    console_page,
+    project_ids,
+    project_roles,
+    render_page,
+    role_required,
+)
+from harness.tenancy import Role, role_project_ids
+from runs_app.filters import ApprovalInboxFilter
+from runs_app.forms import ApproveForm, AssignForm, BulkDecisionForm, EditApproveForm, RejectForm
+from runs_app.models import ApprovalRequest, ApprovalStatus
+from runs_app.presentation.events import events_shown
+from runs_app.presentation.json_text import pretty
+from runs_app.presentation.resume_checklist import resume_in_progress, resume_progress
+from runs_app.resume import RESUME_CHECKS, DryRun, resume_dry_run
+from runs_app.selectors import approvals as approvals_sel
+from runs_app.selectors import paging as paging_sel
+from runs_app.services import (
+    BulkItem,
+    BulkResult,
+    Decision,
+    approval_assign,
+    approval_decide,
+    approval_decide_bulk,
+    project_reviewers,
+)
+from runs_app.views.common import query_without_page
+
+
+@require_GET
+@console_page
+def approval_inbox(request: ConsoleRequest) -> HttpResponse:
+    return render_page(request, "runs/approval_inbox.html", _inbox_context(request), partials=("inbox-table",))
+
+
+def _inbox_context(request: ConsoleRequest) -> dict[str, Any]:
+    filters = ApprovalInboxFilter(request.GET or None)
+    # A bad value in any filter shows the whole inbox, as the form's page always has.
+    refine = (filters.filter_queryset if filters.is_bound and filters.is_valid()
+              else approvals_sel.approval_inbox_unfiltered)
+    ids = project_ids(request)
+    pending = approvals_sel.approval_inbox(project_ids=ids, refine=refine)
+    page = approvals_sel.inbox_page(project_ids=ids, refine=refine, after=request.GET.get("after"),
+                          before=request.GET.get("before"))
+    return {
+        "form": filters.form,
+        "page": page,
+        # A row is selectable for a bulk decision only in a project where the user reviews (issue 17).
+        "reviewer_projects": frozenset(role_project_ids(request.user, Role.REVIEWER, ids)),
+        "pending_count": paging_sel.capped_count(pending),
+        "count_cap": paging_sel.COUNT_CAP,
+        "agents": approvals_sel.inbox_agents(project_ids=ids),
+        "query": query_without_page(request),
+        "bulk_form": BulkDecisionForm(),
+    }
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_bulk(request: ConsoleRequest) -> HttpResponse:
+    """Approve or reject every checked row of the inbox, each bound to the version and fingerprint the page
+    showed; the inbox comes back with one result per item (decided, or refused and why).
+
+    A request that is wrong as a whole (no row, no reason for a rejection, a malformed row) decides nothing
+    and answers 400 with the error.
+    """
+    form = BulkDecisionForm(request.POST)
+    results: list[BulkResult] = []
+    error = ""
+    status = 200
+    try:
+        if not form.is_valid():
+            raise ValidationFailed(" ".join(str(e) for errors in form.errors.values() for e in errors))
+        items = [BulkItem.parse(text) for text in request.POST.getlist("item")]
+        results = approval_decide_bulk(
+            project_ids=project_ids(request), actor=Actor.of(request.user), decision=form.cleaned_data["decision"],
+            reason=form.cleaned_data["reason"], items=items,
+        )
+    except ValidationFailed as exc:
+        error, status = exc.detail, 400
+    context = {**_inbox_context(request), "bulk_results": results, "bulk_error": error}
+    if error:
+        context["bulk_form"] = form  # keeps the reviewer's reason and shows what was wrong
+    return render_page(request, "runs/approval_inbox.html", context, status=status)
+
+
+def _dry_run(request: ConsoleRequest, approval: ApprovalRequest, roles: dict[str, bool]) -> DryRun:
+    """The resume's checks that need no lease or call, as the worker runs them (worker.dry_run, registered with
+    runs_app.resume by the worker app: runs_app does not import it), for the approval approved now by this reviewer."""
+    return resume_dry_run(approval, reviewer_id=request.user.pk, reviewer_holds_role=roles.get(Role.REVIEWER, False))
+
+
+def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extra: Any) -> dict[str, Any]:
+    run = approval.run
+    deciding = approval.status == ApprovalStatus.PENDING
+    roles = project_roles(request, approval.project_id)
+    context = {
+        "approval": approval,
+        "roles": roles,  # the decision buttons follow the project's roles
+        # Run when the page (or its panel) opens and again on submit (_decide): what the resume would block at.
+        "dry_run": _dry_run(request, approval, roles) if deciding else None,
+        "run": run,
+        "arguments_pretty": pretty(approval.arguments),
+        "approved_arguments_pretty": pretty(approval.approved_arguments) if approval.approved_arguments else "",
+        "edited": bool(approval.approved_fingerprint) and approval.approved_fingerprint != approval.action_fingerprint,
+        "approve_form": extra.pop("approve_form", None) or ApproveForm(initial={"version": approval.version}),
+        "reject_form": extra.pop("reject_form", None) or RejectForm(initial={"version": approval.version}),
+        "edit_form": extra.pop("edit_form", None)
+        or EditApproveForm(initial={"version": approval.version, "arguments": pretty(approval.arguments)}),
+        **extra,
+    }
+    if not deciding:
+        trace = approvals_sel.resume_trace(approval)
+        context.update(trace=events_shown(trace), progress=resume_progress(trace), polling=resume_in_progress(run))
+    return context
+
+
+def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
+    """What the full page shows around the decision panel (not needed for its fragments)."""
+    checkpoint = approval.run.last_checkpoint
+    return {
+        "recent_items": [
+            (item, json.dumps(item.content, ensure_ascii=False, default=str))
+            for item in approvals_sel.session_recent_items(approval.run.session_id)
+        ],
+        "checkpoint": checkpoint,
+        "checkpoint_state_pretty": pretty(checkpoint.state) if checkpoint else "",
+        "resume_checks": RESUME_CHECKS,
+    }
+
+
+DETAIL_PARTIALS = ("decision", "trace")
+
+
+@require_GET
+@console_page
+def approval_detail(request: ConsoleRequest, approval_id: int) -> HttpResponse:
+    approval = approvals_sel.approval_for_decision(project_ids=project_ids(request), approval_id=approval_id)
+    context = _decision_context(request, approval)
+    if not asked_part(request, DETAIL_PARTIALS):
+        context.update(_page_context(approval))
+        if approval.status == ApprovalStatus.PENDING:
+            context.update(reviewers=project_reviewers(approval.project_id),
+                           assign_form=AssignForm(initial={"version": approval.version}))
+    return render_page(request, "runs/approval_detail.html", context, partials=DETAIL_PARTIALS)
+
+
+DecisionForm = ApproveForm | RejectForm | EditApproveForm
+
+
+def _decide(request: ConsoleRequest, approval_id: int, form_class: type[DecisionForm], decision: str) -> HttpResponse:
+    """Validate the form, call approval_decide, and show the outcome in the decision panel.
+
+    1. The approval must be visible to the user (else 404).
+    2. An invalid form re-renders the panel with its errors (400 without htmx).
+    3. A lost race (`already_decided`) tells this reviewer who decided; the other decision stands.
+    4. Success: htmx swaps in the panel, which polls the resume trace; a plain POST redirects.
+    """
+    ids = project_ids(request)
+    approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+    form = form_class(request.POST)
+    form_key = {"ApproveForm": "approve_form", "RejectForm": "reject_form", "EditApproveForm": "edit_form"}[
+        form_class.__name__
+    ]
+    if not form.is_valid():
+        return _decision_response(request, approval, status=400, **{form_key: form})
+    data = form.cleaned_data
+    # Run again at the decision: what it shows may have changed since the page opened. Approving a run whose dry
+    # run fails is still the reviewer's to do (a person may approve and then fix what blocks it, e.g. configure
+    # the adapter); the panel that answers the decision says which checks failed at that moment.
+    at_decision = _dry_run(request, approval, project_roles(request, approval.project_id))
+    try:
+        approval = approval_decide(
+            project=approval.project_id,
+            approval_id=approval.pk,
+            actor=Actor.of(request.user),
+            decision=decision,
+            reason=data.get("reason", ""),
+            edited_arguments=data.get("arguments"),
+            expected_version=data.get("version"),
+        )
+    except Forbidden as exc:
+        raise PermissionDenied(exc.detail) from None
+    except ConflictError as exc:
+        notice = exc.detail
+        if exc.code != "already_decided":
+            notice = f"{exc.detail} Reload the page to see the approval as it is now."
+        approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+        return _decision_response(request, approval, status=409, conflict=notice)
+    except DomainError as exc:
+        return _decision_response(request, approval, status=400, error=exc.detail, **{form_key: form})
+    if not request.htmx:
+        if decision == Decision.APPROVE and not at_decision.passes:
+            messages.warning(request, _failing_notice(at_decision))
+        return redirect(reverse("runs:approval_detail", args=[approval_id]))
+    approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+    return _decision_response(request, approval, status=200,
+                              dry_run_at_decision=at_decision if decision == Decision.APPROVE else None)
+
+
+def _failing_notice(dry_run: DryRun) -> str:
+    return "Approved although the resume's dry run failed at the decision: " + "; ".join(
+        f"{line.label} ({line.step}): {line.reason}" for line in dry_run.failing) + ". The resume will block there."
+
+
+def _decision_response(
+    request: ConsoleRequest, approval: ApprovalRequest, *, status: int, **extra: Any
+) -> HttpResponse:
+    context = _decision_context(request, approval, **extra)
+    if request.htmx:
+        # htmx 2 does not swap 4xx responses by default; the panel itself carries the outcome, and
+        # the page's status badges are updated out of band.
+        context["oob"] = True
+        return render_page(request, "runs/approval_detail.html", context, part="decision")
+    context.update(_page_context(approval))
+    return render_page(request, "runs/approval_detail.html", context, status=status)
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_assign_view(request: ConsoleRequest, approval_id: int) -> HttpResponse:
+    """Assign the approval to a reviewer of its project (or nobody), then show its page again."""
+    ids = project_ids(request)
+    approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
+    form = AssignForm(request.POST)
+    if form.is_valid():
+        try:
+            approval_assign(project_ids=ids, approval_id=approval.pk, actor=Actor.of(request.user),
+                            assignee=form.cleaned_data["assignee"], expected_version=form.cleaned_data["version"])
+        except DomainError as exc:
+            messages.error(request, exc.detail)
+        else:
+            messages.success(request, f"Assigned to {form.cleaned_data['assignee'] or 'nobody'}.")
+    return redirect(reverse("runs:approval_detail", args=[approval_id]))
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_approve(request: ConsoleRequest, approval_id: int) -> HttpResponse:
+    return _decide(request, approval_id, ApproveForm, Decision.APPROVE)
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_reject(request: ConsoleRequest, approval_id: int) -> HttpResponse:
+    return _decide(request, approval_id, RejectForm, Decision.REJECT)
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_edit_approve(request: ConsoleRequest, approval_id: int) -> HttpResponse:
+    return _decide(request, approval_id, EditApproveForm, Decision.APPROVE)
