@@ -304,7 +304,7 @@ def _checkpoint_insert(
 
 # --- a LangGraph thread's checkpoint (runs_app.services.threads) ---------------------------------------
 
-# The API's reply to a stored thread checkpoint (runs_app.api_threads), recorded under a claimed
+# The API's reply to a stored thread checkpoint (runs_app.api.threads), recorded under a claimed
 # Idempotency-Key by the statement that writes it (harness.http.idempotency.claim_sql); NULL when nothing was written.
 _EXTERNAL_REPLY = """
 SELECT jsonb_build_object('id', ins.id, 'run', (SELECT id FROM run), 'thread_id', %(thread)s::text,

@@ -239,7 +239,7 @@ def _already_stored(run_id: int, ns: str, external_id: str, body: dict[str, Any]
     return ThreadCheckpoint(stored["pk"], run_id, stored["content_hash"], False)
 
 
-# The API's reply (runs_app.api_threads), recorded under a claimed Idempotency-Key; NULL with no thread.
+# The API's reply (runs_app.api.threads), recorded under a claimed Idempotency-Key; NULL with no thread.
 _WRITES_REPLY = "SELECT jsonb_build_object('written', count(*)) FROM ins HAVING EXISTS (SELECT 1 FROM run)"
 _WRITES_SQL = """
 WITH run AS (
