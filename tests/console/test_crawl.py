@@ -3,7 +3,8 @@
 The test runs `bin/start` in a subprocess with its own HARNESS_VAR_DIR and PORT and none of the suite's
 configuration, so it gets exactly the local start: the embedded PostgreSQL, the filesystem broker, DEBUG
 on, the demo loaded with its users. It logs in through the real login form (CSRF and all) as admin,
-reviewer and operator and follows every same-origin link from `/` (and from `/admin/` for admin).
+reviewer and operator and follows every same-origin link from `/` (and from `/admin/` for admin), a few pages
+of each shape (the path with ids as <n>): every kind of page, not every one of the demo's few hundred runs.
 
 What counts as a failure:
 - Any 5xx, and any 4xx other than 403, on a page reached by following links shown to that role: a link
@@ -50,6 +51,10 @@ START_TIMEOUT = 150  # seconds; a warm machine serves /login/ in about 30
 # query) still opens each model's changelist, one filtered or sorted view, the add form, and one
 # object's change, history and delete pages, which is what tells whether the admin renders.
 ADMIN_PAGES_PER_SHAPE = 1
+# The console's own pages: the demo has a few hundred runs of history (demo.history), each with its inspector,
+# lineage and checkpoints. A handful of each shape (the scenario's objects come first: the lists show the newest
+# first) still renders every kind of page, filter and pager for each role, at a fraction of the pages.
+CONSOLE_PAGES_PER_SHAPE = 6
 MAX_PAGES_PER_ROLE = 600
 # Environment the suite sets (bin/test) that would change what bin/start configures.
 SUITE_CONFIG = ("DATABASE_", "CELERY_", "HARNESS_", "DJANGO_", "TEST_")
@@ -157,11 +162,11 @@ def _crawl(base: str, session: requests.Session, role: str) -> Crawl:
             link = _local(base, page, href)
             if link is None or link in seen:
                 continue
-            if link.startswith("/admin/"):
-                shape = _shape(link)
-                if per_shape.get(shape, 0) >= ADMIN_PAGES_PER_SHAPE:
-                    continue
-                per_shape[shape] = per_shape.get(shape, 0) + 1
+            shape = _shape(link)
+            if per_shape.get(shape, 0) >= (ADMIN_PAGES_PER_SHAPE if link.startswith("/admin/")
+                                           else CONSOLE_PAGES_PER_SHAPE):
+                continue
+            per_shape[shape] = per_shape.get(shape, 0) + 1
             seen.add(link)
             crawl.found_on[link] = page
             queue.append(link)
