@@ -31,12 +31,13 @@ from django.http import HttpRequest, HttpResponse
 from rest_framework.views import APIView
 
 from harness.http.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_token, touch_last_used
+from harness.http.context import context_of
 from harness.http.errors import NOT_FINAL_ATTR, ErrorReply, error_reply
 from harness.http.idempotency import claim_of
 from harness.http.parsers import NOT_PLAIN, is_utf8, parse_plain
-from harness.http.permissions import TokenRole
+from harness.http.permissions import agent_call_refusal, roles_that_may_call
 from harness.http.renderers import JSONRenderer
-from harness.http.throttling import COUNTED_ATTR, token_wait
+from harness.http.throttling import counted_wait
 from harness.models import ApiToken, Project
 from harness.ops import logs
 
@@ -45,7 +46,6 @@ _T = TypeVar("_T")
 _V = TypeVar("_V")
 _render = JSONRenderer().render
 _JSON = "application/json"
-CALLER_ATTR = "_harness_plain_caller"  # the request's PlainCaller, for plain_first to vouch for a refusal
 
 
 def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable[..., HttpResponse]:
@@ -69,7 +69,7 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
                 reply = error_reply(exc)
                 if reply is None:
                     raise  # Django's handler answers it, as it answers what escapes a DRF view
-                caller: PlainCaller | None = getattr(request, CALLER_ATTR, None)
+                caller = caller_of(request)
                 response = refusal(reply)
                 # A 5xx (the database out of reach) is nobody's token's doing: answered as it is, without the
                 # token lookup vouching would make against that same unreachable database.
@@ -83,10 +83,6 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
     functools.update_wrapper(view, drf_view)
     return view
 
-
-# The roles a plain call may come with: a handoff receiver's token calls only the views that scope it to its handoff
-# (harness.http.permissions), so it never takes the plain path; a reader reads.
-_PLAIN_ROLES = {False: (TokenRole.AGENT, TokenRole.READER), True: (TokenRole.AGENT,)}
 
 # The tokens this process has looked up and found fit for a plain call, by digest. Only a hint: a call that takes
 # its token from here has the token checked by its own statement (harness.http.auth.TokenCheck), never by this copy; the
@@ -135,10 +131,17 @@ class PlainCaller:
 
 
 def _may_call(token: ApiToken | None, write: bool) -> bool:
-    # A token narrowed to one end user (harness.narrowing) is handed to DRF's view, whose selectors confine it.
+    """An agent token (a personal one is DRF's to authenticate) that the one may-call rule admits here
+    (harness.http.permissions.agent_call_refusal, with no view: a plain call admits no handoff receiver and no token
+    narrowed to one end user, whose selectors DRF's view runs). Any refusal is DRF's view's to word."""
     return (token is not None and token.kind == ApiToken.Kind.AGENT and token.project is not None
-            and token.parent_id is None and token.role in _PLAIN_ROLES[write]
-            and not (write and token.project.frozen_at is not None))
+            and agent_call_refusal(token, write=write) is None)
+
+
+def caller_of(request: HttpRequest) -> PlainCaller | None:
+    """The request's plain caller (harness.http.context), once plain_caller found one."""
+    caller: PlainCaller | None = context_of(request).caller
+    return caller
 
 
 def _remember(digest: str, token: ApiToken) -> None:
@@ -169,17 +172,15 @@ def plain_caller(request: HttpRequest, *, write: bool) -> PlainCaller | None:
         _remember(digest, token)
     assert token is not None and token.project is not None  # noqa: S101 - _may_call checked both
     project = token.project
-    check = TokenCheck(digest=digest, project_id=project.pk, roles=_PLAIN_ROLES[write], write=write) if known else None
+    check = (TokenCheck(digest=digest, project_id=project.pk, roles=roles_that_may_call(write=write), write=write)
+             if known else None)
     touch_last_used(token)
     logs.bind(project=project.slug)
-    wait = token_wait(token)
-    setattr(request, COUNTED_ATTR, (token, wait))
-    if wait is not None:
+    if counted_wait(request, token) is not None:
         return None  # 429 with Retry-After, from the count just made
     principal = AgentPrincipal(token=token, project=project)
     request.user = principal  # type: ignore[assignment]  # what DRF leaves on the request after its authentication
-    caller = PlainCaller(principal=principal, digest=digest, write=write, check=check)
-    setattr(request, CALLER_ATTR, caller)
+    caller = context_of(request).caller = PlainCaller(principal=principal, digest=digest, write=write, check=check)
     return caller
 
 
