@@ -79,11 +79,10 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         token = bearer_token(request._request, ApiToken.hash_secret(secret))
         if token is None:
             raise exceptions.AuthenticationFailed("The token is not valid or was revoked.")
-        touch_last_used(token)
+        token_used(token)
         if token.kind == ApiToken.Kind.AGENT:
             if token.project is None:  # the table's apitoken_kind_owner constraint gives every agent token one
                 raise exceptions.AuthenticationFailed("The token is not valid.")
-            logs.bind(project=token.project.slug)
             frozen = frozen_write_refusal(token, write=request.method not in SAFE_METHODS)
             if frozen is not None:
                 raise frozen
@@ -115,6 +114,14 @@ def found_token(request: HttpRequest, digest: str, token: ApiToken | None) -> No
     """Keep a lookup's answer for the rest of the request (None: no live token has this digest)."""
     context = context_of(request)
     context.digest, context.token = digest, token
+
+
+def token_used(token: ApiToken) -> None:
+    """What both API doors do with the token they found: record its use, and name its project in the request's log
+    lines (harness.ops.logs)."""
+    touch_last_used(token)
+    if token.project_id is not None and token.project is not None:
+        logs.bind(project=token.project.slug)
 
 
 def touch_last_used(token: ApiToken) -> None:

@@ -6,15 +6,26 @@ about half of such a call's CPU (bench/README.md, "CPU per agent call"). For the
 `plain_first(TheDrfView, post=a_plain_function)`. The request still goes through Django's handler and every
 middleware (observation, limits, host check, the Idempotency-Key's claim); then the plain function answers it when
 it is the plain case: an agent token that may make the call, no content negotiation to do, a JSON body in the
-plain well-formed shape. It calls the same pieces the DRF view's path calls (harness.http.auth's token lookup and
-touch, harness.http.throttling's count, the app's validation, service and reply, harness.http.errors' mapping), in the
-same order.
+plain well-formed shape.
+
+It is a second door, not a second pipeline: each cross-cutting step is one function both doors call
+(docs/development/request-flow.md has the table):
+- the token: harness.http.auth.bearer_token (one lookup, or the one the Idempotency-Key's reservation made), then
+  harness.http.auth.token_used (its last use, the log's project);
+- whether it may call: harness.http.permissions.agent_call_refusal (DRF's AgentApiAccess raises its refusal; here
+  any refusal hands over), and for a known token the statement's own check holds roles_that_may_call;
+- the throttle: harness.http.throttling.counted_wait, once per request whichever door counts;
+- the Idempotency-Key: harness.http.idempotency.claim_of;
+- validation, the service and the reply: the app's (`*_fast` shape checks the serializer is held to, the same
+  service, the same answer function);
+- errors: harness.http.errors.error_reply, which DRF's exception handler also renders.
+What one step learned is kept in the request's context (harness.http.context.RequestContext) for the next.
 
 Anything else is handed to the DRF view, which answers it as it always did: a missing, bad or revoked token, a
 personal token, a refused role, a frozen project, a throttled token, an Accept or ?format= to negotiate, a body
 in any other shape, a token narrowed to one end user (its selectors confine it there). Nothing has been written
-when that happens, and nothing is done twice: the token the plain function found is reused
-(harness.http.auth.FOUND_TOKEN_ATTR), and so is its throttle count (COUNTED_ATTR).
+when that happens, and nothing is done twice: the token the plain function found and its throttle count are in
+the request's context, where DRF's authentication and throttle find them.
 
 The DRF view stays the URL's documented view (the OpenAPI schema is generated from it). HARNESS_PLAIN_PATH=0
 sends every call through it; tests/api/test_plain_path.py holds the two doors to the same answers, status,
@@ -30,7 +41,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from rest_framework.views import APIView
 
-from harness.http.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_token, touch_last_used
+from harness.http.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_token, token_used
 from harness.http.context import context_of
 from harness.http.errors import NOT_FINAL_ATTR, ErrorReply, error_reply
 from harness.http.idempotency import claim_of
@@ -39,7 +50,6 @@ from harness.http.permissions import agent_call_refusal, roles_that_may_call
 from harness.http.renderers import JSONRenderer
 from harness.http.throttling import counted_wait
 from harness.models import ApiToken, Project
-from harness.ops import logs
 
 PlainHandler = Callable[..., HttpResponse | None]
 _T = TypeVar("_T")
@@ -174,8 +184,7 @@ def plain_caller(request: HttpRequest, *, write: bool) -> PlainCaller | None:
     project = token.project
     check = (TokenCheck(digest=digest, project_id=project.pk, roles=roles_that_may_call(write=write), write=write)
              if known else None)
-    touch_last_used(token)
-    logs.bind(project=project.slug)
+    token_used(token)
     if counted_wait(request, token) is not None:
         return None  # 429 with Retry-After, from the count just made
     principal = AgentPrincipal(token=token, project=project)
