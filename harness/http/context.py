@@ -52,11 +52,15 @@ class RequestContext:
 
 def context_of(request: Any) -> RequestContext:
     """The request's context, made on first use. Takes a Django HttpRequest or DRF's Request around one."""
-    raw: HttpRequest = getattr(request, "_request", request)
-    context: RequestContext | None = raw.__dict__.get(_ATTR)
+    # Read from the instance's __dict__, not with getattr: every API call asks several times, and a getattr that
+    # misses (a Django request has no `_request`) costs an AttributeError raised and caught each time.
+    kept = request.__dict__
+    context: RequestContext | None = kept.get(_ATTR)
     if context is None:
-        context = RequestContext()
-        raw.__dict__[_ATTR] = context
+        inner: HttpRequest | None = kept.get("_request")  # DRF's Request: the context is its Django request's
+        if inner is not None:
+            return context_of(inner)
+        context = kept[_ATTR] = RequestContext()
     return context
 
 

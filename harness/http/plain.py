@@ -94,6 +94,9 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
     return view
 
 
+# The roles the one may-call rule admits on a plain call, for a known token's statement to check (TokenCheck).
+_ROLES = {write: roles_that_may_call(write=write) for write in (False, True)}
+
 # The tokens this process has looked up and found fit for a plain call, by digest. Only a hint: a call that takes
 # its token from here has the token checked by its own statement (harness.http.auth.TokenCheck), never by this copy; the
 # copy gives what does not change (the ids for the throttle's key and the log, the project) and what is checked
@@ -182,8 +185,7 @@ def plain_caller(request: HttpRequest, *, write: bool) -> PlainCaller | None:
         _remember(digest, token)
     assert token is not None and token.project is not None  # noqa: S101 - _may_call checked both
     project = token.project
-    check = (TokenCheck(digest=digest, project_id=project.pk, roles=roles_that_may_call(write=write), write=write)
-             if known else None)
+    check = TokenCheck(digest=digest, project_id=project.pk, roles=_ROLES[write], write=write) if known else None
     token_used(token)
     if counted_wait(request, token) is not None:
         return None  # 429 with Retry-After, from the count just made
