@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from django.http import HttpRequest
 
+from harness.http.context import context_of
 from harness.http.views import project_ids
 from harness.tenancy import Role, role_project_ids
 from memory_app import console_counts as memory_counts
@@ -50,8 +51,8 @@ class Counts(Mapping[str, int]):
 
 
 def console_counts(request: HttpRequest) -> dict[str, Counts]:
-    counts = getattr(request, "_console_counts", None)
-    if counts is None:
-        counts = Counts(request)
-        request._console_counts = counts  # type: ignore[attr-defined]
+    context = context_of(request)  # once per request, whatever renders it (harness.http.context)
+    if context.console_counts is None:
+        context.console_counts = Counts(request)
+    counts: Counts = context.console_counts
     return {"counts": counts}

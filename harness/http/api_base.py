@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from harness.http.auth import AgentPrincipal
+from harness.http.context import context_of
 from harness.http.errors import Forbidden
 from harness.http.filters import ApiFilterBackend, validated
 from harness.http.permissions import AgentApiAccess
@@ -55,16 +56,16 @@ def IdField(**kwargs: Any) -> serializers.IntegerField:  # noqa: N802 - reads as
 
 def scope(request: Request) -> list[int]:
     """The ids of the projects the caller may read (an agent token's one project, or the user's
-    memberships), computed once per request: every read's `project_ids`, as in the console."""
-    cached: list[int] | None = getattr(request, "_scope_project_ids", None)
-    if cached is None:
+    memberships), computed once per request (kept in its context: harness.http.context): every read's
+    `project_ids`, as in the console."""
+    context = context_of(request)
+    if context.scope_ids is None:
         user = request.user
         if isinstance(user, AgentPrincipal):
-            cached = [user.project.pk]
+            context.scope_ids = [user.project.pk]
         else:
-            cached = list(projects_for_user(user).values_list("pk", flat=True))
-        request._scope_project_ids = cached  # type: ignore[attr-defined]
-    return cached
+            context.scope_ids = list(projects_for_user(user).values_list("pk", flat=True))
+    return context.scope_ids
 
 
 def end_user_scope(request: Request) -> EndUserScope | None:

@@ -7,7 +7,7 @@ request (no cache: a revoked or expired token fails on its next request, in ever
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
@@ -18,8 +18,12 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
 from harness.db import prepared_cursor
+from harness.http.context import context_of
 from harness.models import ApiToken, Project
 from harness.ops import logs
+
+if TYPE_CHECKING:  # harness.http.errors loads DRF's views, whose settings import this module
+    from harness.http.errors import DomainError
 
 
 @dataclass(frozen=True)
@@ -75,12 +79,13 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         token = bearer_token(request._request, ApiToken.hash_secret(secret))
         if token is None:
             raise exceptions.AuthenticationFailed("The token is not valid or was revoked.")
-        touch_last_used(token)
+        token_used(token)
         if token.kind == ApiToken.Kind.AGENT:
             if token.project is None:  # the table's apitoken_kind_owner constraint gives every agent token one
                 raise exceptions.AuthenticationFailed("The token is not valid.")
-            logs.bind(project=token.project.slug)
-            _refuse_write_to_frozen(request, token.project)
+            frozen = frozen_write_refusal(token, write=request.method not in SAFE_METHODS)
+            if frozen is not None:
+                raise frozen
             return AgentPrincipal(token=token, project=token.project), token
         user = get_user_model().objects.filter(pk=token.user_id, is_active=True).first() if token.user_id else None
         if user is None:
@@ -93,15 +98,30 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
 
 
 def bearer_token(request: HttpRequest, digest: str) -> ApiToken | None:
-    """The live token with this digest: the one the request's first statement found already (the Idempotency-Key's
-    reservation, or the plain path's lookup: FOUND_TOKEN_ATTR), else looked up now, and kept for the rest of the
-    request."""
-    found: tuple[str, ApiToken | None] | None = getattr(request, FOUND_TOKEN_ATTR, None)
-    if found is not None and found[0] == digest:
-        return found[1]
+    """The live token with this digest: the one lookup both API doors use (the plain path's plain_caller and DRF's
+    BearerTokenAuthentication). The request's context (harness.http.context) keeps what its first statement found
+    (the Idempotency-Key's reservation, or an earlier call of this), else it is looked up now and kept there for the
+    rest of the request."""
+    context = context_of(request)
+    if context.found(digest):
+        return context.token
     token = token_lookup(digest)
-    setattr(request, FOUND_TOKEN_ATTR, (digest, token))
+    found_token(request, digest, token)
     return token
+
+
+def found_token(request: HttpRequest, digest: str, token: ApiToken | None) -> None:
+    """Keep a lookup's answer for the rest of the request (None: no live token has this digest)."""
+    context = context_of(request)
+    context.digest, context.token = digest, token
+
+
+def token_used(token: ApiToken) -> None:
+    """What both API doors do with the token they found: record its use, and name its project in the request's log
+    lines (harness.ops.logs)."""
+    touch_last_used(token)
+    if token.project_id is not None and token.project is not None:
+        logs.bind(project=token.project.slug)
 
 
 def touch_last_used(token: ApiToken) -> None:
@@ -114,17 +134,18 @@ def touch_last_used(token: ApiToken) -> None:
         token.last_used_at = now
 
 
-def _refuse_write_to_frozen(request: Request, project: Project) -> None:
-    """An agent's write to a frozen project is refused (409 project_frozen) here, where every agent request
+def frozen_write_refusal(token: ApiToken, *, write: bool) -> "DomainError | None":
+    """An agent's write to a frozen project is refused (409 project_frozen), the first clause of the may-call rule
+    (harness.http.permissions.agent_call_refusal). BearerTokenAuthentication asks it, where every agent request
     passes whatever its view or permission class, with the project's freeze read by the token's own statement.
     Reads stay allowed: the project's state remains inspectable while it is frozen."""
+    project = token.project
+    if not write or project is None or project.frozen_at is None:
+        return None
     # Imported here: harness.http.errors loads DRF's views, whose settings import this module.
     from harness.tenancy import project_frozen_error
 
-    if request.method not in SAFE_METHODS:
-        frozen = project_frozen_error(project)
-        if frozen is not None:
-            raise frozen
+    return project_frozen_error(project)
 
 
 # Every API request runs this, so it is one hand-written statement: the ORM's select_related query
@@ -169,11 +190,6 @@ def as_first_statement(run: Callable[[], _T]) -> _T:
     except (OperationalError, InterfaceError):
         db.close()
         return run()
-
-
-# The Idempotency-Key middleware looks the token up in the statement that reserves the key (one round
-# trip for both: harness.http.idempotency) and leaves the row here for the authentication to use.
-FOUND_TOKEN_ATTR = "_harness_bearer_token"  # noqa: S105 - an attribute name, not a secret
 
 
 def token_from_row(row: tuple[Any, ...]) -> ApiToken:

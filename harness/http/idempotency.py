@@ -32,7 +32,8 @@ from django.utils import timezone
 
 from harness.canonical import canonical_json
 from harness.db import prepared_cursor
-from harness.http.auth import FOUND_TOKEN_ATTR, TOKEN_COLUMNS, TOKEN_SQL, token_from_row
+from harness.http.auth import TOKEN_COLUMNS, TOKEN_SQL, found_token, token_from_row
+from harness.http.context import context_of
 from harness.http.errors import NOT_FINAL_ATTR
 from harness.http.handlers import resolved
 from harness.http.middleware import error_response
@@ -181,7 +182,7 @@ class IdempotencyMiddleware:
         if _claims_in_statement(request):
             # The view records its reply under the key in the statement that makes its write (see Claim):
             # no reservation before it and no settlement after it.
-            setattr(request, CLAIM_ATTR, Claim(principal, key, request.path[:500], fingerprint))
+            context_of(request).claim = Claim(principal, key, request.path[:500], fingerprint)
             return self.get_response(request)
         reservation = [principal, key, request.path[:500], fingerprint]
         retry_on_a_new_connection = _first_statement_of_request()
@@ -238,7 +239,8 @@ class IdempotencyMiddleware:
             # token reserves a key: a revoked one gets its 401 from the view, never a stored reply.
             digest = principal.removeprefix(BEARER)
             row = _fetch(_RESERVE_WITH_TOKEN_SQL, [digest, *reservation, _lock_timeout()])
-            setattr(request, FOUND_TOKEN_ATTR, (digest, None if row is None else token_from_row(row)))
+            # Kept for the authentication (either door's: harness.http.auth.bearer_token), which looks it up no more.
+            found_token(request, digest, None if row is None else token_from_row(row))
             if row is None:
                 raise _NoToken
             reserved: int | None = row[TOKEN_COLUMNS]
@@ -314,7 +316,6 @@ def answer_repeat(principal: str, key: str, fingerprint: str) -> HttpResponse:
 # write included, rolls back (`KeyTaken`), and the view answers with `answer_repeat` as the middleware
 # would. Round trips for a keyed append: two (the token, the write) instead of three.
 
-CLAIM_ATTR = "_harness_idempotency_claim"
 _UNIQUE = "idempotent_request_unique"
 
 
@@ -345,8 +346,8 @@ class KeyTaken(Exception):
 
 
 def claim_of(request: HttpRequest) -> Claim | None:
-    """The view's Claim when the request carries an Idempotency-Key, else None."""
-    claim: Claim | None = getattr(request, CLAIM_ATTR, None)
+    """The view's Claim when the request carries an Idempotency-Key, else None (the request's context holds it)."""
+    claim: Claim | None = context_of(request).claim
     return claim
 
 

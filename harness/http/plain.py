@@ -6,15 +6,26 @@ about half of such a call's CPU (bench/README.md, "CPU per agent call"). For the
 `plain_first(TheDrfView, post=a_plain_function)`. The request still goes through Django's handler and every
 middleware (observation, limits, host check, the Idempotency-Key's claim); then the plain function answers it when
 it is the plain case: an agent token that may make the call, no content negotiation to do, a JSON body in the
-plain well-formed shape. It calls the same pieces the DRF view's path calls (harness.http.auth's token lookup and
-touch, harness.http.throttling's count, the app's validation, service and reply, harness.http.errors' mapping), in the
-same order.
+plain well-formed shape.
+
+It is a second door, not a second pipeline: each cross-cutting step is one function both doors call
+(docs/development/request-flow.md has the table):
+- the token: harness.http.auth.bearer_token (one lookup, or the one the Idempotency-Key's reservation made), then
+  harness.http.auth.token_used (its last use, the log's project);
+- whether it may call: harness.http.permissions.agent_call_refusal (DRF's AgentApiAccess raises its refusal; here
+  any refusal hands over), and for a known token the statement's own check holds roles_that_may_call;
+- the throttle: harness.http.throttling.counted_wait, once per request whichever door counts;
+- the Idempotency-Key: harness.http.idempotency.claim_of;
+- validation, the service and the reply: the app's (`*_fast` shape checks the serializer is held to, the same
+  service, the same answer function);
+- errors: harness.http.errors.error_reply, which DRF's exception handler also renders.
+What one step learned is kept in the request's context (harness.http.context.RequestContext) for the next.
 
 Anything else is handed to the DRF view, which answers it as it always did: a missing, bad or revoked token, a
 personal token, a refused role, a frozen project, a throttled token, an Accept or ?format= to negotiate, a body
 in any other shape, a token narrowed to one end user (its selectors confine it there). Nothing has been written
-when that happens, and nothing is done twice: the token the plain function found is reused
-(harness.http.auth.FOUND_TOKEN_ATTR), and so is its throttle count (COUNTED_ATTR).
+when that happens, and nothing is done twice: the token the plain function found and its throttle count are in
+the request's context, where DRF's authentication and throttle find them.
 
 The DRF view stays the URL's documented view (the OpenAPI schema is generated from it). HARNESS_PLAIN_PATH=0
 sends every call through it; tests/api/test_plain_path.py holds the two doors to the same answers, status,
@@ -30,22 +41,21 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from rest_framework.views import APIView
 
-from harness.http.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_token, touch_last_used
+from harness.http.auth import AgentPrincipal, TokenCheck, as_first_statement, bearer_token, token_used
+from harness.http.context import context_of
 from harness.http.errors import NOT_FINAL_ATTR, ErrorReply, error_reply
 from harness.http.idempotency import claim_of
 from harness.http.parsers import NOT_PLAIN, is_utf8, parse_plain
-from harness.http.permissions import TokenRole
+from harness.http.permissions import agent_call_refusal, roles_that_may_call
 from harness.http.renderers import JSONRenderer
-from harness.http.throttling import COUNTED_ATTR, token_wait
+from harness.http.throttling import counted_wait
 from harness.models import ApiToken, Project
-from harness.ops import logs
 
 PlainHandler = Callable[..., HttpResponse | None]
 _T = TypeVar("_T")
 _V = TypeVar("_V")
 _render = JSONRenderer().render
 _JSON = "application/json"
-CALLER_ATTR = "_harness_plain_caller"  # the request's PlainCaller, for plain_first to vouch for a refusal
 
 
 def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable[..., HttpResponse]:
@@ -69,7 +79,7 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
                 reply = error_reply(exc)
                 if reply is None:
                     raise  # Django's handler answers it, as it answers what escapes a DRF view
-                caller: PlainCaller | None = getattr(request, CALLER_ATTR, None)
+                caller = caller_of(request)
                 response = refusal(reply)
                 # A 5xx (the database out of reach) is nobody's token's doing: answered as it is, without the
                 # token lookup vouching would make against that same unreachable database.
@@ -84,9 +94,8 @@ def plain_first(view_class: type[APIView], **handlers: PlainHandler) -> Callable
     return view
 
 
-# The roles a plain call may come with: a handoff receiver's token calls only the views that scope it to its handoff
-# (harness.http.permissions), so it never takes the plain path; a reader reads.
-_PLAIN_ROLES = {False: (TokenRole.AGENT, TokenRole.READER), True: (TokenRole.AGENT,)}
+# The roles the one may-call rule admits on a plain call, for a known token's statement to check (TokenCheck).
+_ROLES = {write: roles_that_may_call(write=write) for write in (False, True)}
 
 # The tokens this process has looked up and found fit for a plain call, by digest. Only a hint: a call that takes
 # its token from here has the token checked by its own statement (harness.http.auth.TokenCheck), never by this copy; the
@@ -135,10 +144,17 @@ class PlainCaller:
 
 
 def _may_call(token: ApiToken | None, write: bool) -> bool:
-    # A token narrowed to one end user (harness.narrowing) is handed to DRF's view, whose selectors confine it.
+    """An agent token (a personal one is DRF's to authenticate) that the one may-call rule admits here
+    (harness.http.permissions.agent_call_refusal, with no view: a plain call admits no handoff receiver and no token
+    narrowed to one end user, whose selectors DRF's view runs). Any refusal is DRF's view's to word."""
     return (token is not None and token.kind == ApiToken.Kind.AGENT and token.project is not None
-            and token.parent_id is None and token.role in _PLAIN_ROLES[write]
-            and not (write and token.project.frozen_at is not None))
+            and agent_call_refusal(token, write=write) is None)
+
+
+def caller_of(request: HttpRequest) -> PlainCaller | None:
+    """The request's plain caller (harness.http.context), once plain_caller found one."""
+    caller: PlainCaller | None = context_of(request).caller
+    return caller
 
 
 def _remember(digest: str, token: ApiToken) -> None:
@@ -169,17 +185,13 @@ def plain_caller(request: HttpRequest, *, write: bool) -> PlainCaller | None:
         _remember(digest, token)
     assert token is not None and token.project is not None  # noqa: S101 - _may_call checked both
     project = token.project
-    check = TokenCheck(digest=digest, project_id=project.pk, roles=_PLAIN_ROLES[write], write=write) if known else None
-    touch_last_used(token)
-    logs.bind(project=project.slug)
-    wait = token_wait(token)
-    setattr(request, COUNTED_ATTR, (token, wait))
-    if wait is not None:
+    check = TokenCheck(digest=digest, project_id=project.pk, roles=_ROLES[write], write=write) if known else None
+    token_used(token)
+    if counted_wait(request, token) is not None:
         return None  # 429 with Retry-After, from the count just made
     principal = AgentPrincipal(token=token, project=project)
     request.user = principal  # type: ignore[assignment]  # what DRF leaves on the request after its authentication
-    caller = PlainCaller(principal=principal, digest=digest, write=write, check=check)
-    setattr(request, CALLER_ATTR, caller)
+    caller = context_of(request).caller = PlainCaller(principal=principal, digest=digest, write=write, check=check)
     return caller
 
 

@@ -22,6 +22,7 @@ from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from harness.http.context import context_of
 from harness.models import ApiToken
 
 if TYPE_CHECKING:  # DRF imports this module while rest_framework.views is still loading
@@ -136,8 +137,14 @@ def token_wait(token: ApiToken) -> float | None:
     return left
 
 
-# Set on a request the plain path counted: (the token, token_wait's answer).
-COUNTED_ATTR = "_harness_throttle_counted"
+def counted_wait(request: HttpRequest | Request, token: ApiToken) -> float | None:
+    """The request counted once against the token's limit, whichever door asks first (the plain path's
+    plain_caller, DRF's TokenRateThrottle): `token_wait`'s answer, kept in the request's context
+    (harness.http.context) so that a request the plain path hands to DRF's view is not counted twice."""
+    context = context_of(request)
+    if context.counted_token_id != token.pk:
+        context.counted_token_id, context.wait = token.pk, token_wait(token)
+    return context.wait
 
 
 class TokenRateThrottle(BaseThrottle):
@@ -151,9 +158,7 @@ class TokenRateThrottle(BaseThrottle):
         token = request.auth
         if not isinstance(token, ApiToken):
             return True
-        counted: tuple[ApiToken, float | None] | None = getattr(request._request, COUNTED_ATTR, None)
-        # The plain path (harness.http.plain) counted this request already and handed its refusal over: not twice.
-        self._wait = counted[1] if counted is not None and counted[0].pk == token.pk else token_wait(token)
+        self._wait = counted_wait(request, token)
         return self._wait is None
 
     def wait(self) -> float | None:

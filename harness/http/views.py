@@ -19,6 +19,7 @@ from django.shortcuts import render
 from django_htmx.http import HttpResponseClientRedirect
 from django_htmx.middleware import HtmxDetails
 
+from harness.http.context import context_of
 from harness.models import Project
 from harness.ops.replica import REPLICA, replica_reads
 from harness.tenancy import Role, projects_for_user, user_has_role
@@ -33,12 +34,12 @@ class ConsoleRequest(HttpRequest):
 
 
 def visible_projects(request: HttpRequest) -> list[Project]:
-    """The projects this console user may see (by slug), computed once per request."""
-    cached = getattr(request, "_console_projects", None)
-    if cached is None:
-        cached = list(projects_for_user(request.user).order_by("slug"))
-        request._console_projects = cached  # type: ignore[attr-defined]
-    return cached
+    """The projects this console user may see (by slug), computed once per request (kept in its context:
+    harness.http.context)."""
+    context = context_of(request)
+    if context.console_projects is None:
+        context.console_projects = list(projects_for_user(request.user).order_by("slug"))
+    return context.console_projects
 
 
 def project_ids(request: HttpRequest) -> list[int]:
@@ -48,11 +49,10 @@ def project_ids(request: HttpRequest) -> list[int]:
 def console_roles(request: HttpRequest) -> dict[str, bool]:
     """The roles the user holds in at least one project (what the navigation and a page's door ask); a button
     on a record asks `project_roles` for the record's own project, as its service will."""
-    cached = getattr(request, "_console_roles", None)
-    if cached is None:
-        cached = {role: user_has_role(request.user, role) for role in Role.ALL}
-        request._console_roles = cached  # type: ignore[attr-defined]
-    return cached
+    context = context_of(request)
+    if context.console_roles is None:
+        context.console_roles = {role: user_has_role(request.user, role) for role in Role.ALL}
+    return context.console_roles
 
 
 def project_roles(request: HttpRequest, project_id: int) -> dict[str, bool]:

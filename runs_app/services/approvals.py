@@ -191,25 +191,16 @@ def approval_decide(
     if decision not in (Decision.APPROVE, Decision.REJECT):
         raise ValidationFailed("decision is 'approve' or 'reject'.", code="invalid")
     now = timezone.now()
-    updates: dict[str, Any] = {"decided_by": user, "decided_at": now, "decision_reason": reason.strip()}
-    if decision == Decision.REJECT:
-        if not reason.strip():
-            raise ValidationFailed("A rejection needs a reason.", code="reason_required")
-        to = ApprovalStatus.REJECTED
-    else:
-        to = ApprovalStatus.APPROVED
-        if edited_arguments is None:  # the requested action, exactly: its arguments and fingerprint
-            updates["approved_arguments"] = F("arguments")
-            updates["approved_fingerprint"] = F("action_fingerprint")
-        else:
-            tool = visible.filter(pk=approval_id).values_list("tool", flat=True).first()
-            if tool is None:
-                raise NotFoundError(f"Approval {approval_id} does not exist.")
-            updates["approved_arguments"] = edited_arguments
-            updates["approved_fingerprint"] = action_fingerprint(tool, edited_arguments)
-    decidable = ~Q(requested_by=actor.label) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-    if expected_fingerprint is not None:
-        decidable &= Q(action_fingerprint=expected_fingerprint)
+    if decision == Decision.REJECT and not reason.strip():
+        raise ValidationFailed("A rejection needs a reason.", code="reason_required")
+    to = ApprovalStatus.REJECTED if decision == Decision.REJECT else ApprovalStatus.APPROVED
+    updates = decision_updates(user, now, reason.strip(), to)
+    if to == ApprovalStatus.APPROVED and edited_arguments is not None:  # the edited action and its fingerprint
+        tool = visible.filter(pk=approval_id).values_list("tool", flat=True).first()
+        if tool is None:
+            raise NotFoundError(f"Approval {approval_id} does not exist.")
+        updates["approved_arguments"] = edited_arguments
+        updates["approved_fingerprint"] = action_fingerprint(tool, edited_arguments)
     with transaction.atomic():
         approval = None
         if edited_arguments is None:  # the usual decision: one prepared statement, nothing compiled
@@ -219,10 +210,9 @@ def approval_decide(
                 expected_version=expected_version, expected_fingerprint=expected_fingerprint)
         if approval is None:  # an edit, or a write the prepared statement refused: the ORM's, which says why
             try:
-                approval = cas_transition_row(
-                    approvals, pk=approval_id, machine=APPROVAL_MACHINE, to=to,
-                    expected_version=expected_version, extra_filter=decidable, updates=updates,
-                )
+                approval = _decide_orm(approvals, approval_id=approval_id, to=to, actor=actor, now=now,
+                                       updates=updates, expected_version=expected_version,
+                                       expected_fingerprint=expected_fingerprint)
             except (ConflictError, NotFoundError) as exc:
                 raise _refusal(visible, approval_id, actor, now, exc, expected_fingerprint) from None
         approval.decided_by = user
@@ -241,6 +231,37 @@ def approval_decide(
         )
         _enqueue_resume(approval.run_id)
         return approval
+
+
+def _decide_orm(
+    approvals: QuerySet[ApprovalRequest], *, approval_id: int, to: str, actor: Actor, now: dt.datetime,
+    updates: dict[str, Any], expected_version: int | None, expected_fingerprint: str | None,
+) -> ApprovalRequest:
+    """The decision's write as the transition table's one conditional UPDATE (`cas_transition_row`): `approvals`
+    already narrowed to the caller's scope and `acting_filter`, plus what needs the row (`decidable`). The
+    statement `_decide_prepared` writes by hand is held to this one (tests/runs_app/test_fast_sql_differential.py)."""
+    return cas_transition_row(approvals, pk=approval_id, machine=APPROVAL_MACHINE, to=to,
+                              expected_version=expected_version,
+                              extra_filter=decidable(actor, now, expected_fingerprint), updates=updates)
+
+
+def decision_updates(user: Any, now: dt.datetime, reason: str, to: str) -> dict[str, Any]:
+    """What a decision writes besides the transition: who and when, the reason, and for an approval the requested
+    action, exactly, as the approved one (its arguments and fingerprint; an edit replaces both)."""
+    updates: dict[str, Any] = {"decided_by": user, "decided_at": now, "decision_reason": reason}
+    if to == ApprovalStatus.APPROVED:
+        updates["approved_arguments"] = F("arguments")
+        updates["approved_fingerprint"] = F("action_fingerprint")
+    return updates
+
+
+def decidable(actor: Actor, now: dt.datetime, expected_fingerprint: str | None) -> Q:
+    """The guards of a decision that need the approval's row: not the asker's own request, not expired, and, given
+    `expected_fingerprint`, still the action the reviewer was shown."""
+    condition = ~Q(requested_by=actor.label) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    if expected_fingerprint is not None:
+        condition &= Q(action_fingerprint=expected_fingerprint)
+    return condition
 
 
 def _project_pk(project: Project | int | None) -> int:

@@ -512,9 +512,13 @@ WITH w AS (
 UPDATE runs_app_externaleffect
    SET status = %(consumed)s, version = version + 1, receipt = %(receipt)s, consumed_at = %(now)s,
        updated_at = %(now)s
- WHERE project_id = %(pid)s AND idempotency_key = %(key)s::text AND status = %(delivered)s
+ WHERE project_id = %(pid)s AND idempotency_key = %(key)s::text AND status = ANY(%(sources)s)
    AND result_hash = %(hash)s::text
 """ + returning(ExternalEffect) + _EFFECT_EVENT_SQL
+
+
+# What a consumption moves from: the table's edges into `consumed` (a delivered effect).
+_CONSUMABLE = sorted(EFFECT_MACHINE.sources_of(EffectStatus.CONSUMED))
 
 
 def _effect_deliver_fast(
@@ -534,8 +538,11 @@ def _effect_deliver_fast(
     params = {"pid": project_id, "key": idempotency_key, "hash": computed, "now": now,
               "delivered": EffectStatus.DELIVERED, "consumed": EffectStatus.CONSUMED,
               "rid": run_id if events else None, "n": len(events), "events": events_json(events)}
+    # The sources are the effect machine's (tests/runs_app/test_fast_sql_differential.py holds both statements to the
+    # table's path, state by state).
     if consume:
         sql, params["receipt"] = _CONSUME_SQL, uuid.uuid4().hex
+        params["sources"] = _CONSUMABLE
     else:
         sql, params["result"] = _DELIVER_SQL, json.dumps(result)
         unsettled = {EffectStatus.INTENDED} | (set() if settles_unknown else {EffectStatus.UNKNOWN})

@@ -41,10 +41,12 @@ def test_a_keyed_write_looks_its_token_up_in_the_reservation_three_statements(wo
     with CaptureQueriesContext(connection) as queries:
         first = world.agent.post("/api/v1/sessions/", {"role": "writer"}, HTTP_IDEMPOTENCY_KEY="s-1")
     assert first.status_code == 201, first.content
+    # The round trips of a keyed POST (a measured hot path: bench/README.md, "CPU per agent call"): the token is
+    # looked up in the reservation's statement, then the view's, then the settlement.
     statements = _statements(queries)
     assert len(statements) == 3, statements
-    assert "apitoken" in statements[0] and "INSERT INTO harness_idempotentrequest" in statements[0]
-    assert statements[2].strip().startswith("UPDATE harness_idempotentrequest")
+    record = IdempotentRequest.objects.get(key="s-1")
+    assert (record.state, record.response_status, record.response_body) == ("done", 201, first.json())
 
 
 def test_a_keyed_event_is_two_statements_and_its_retry_is_replayed(world: World) -> None:
@@ -56,8 +58,9 @@ def test_a_keyed_event_is_two_statements_and_its_retry_is_replayed(world: World)
         first = world.agent.post(path, body, HTTP_IDEMPOTENCY_KEY="e-1")
     assert first.status_code == 201, first.content
     statements = _statements(queries)
-    assert len(statements) == 2, statements
-    assert "apitoken" in statements[0] and "INSERT INTO harness_idempotentrequest" in statements[1]
+    assert len(statements) == 2, statements  # the token, then the write that records its reply (a hot path's count)
+    record = IdempotentRequest.objects.get(key="e-1")
+    assert (record.state, record.response_status, record.response_body) == ("done", 201, first.json())
     again = world.agent.post(path, body, HTTP_IDEMPOTENCY_KEY="e-1")
     assert (again.status_code, again["Idempotent-Replayed"], again.json()) == (201, "true", first.json())
     assert RunEvent.objects.filter(run=world.running_run, kind="tool.result").count() == 1
@@ -75,8 +78,9 @@ def test_a_keyed_append_is_one_statement_and_its_retry_is_replayed(world: World)
         first = world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-1")
     assert first.status_code == 201, first.content
     statements = _statements(queries)
-    assert len(statements) == 1, statements
-    assert "apitoken" in statements[0] and "INSERT INTO harness_idempotentrequest" in statements[0]
+    assert len(statements) == 1, statements  # H1's one round trip (bench/README.md, "CPU per agent call")
+    record = IdempotentRequest.objects.get(key="k-1")
+    assert (record.state, record.response_status, record.response_body) == ("done", 201, first.json())
     again = world.agent.post(_items_path(world), ITEMS, HTTP_IDEMPOTENCY_KEY="k-1")
     assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
     assert again.json() == first.json()
@@ -147,14 +151,12 @@ def test_a_keyed_checkpoint_is_two_statements_one_commit_and_its_retry_is_replay
     with CaptureQueriesContext(connection) as queries:
         first = world.agent.post("/api/v1/checkpoints/", body, HTTP_IDEMPOTENCY_KEY="c-1")
     assert first.status_code == 201, first.content
-    statements = [" ".join(s.split()) for s in _statements(queries)]
-    # The token and the chain's facts are reads (the facts come from the process's memory outside a test's
-    # transaction); the one write is the checkpoint's statement, which records the reply too: one commit,
-    # one WAL flush, where reserving, writing and settling were three.
-    writes = [s for s in statements if "INSERT" in s or "UPDATE" in s]
-    assert len(writes) == 1, " | ".join(s[:150] for s in statements)
-    assert "INSERT INTO runs_app_checkpoint" in writes[0] and "INSERT INTO harness_idempotentrequest" in writes[0]
-    assert "apitoken" in statements[-1] and len(statements) <= 2  # the write checks the token (harness.http.plain)
+    # H3's round trips (a measured hot path: bench/README.md, "CPU per agent call"): the chain's facts (a read,
+    # from the process's memory outside a test's transaction) and the checkpoint's statement, which checks the
+    # token (harness.http.plain), writes and records the reply: one commit where reserving, writing and settling
+    # were three. That the write and its reply commit together is the behaviour below and in
+    # test_idempotency_transaction.
+    assert len(_statements(queries)) <= 2, _statements(queries)
     record = IdempotentRequest.objects.get(key="c-1")
     assert (record.state, record.response_status, record.response_body) == ("done", 201, first.json())
     again = world.agent.post("/api/v1/checkpoints/", body, HTTP_IDEMPOTENCY_KEY="c-1")

@@ -350,8 +350,9 @@ def test_a_known_token_s_append_and_reads_are_one_statement_each(world: World) -
             "run": world.run.pk, "parent": written.json()["id"], "lease_owner": "acme-worker"},
             HTTP_IDEMPOTENCY_KEY=_key())),
     ]
+    # H1-H4's one round trip each (a measured hot path: bench/README.md, "CPU per agent call"). That each one
+    # statement checks the token itself is behaviour: test_a_known_token_changed_since_is_refused_as_drf_refuses_it.
     assert [len(s) for s in statements] == [1, 1, 1, 1], statements
-    assert all("caller AS" in s[0] for s in statements)  # each one checks the token itself
 
 
 @pytest.mark.parametrize("change", ["revoke", "expire", "reader", "freeze"])
