@@ -43,6 +43,7 @@ from memory_app.models import MemoryRecord
 from memory_app.services import memory_delete, memory_expire, memory_supersede, memory_write
 from reliability.core import Result, command_for, experiment
 from runs_app.models import ApprovalRequest, Checkpoint, Run, RunEvent, RunStatus, Task
+from runs_app.resume_due import UNKNOWN_EFFECT  # where a run whose outcome nobody can prove waits for a person
 from runs_app.services import (
     approval_decide,
     approval_request_create,
@@ -549,7 +550,6 @@ def _adapters_env(fake: FakeService) -> str:
     return json.dumps({"publish_chapter": _adapter_config(fake)})
 
 
-UNKNOWN_EFFECT = "unknown_effect"  # where a run whose call's outcome nobody can prove waits for a person
 
 
 def _calls(fake: FakeService, keys: list[str]) -> dict[str, Any]:

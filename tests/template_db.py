@@ -125,7 +125,12 @@ def clone_for_this_worker(run: str, alias: str = "default", *, rebuild: bool = F
     try:
         yield worker_name
     finally:
-        connection.creation.destroy_test_db(real_name, verbosity=0)
+        # FORCE: a process a test started may still hold a session (a server stopping as the run ends); the
+        # database is this run's own, and Django's plain DROP would fail the last test's teardown over it.
+        connection.close()
+        connection.settings_dict["NAME"] = settings.DATABASES[alias]["NAME"] = real_name
+        with _maintenance(connection.settings_dict) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(worker_name)))
 
 
 def template_dump() -> bytes:

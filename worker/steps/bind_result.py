@@ -20,6 +20,7 @@ from runs_app.models import (
     ExternalEffect,
     FailureCategory,
 )
+from runs_app.resume_due import UNKNOWN_EFFECT  # the block a person decides (services.effects.effect_resolve)
 from runs_app.services import (
     Resend,
     effect_deliver,
@@ -35,8 +36,6 @@ from worker.adapters import AdapterError, ToolAdapter, ToolRefused
 from worker.keepalive import lease_kept
 from worker.limits import check_limits
 from worker.state import Resume, ResumeMode, Retry, StepFailed, Stop, trace, trace_event
-
-UNKNOWN_EFFECT = "unknown_effect"  # the block a person decides (runs_app.services.effects.effect_resolve)
 
 log = logging.getLogger(__name__)
 
