@@ -1153,7 +1153,7 @@ T14 = "The OpenAPI schema under schemathesis: no 5xx, no response outside the sc
 def schema_fuzz(quick: bool) -> Result:
     """Every operation of the schema (agent, memory and decision endpoints), positive and negative
     examples, through the full WSGI stack with the right principal and real ids half of the time
-    (tests/api/test_schema_fuzz.py's and tests/memory_app/test_api_schema.py's set-up, more cases).
+    (the suite runs its quick form as the whole-schema fuzz; tests/memory_app/test_api_schema.py adds memory cases).
     Checks: no 5xx, documented status codes and content types, bodies that match the schema.
     """
     import schemathesis
@@ -1164,9 +1164,8 @@ def schema_fuzz(quick: bool) -> Result:
     from memory_app.context import context_project
     from memory_app.services import memory_write
     from tests.api.conftest import build_world
-    from tests.api.test_schema_fuzz import _real_ids, _strategy
     from tests.memory_app.test_api_schema import OPERATOR_ONLY as MEMORY_OPERATOR_ONLY
-    from tests.schema_fuzz import fuzzer
+    from tests.schema_fuzz import fuzzer, real_ids, strategy_for
 
     examples = ({schemathesis.GenerationMode.POSITIVE: 3, schemathesis.GenerationMode.NEGATIVE: 2} if quick
                 else {schemathesis.GenerationMode.POSITIVE: 18, schemathesis.GenerationMode.NEGATIVE: 9})
@@ -1185,7 +1184,7 @@ def schema_fuzz(quick: bool) -> Result:
             "reviewer": world.reviewer.headers["HTTP_AUTHORIZATION"],
             "operator": f"Bearer {factories.make_personal_token(operator)[1]}",
         }
-        real = {**_real_ids(world), "/api/v1/memory/records/": record.pk if record else 1,
+        real = {**real_ids(world), "/api/v1/memory/records/": record.pk if record else 1,
                 "/api/v1/memory/context/": snapshot.pk}
         schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
         for found in schema.get_all_operations():
@@ -1198,7 +1197,7 @@ def schema_fuzz(quick: bool) -> Result:
             else:
                 who = "agent"
             for mode, count in examples.items():
-                strategy = _strategy(operation, mode, real)
+                strategy = strategy_for(operation, mode, real)
                 if operation.path.startswith("/api/v1/memory/") and mode == schemathesis.GenerationMode.POSITIVE:
                     pk = next((pk for prefix, pk in real.items()
                                if prefix.startswith("/api/v1/memory/") and operation.path.startswith(prefix + "{id}")),

@@ -1,4 +1,6 @@
-"""Shared pieces of the schemathesis runs (tests/api, tests/memory_app, reliability experiment 14)."""
+"""Shared pieces of the schemathesis runs: reliability experiment 14 (the whole schema, every operation with the
+principal that may call it; its quick form is tests/reliability/test_security_quick.py::test_14) and
+tests/memory_app/test_api_schema.py (the memory operations, more examples each)."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +21,24 @@ from schemathesis.specs.openapi.checks import (
 from config.wsgi import application
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+
+
+def real_ids(world: Any) -> dict[str, int]:
+    """The world's (tests/api/conftest.py) row for each object endpoint's `{id}`."""
+    return {
+        "/api/v1/sessions/": world.session.pk,
+        "/api/v1/runs/": world.running_run.pk,
+        "/api/v1/checkpoints/": world.checkpoint.pk,
+        "/api/v1/approvals/": world.approval.pk,
+        "/api/v1/effects/": world.effect.pk,
+        "/api/v1/tasks/": world.task.pk,
+    }
+
+
+def strategy_for(operation: Any, mode: Any, ids: dict[str, int]) -> Any:
+    """`operation`'s cases in `mode`, half of the positive ones on the real row its path names (if any)."""
+    real = next((pk for prefix, pk in ids.items() if operation.path.startswith(prefix + "{id}")), None)
+    return with_real_id(operation, mode, real)
 
 
 def with_real_id(operation: Any, mode: Any, pk: int | None) -> Any:
