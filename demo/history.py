@@ -91,7 +91,7 @@ def _history_run(project: Project, rng: random.Random, session_id: int, ref: str
                                                           "the research source timed out"])})
     elif ending.startswith("approval"):
         _history_approval(project, rng, run.pk, ref, agent, ending.split()[1], started, reviewer)
-    _date(Run, run.pk, started, None if ending in ("running",) or ending.startswith("approval") else finished)
+    _date(Run, run.pk, started, None if ending == "running" or ending.startswith("approval") else finished)
 
 
 def _history_approval(project: Project, rng: random.Random, run_id: int, ref: str, agent: str, decision: str,
@@ -102,18 +102,21 @@ def _history_approval(project: Project, rng: random.Random, run_id: int, ref: st
     approval = runs.approval_request_create(
         project=project, run_id=run_id, tool=tool, arguments=arguments, idempotency_key=f"{ref}/{tool}",
         risk="high", reason="Visible to readers and cannot be undone.", actor=Actor.for_agent(agent),
-        expires_at=timezone.now() + dt.timedelta(minutes=1) if expiring else None)
+        expires_at=timezone.now() - dt.timedelta(seconds=1) if expiring else None)
     waited = dt.timedelta(seconds=rng.choice([rng.randint(40, 600), rng.randint(600, 3 * 3600),
                                               rng.randint(3 * 3600, 9 * 3600)]))
-    if expiring:  # nobody answered in time: the recovery pass's expiry, as if it ran after the deadline
-        runs.approval_expire_due(now=timezone.now() + dt.timedelta(minutes=2))
+    if expiring:
+        # Nobody answered in time: asked with its deadline already past, it is due now, and the recovery pass's
+        # expiry takes it (with the real clock: one moved ahead would expire other projects' approvals early).
+        runs.approval_expire_due()
     else:
         runs.approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(reviewer),
                              decision="reject" if decision == "rejected" else "approve",
                              expected_version=approval.version,
                              reason="Not this week: the launch moved." if decision == "rejected" else "")
     ApprovalRequest.objects.filter(pk=approval.pk).update(
-        created_at=asked, updated_at=asked + waited, decided_at=None if decision == "expired" else asked + waited)
+        created_at=asked, updated_at=asked + waited,
+        **({"expires_at": asked + waited} if expiring else {"decided_at": asked + waited}))
 
 
 def _held_memory(project: Project, session_id: int, day: int) -> None:

@@ -86,13 +86,13 @@ class OwnPostgres:
         """Django's migrations into it, as a deploy would run them. With RELIABILITY_SCHEMA_DUMP naming a plain
         pg_dump of a fully migrated database (the test suite's quick forms pass their template's,
         tests/template_db.py), that is loaded instead: the same schema without ~30 s of migrating per experiment."""
-        env = {**os.environ, "DATABASE_URL": self.url(database), "DJANGO_SETTINGS_MODULE": "config.settings"}
         dump = os.environ.get("RELIABILITY_SCHEMA_DUMP")
         if dump:
             with open(dump, "rb") as schema:  # read here: the file need not be readable by the server's user
                 subprocess.run([PSQL, "-q", "-v", "ON_ERROR_STOP=1", "-d", self.url(database).replace(
                     "postgres://", "postgresql://")], stdin=schema, check=True, capture_output=True)
             return
+        env = {**os.environ, "DATABASE_URL": self.url(database), "DJANGO_SETTINGS_MODULE": "config.settings"}
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env,
                        check=True, capture_output=True)
 

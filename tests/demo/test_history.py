@@ -8,9 +8,12 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from console.charts import overview_charts
+from harness.actors import Actor
 from harness.models import Project
 from memory_app.models import MemoryRecord
 from runs_app.models import ApprovalRequest, Run
+from runs_app.services import approval_request_create, run_transition
+from tests import factories
 from worker.pipeline import resume_run_by_id
 
 pytestmark = pytest.mark.django_db
@@ -48,3 +51,16 @@ def test_the_history_spreads_hundreds_of_runs_of_four_agents_over_14_days_and_fi
     assert set(charts) == {"runs-by-status", "approval-wait", "resume-outcomes", "blocked-by-step", "tokens-per-day",
                            "cost-per-day", "usage-per-agent"}
     assert [key for key, chart in charts.items() if chart.empty] == []
+
+
+def test_the_history_expires_only_its_own_approvals(other_project):
+    # Loading the demo into a database with other work must not move anyone else's approval to expired early.
+    run = factories.make_run(other_project)
+    run_transition(project=other_project, run_id=run.pk, to="running", expected_version=None)
+    theirs = approval_request_create(
+        project=other_project, run_id=run.pk, tool="ship", arguments={}, idempotency_key="theirs",
+        actor=Actor.for_agent("bot"), expires_at=timezone.now() + dt.timedelta(minutes=1))
+    call_command("load_demo", stdout=io.StringIO())
+    theirs.refresh_from_db()
+    assert theirs.status == "pending"
+    assert ApprovalRequest.objects.filter(project__slug="novelforge", status="expired").exists()
