@@ -76,11 +76,12 @@ def needs_build(stamp: str | None, fingerprint: str, run: str, *, rebuild: bool)
 def _build(alias: str, name: str, stamp: str, conn: psycopg.Connection) -> None:
     """Migrate a fresh `name` with Django's own test-database creation (migrate, cache table), then stamp it."""
     connection = connections[alias]
-    real_name = connection.settings_dict["NAME"]
-    connection.settings_dict["TEST"] = {**connection.settings_dict.get("TEST", {}), "NAME": name}
+    real_name, test_settings = connection.settings_dict["NAME"], connection.settings_dict.get("TEST", {})
+    connection.settings_dict["TEST"] = {**test_settings, "NAME": name}
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False, keepdb=False)
     connection.close()  # CREATE DATABASE ... TEMPLATE refuses a template anyone is connected to
     connection.settings_dict["NAME"] = settings.DATABASES[alias]["NAME"] = real_name
+    connection.settings_dict["TEST"] = test_settings  # the worker's own test name again, for whoever asks later
     conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(stamp)))
 
 
