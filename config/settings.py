@@ -153,6 +153,8 @@ if _replica_url:
     DATABASES["replica"] = {**_database(_replica_url), "TEST": {"MIRROR": "default"}}
     DATABASE_ROUTERS = ["harness.ops.replica.ReplicaRouter"]
 HARNESS_REPLICA_PAGES = frozenset(env_list("HARNESS_REPLICA_PAGES"))
+# The console's live pages poll (runs_app.views.live): one cheap "changed?" statement per poll.
+HARNESS_CONSOLE_POLL_SECONDS = env_int("HARNESS_CONSOLE_POLL_SECONDS")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

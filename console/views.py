@@ -13,12 +13,14 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console import audit
 from console.charts import overview_charts
+from console.context_processors import console_counts
 from harness.actors import Actor
 from harness.audit import audit_chain_check
 from harness.http.throttling import login_failed, login_retry_after
-from harness.http.views import console_page, project_ids, render_page, role_required, visible_projects
+from harness.http.views import asked_part, console_page, project_ids, render_page, role_required, visible_projects
 from harness.tenancy import Role
 from runs_app.selectors.overview import CHART_DAYS, blocked_runs, failure_counts
+from runs_app.views.live import poll_of, unchanged
 
 
 class ConsoleLoginView(auth_views.LoginView):
@@ -48,11 +50,23 @@ class ConsoleLogoutView(auth_views.LogoutView):
     pass
 
 
+OVERVIEW_COUNTS = ("approvals_waiting", "pending_approvals", "blocked_runs", "held_memory")
+
+
 @require_GET
 @console_page
 def dashboard(request: HttpRequest) -> HttpResponse:
+    """The overview. Its counts poll themselves (runs_app.views.live): the counts are their own version, so an
+    unchanged poll costs the counts' statements and renders nothing (204); the charts are not redrawn."""
+    counts = console_counts(request)["counts"]
+    version = ".".join(str(counts[name]) for name in OVERVIEW_COUNTS)
+    live = poll_of(request, version, part="overview-counts")
+    if asked_part(request, ("overview-counts",)):
+        return unchanged(request, version) or render_page(
+            request, "dashboard.html", {"live": live}, part="overview-counts")
     ids = project_ids(request)
     return render_page(request, "dashboard.html", {
+        "live": live,
         "blocked_runs": blocked_runs(project_ids=ids),
         "charts": overview_charts(project_ids=ids),
         "chart_days": CHART_DAYS,

@@ -142,6 +142,9 @@ _VARIABLES = (
            "before 429.", "requests"),
     EnvVar("HARNESS_CLIENT_IP_HEADER", "str", "", "The WSGI name of the proxy's client-address header (e.g. "
            "`HTTP_X_REAL_IP`); unset, REMOTE_ADDR.", "requests"),
+    EnvVar("HARNESS_CONSOLE_POLL_SECONDS", "int", 5, "How often an open inbox, overview or run page asks whether "
+           "anything changed (an unchanged answer is 204 after one statement: [Scaling](scaling.md)).", "requests",
+           minimum=1),
     EnvVar("HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS", "int", 5000, "How long a duplicate keyed POST waits for the "
            "first before 409 `idempotency_in_progress`.", "requests", minimum=1),
     # The resume worker, tools and node handlers.

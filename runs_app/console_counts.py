@@ -9,7 +9,10 @@ from runs_app.selectors.overview import blocked_run_count, pending_approval_coun
 
 
 def pending_approvals(project_ids: Sequence[int]) -> int:
-    """Approvals waiting for a reviewer, counted up to 1,001 (shown as "1000+" above 1,000)."""
+    """Approvals waiting for a reviewer, counted up to 1,001 (shown as "1000+" above 1,000): the inbox's own count
+    (runs_app.selectors.approvals.pending_count) over the projects it is given. console.context_processors
+    asks it twice, under two names: over every project the user sees (`approvals_waiting`: what /approvals/
+    lists) and over those where the user reviews (`pending_approvals`: the badge, theirs to decide)."""
     return pending_approval_count(project_ids=project_ids)
 
 

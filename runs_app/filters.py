@@ -88,7 +88,7 @@ AGE_FILTERS = {"1h": dt.timedelta(hours=1), "1d": dt.timedelta(days=1), "7d": dt
 
 
 class ApprovalInboxFilter(django_filters.FilterSet):
-    """The inbox's filters (`?project=&risk=&older_than=1h|1d|7d&agent=`); its form is the page's."""
+    """The inbox's filters (`?project=&risk=&older_than=1h|1d|7d&agent=&assigned=me`); its form is the page's."""
 
     project = django_filters.CharFilter(field_name="project__slug")
     risk = django_filters.ChoiceFilter(choices=Risk.choices, empty_label="any risk")
@@ -97,10 +97,18 @@ class ApprovalInboxFilter(django_filters.FilterSet):
         empty_label="any age", method="filter_older_than",
     )
     agent = django_filters.CharFilter(max_length=200, method="filter_agent")
+    # A reviewer's own queue (approval_assign): the filter needs the request's user, so the view passes `request`.
+    assigned = django_filters.ChoiceFilter(choices=[("me", "assigned to me")], empty_label="anyone",
+                                           method="filter_assigned")
 
     class Meta:
         model = ApprovalRequest
         fields: list[str] = []
+
+    def filter_assigned(self, queryset: QuerySet[ApprovalRequest], name: str, value: str
+                        ) -> QuerySet[ApprovalRequest]:
+        user = getattr(self.request, "user", None)
+        return queryset.filter(assigned_to_id=user.pk) if user is not None and user.pk else queryset.none()
 
     def filter_older_than(self, queryset: QuerySet[ApprovalRequest], name: str, value: str
                           ) -> QuerySet[ApprovalRequest]:

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from harness.http.errors import NotFoundError
 from harness.tenancy import EndUserScope
 from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunEvent
-from runs_app.selectors.paging import MAX_SEEK_BRANCHES, parse_seek_cursor, seek_window
+from runs_app.selectors.paging import MAX_SEEK_BRANCHES, capped_count, parse_seek_cursor, seek_window
 from sessions_app.models import SessionItem
 from sessions_app.trimming import APPROVAL_PAGE_ITEMS
 
@@ -62,6 +62,13 @@ def approval_inbox(
     `refine` (the page's ApprovalInboxFilter)."""
     pending = ApprovalRequest.objects.for_projects(project_ids).filter(status=ApprovalStatus.PENDING)
     return refine(pending).select_related("project", "run", "run__session", "assigned_to").order_by("created_at", "id")
+
+
+def pending_count(*, project_ids: Sequence[int], refine: Refine = approval_inbox_unfiltered) -> int:
+    """How many approvals the inbox lists (`approval_inbox`), capped (paging.capped_count): the one count of
+    pending approvals. The overview's tile, the navigation's badge and the inbox's own header all call this,
+    over the projects each shows, so they cannot disagree on what "pending" means (issue 32)."""
+    return capped_count(approval_inbox(project_ids=project_ids, refine=refine))
 
 
 INBOX_PAGE_SIZE = 50

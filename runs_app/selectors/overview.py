@@ -18,7 +18,6 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from runs_app.models import (
-    ApprovalRequest,
     ApprovalStatus,
     ExternalEffect,
     FailureCategory,
@@ -26,12 +25,13 @@ from runs_app.models import (
     Run,
     RunStatus,
 )
-from runs_app.selectors.paging import capped_count
+from runs_app.selectors import approvals
 from runs_app.selectors.runs import run_list
 
 
 def pending_approval_count(*, project_ids: Sequence[int]) -> int:
-    return capped_count(ApprovalRequest.objects.for_projects(project_ids).filter(status=ApprovalStatus.PENDING))
+    """The inbox's own count (approvals.pending_count) over these projects: never a query of its own."""
+    return approvals.pending_count(project_ids=project_ids)
 
 
 def blocked_run_count(*, project_ids: Sequence[int]) -> int:

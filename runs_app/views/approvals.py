@@ -28,11 +28,13 @@ from harness.tenancy import Role, role_project_ids
 from runs_app.filters import ApprovalInboxFilter
 from runs_app.forms import ApproveForm, AssignForm, BulkDecisionForm, EditApproveForm, RejectForm
 from runs_app.models import ApprovalRequest, ApprovalStatus
+from runs_app.presentation.bulk_preview import bulk_previews
 from runs_app.presentation.events import events_shown
 from runs_app.presentation.json_text import pretty
 from runs_app.presentation.resume_checklist import resume_in_progress, resume_progress
 from runs_app.resume import RESUME_CHECKS, DryRun, resume_dry_run
 from runs_app.selectors import approvals as approvals_sel
+from runs_app.selectors import live as live_sel
 from runs_app.selectors import paging as paging_sel
 from runs_app.services import (
     BulkItem,
@@ -44,21 +46,29 @@ from runs_app.services import (
     project_reviewers,
 )
 from runs_app.views.common import query_without_page
+from runs_app.views.live import poll_of, unchanged
 
 
 @require_GET
 @console_page
 def approval_inbox(request: ConsoleRequest) -> HttpResponse:
-    return render_page(request, "runs/approval_inbox.html", _inbox_context(request), partials=("inbox-table",))
+    # The table polls itself (runs_app.views.live): an unchanged inbox answers 204 after one statement.
+    version = live_sel.inbox_version(project_ids=project_ids(request))
+    if asked_part(request, INBOX_PARTIALS) and (answer := unchanged(request, version)) is not None:
+        return answer
+    return render_page(request, "runs/approval_inbox.html", _inbox_context(request, version),
+                       partials=INBOX_PARTIALS)
 
 
-def _inbox_context(request: ConsoleRequest) -> dict[str, Any]:
-    filters = ApprovalInboxFilter(request.GET or None)
+INBOX_PARTIALS = ("inbox-table",)
+
+
+def _inbox_context(request: ConsoleRequest, version: str | None = None) -> dict[str, Any]:
+    filters = ApprovalInboxFilter(request.GET or None, request=request)
     # A bad value in any filter shows the whole inbox, as the form's page always has.
     refine = (filters.filter_queryset if filters.is_bound and filters.is_valid()
               else approvals_sel.approval_inbox_unfiltered)
     ids = project_ids(request)
-    pending = approvals_sel.approval_inbox(project_ids=ids, refine=refine)
     page = approvals_sel.inbox_page(project_ids=ids, refine=refine, after=request.GET.get("after"),
                           before=request.GET.get("before"))
     return {
@@ -66,11 +76,15 @@ def _inbox_context(request: ConsoleRequest) -> dict[str, Any]:
         "page": page,
         # A row is selectable for a bulk decision only in a project where the user reviews (issue 17).
         "reviewer_projects": frozenset(role_project_ids(request.user, Role.REVIEWER, ids)),
-        "pending_count": paging_sel.capped_count(pending),
+        "pending_count": approvals_sel.pending_count(project_ids=ids, refine=refine),
         "count_cap": paging_sel.COUNT_CAP,
         "agents": approvals_sel.inbox_agents(project_ids=ids),
         "query": query_without_page(request),
         "bulk_form": BulkDecisionForm(),
+        "bulk_previews": bulk_previews(page.object_list),
+        "assigned_to_me": request.GET.get("assigned") == "me",
+        "live": poll_of(request, version if version is not None else live_sel.inbox_version(project_ids=ids),
+                        part="inbox-table", path=reverse("runs:approval_inbox")),
     }
 
 

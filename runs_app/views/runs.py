@@ -47,6 +47,7 @@ from runs_app.resume_due import UNKNOWN_EFFECT, resume_due
 from runs_app.selectors import approvals as approvals_sel
 from runs_app.selectors import effects as effects_sel
 from runs_app.selectors import handoffs as handoffs_sel
+from runs_app.selectors import live as live_sel
 from runs_app.selectors import paging as paging_sel
 from runs_app.selectors import runs as runs_sel
 from runs_app.services import (
@@ -60,6 +61,7 @@ from runs_app.services import (
 )
 from runs_app.services.run_actions import declared_repair
 from runs_app.views.common import query_without_page
+from runs_app.views.live import poll_of, unchanged
 
 
 def _run_filters(data: QueryDict, *, drop: set[str]) -> RunListFilter:
@@ -123,9 +125,14 @@ INSPECTOR_PARTIALS = ("events", "timeline")
 @require_GET
 @console_page
 def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
+    # The page polls itself (runs_app.views.live): 204 after one statement while the run, its row and its events
+    # are as the page was drawn; else the whole page, of which htmx swaps in #run-page.
+    version = live_sel.run_version(project_ids=project_ids(request), run_id=run_id)
+    if version != live_sel.GONE and (answer := unchanged(request, version)) is not None:
+        return answer
     run = runs_sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
     part = asked_part(request, INSPECTOR_PARTIALS)
-    context: dict[str, Any] = {"run": run}
+    context: dict[str, Any] = {"run": run, "live": poll_of(request, version)}
     if part != "timeline":
         events = Paginator(runs_sel.run_events(run), 100).get_page(request.GET.get("page"))
         context.update(events=events, events_shown=events_shown(list(events.object_list)))

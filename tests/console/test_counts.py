@@ -40,8 +40,9 @@ def test_the_overview_shows_each_apps_count_once_per_request(scene: Scene, revie
     body = reviewer_client.get(reverse("dashboard")).content.decode()
     assert '<strong id="blocked-count">1</strong> runs blocked' in body
     assert "<strong>1</strong> memory records held for review" in body
-    # The pending approval is shown twice (the navigation's badge and the overview's tile), counted once.
-    assert sorted(calls) == ["blocked_runs", "held_memory", "pending_approvals"]
+    # The pending approvals the user decides are shown twice (the badge and the tile), counted once; the tile
+    # also shows every approval the inbox lists (approvals_waiting, issue 32).
+    assert sorted(calls) == ["approvals_waiting", "blocked_runs", "held_memory", "pending_approvals"]
 
 
 def test_a_page_counts_only_what_it_shows_and_a_fragment_nothing(scene: Scene, reviewer_client, calls) -> None:  # type: ignore[no-untyped-def]
@@ -49,7 +50,10 @@ def test_a_page_counts_only_what_it_shows_and_a_fragment_nothing(scene: Scene, r
     assert calls == ["pending_approvals"]  # the navigation's badge
     calls.clear()
     fragment = reviewer_client.get(reverse("runs:approval_inbox") + "?part=inbox-table", HTTP_HX_REQUEST="true")
-    assert fragment.status_code == 200 and calls == []
+    assert fragment.status_code == 200 and calls == ["pending_approvals"]  # the table's "for you to decide"
+    calls.clear()
+    assert reviewer_client.get(reverse("runs:run_inspector", args=[scene.run.pk]) + "?part=events",
+                               HTTP_HX_REQUEST="true").status_code == 200 and calls == []
 
 
 def test_the_badge_refreshes_itself_with_the_pending_count(scene: Scene, reviewer_client, calls) -> None:  # type: ignore[no-untyped-def]
