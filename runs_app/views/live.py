@@ -10,20 +10,19 @@ tests/console/test_live_pages.py and written down in docs/operations/scaling.md.
 """
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 
-from harness.http.views import ConsoleRequest
 from runs_app.presentation.live import LivePoll, live_poll
 
 
-def unchanged(request: ConsoleRequest, version: str) -> HttpResponse | None:
+def unchanged(request: HttpRequest, version: str) -> HttpResponse | None:
     """204 No Content when the poll's `since` is the current version: the page is up to date."""
     if request.GET.get("since") == version:
         return HttpResponse(status=204)
     return None
 
 
-def poll_of(request: ConsoleRequest, version: str, *, part: str = "", path: str = "") -> LivePoll:
+def poll_of(request: HttpRequest, version: str, *, part: str = "", path: str = "") -> LivePoll:
     """What the page's polling element calls (the page's own URL unless `path` names it, as a POST answering with
     the page does), every HARNESS_CONSOLE_POLL_SECONDS."""
     return live_poll(path or request.path, request.GET, version=version, seconds=settings.HARNESS_CONSOLE_POLL_SECONDS,

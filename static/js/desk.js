@@ -60,7 +60,7 @@
     var items = document.querySelectorAll("#bulk-preview .bulk-preview-item");
     var shown = 0;
     Array.prototype.forEach.call(items, function (item) {
-      var on = !!selected[item.getAttribute("data-approval")];
+      var on = !!selected[item.getAttribute("data-preview")];
       item.hidden = !on;
       if (on) shown += 1;
     });
@@ -102,6 +102,11 @@
     hadFocus = !!(table && table.contains(document.activeElement) && document.activeElement.classList.contains("review"));
   });
   document.addEventListener("htmx:afterSettle", function (event) {
+    var redrawn = event.detail.target && event.detail.target.id;
+    if (redrawn === "inbox-table" || redrawn === "overview-counts" || redrawn === "run-page") {
+      // Something changed: the navigation's badge asks again now rather than at its next tick (base.html).
+      document.body.dispatchEvent(new CustomEvent("desk-changed"));
+    }
     if (!document.getElementById("inbox-table")) return;
     if (ticked) {
       boxes().forEach(function (box) { if (ticked.indexOf(box.value) >= 0) box.checked = true; });

@@ -41,22 +41,23 @@ def test_the_desk_updates_itself_and_a_review_needs_no_mouse(page: Page, login, 
     # An approval asked after the page loaded appears without a reload.
     second = _ask(scene.project, "R-300", {"to": "all@example.com", "subject": "Launch"})
     page.wait_for_selector(f"tr.approval-row[data-approval='{second}']", timeout=SOON)
-    expect(page.locator("#inbox-count")).to_have_text("2")
+    expect(page.locator("#inbox-count")).to_have_text("2 pending")
+    expect(page.locator("#pending-count")).to_have_text("2", timeout=SOON)  # the badge agrees
 
     # Select all: each selected approval's arguments, not only its fingerprint.
     page.click("#bulk-all")
     expect(page.locator("#bulk-selected")).to_have_text("2 selected")
-    preview = page.locator(f"#bulk-preview .bulk-preview-item[data-approval='{second}']")
+    preview = page.locator(f"#bulk-preview .bulk-preview-item[data-preview='{second}']")
     expect(preview).to_be_visible()
     expect(preview).to_contain_text('"to": "all@example.com"')
-    expect(page.locator(f"#bulk-preview .bulk-preview-item[data-approval='{first}']")).to_contain_text(
+    expect(page.locator(f"#bulk-preview .bulk-preview-item[data-preview='{first}']")).to_contain_text(
         '"branch": "fix/login"')
     # The table redraws itself for a third approval and keeps what the reviewer ticked.
     third = _ask(scene.project, "R-301", {"to": "ops@example.com"})
     page.wait_for_selector(f"tr.approval-row[data-approval='{third}']", timeout=SOON)
     expect(page.locator(f"tr[data-approval='{second}'] input[name=item]")).to_be_checked()
     expect(page.locator(f"tr[data-approval='{third}'] input[name=item]")).not_to_be_checked()
-    expect(page.locator(f"#bulk-preview .bulk-preview-item[data-approval='{third}']")).to_be_hidden()
+    expect(page.locator(f"#bulk-preview .bulk-preview-item[data-preview='{third}']")).to_be_hidden()
     page.click("#bulk-none")
     expect(page.locator("#bulk-selected")).to_have_text("0 selected")
     expect(preview).to_be_hidden()

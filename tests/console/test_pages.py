@@ -150,7 +150,7 @@ def test_inbox_filters_by_project_risk_age_and_agent(scene: Scene, project, othe
     assert shown("?agent=coder") == {scene.approval.pk, other.approval.pk}
     assert shown("?agent=nobody") == set()
     fragment = client.get(inbox + "?risk=high&part=inbox-table", HTTP_HX_REQUEST="true").content.decode()
-    assert fragment.lstrip().startswith('<div id="inbox-table">')
+    assert fragment.lstrip().startswith('<div id="inbox-table" ')
 
 
 def test_the_timeline_is_paged(scene: Scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
