@@ -95,8 +95,25 @@
   // still there unchanged (a box's value carries the version and fingerprint, so a changed row is not kept).
   var ticked = null;
   var hadFocus = false;
+  var reasonText = null;
+
+  // A poll never redraws under the reviewer's hands: not while a field of the redrawn part has the focus (the
+  // bulk reason, a filter), nor a run's page while an action's preview is open there; the next tick asks again.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    if (!elt || (elt.id !== "inbox-table" && elt.id !== "run-live")) return;
+    var part = elt.id === "run-live" ? document.getElementById("run-page") : elt;
+    var slot = document.getElementById("action-panel-slot");
+    if ((part && part.contains(document.activeElement) && typing(document.activeElement)) ||
+        (elt.id === "run-live" && slot && slot.children.length)) {
+      event.preventDefault();
+    }
+  });
+
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (!event.detail.target || event.detail.target.id !== "inbox-table") return;
+    var reason = document.getElementById("bulk_reason");
+    reasonText = reason ? reason.value : null;
     ticked = boxes().filter(function (box) { return box.checked; }).map(function (box) { return box.value; });
     var table = document.getElementById("inbox-table");
     hadFocus = !!(table && table.contains(document.activeElement) && document.activeElement.classList.contains("review"));
@@ -112,6 +129,9 @@
       boxes().forEach(function (box) { if (ticked.indexOf(box.value) >= 0) box.checked = true; });
       ticked = null;
     }
+    var reason = document.getElementById("bulk_reason");
+    if (reason && reasonText && !reason.value) reason.value = reasonText;
+    reasonText = null;
     setUpInbox();
     if (hadFocus && currentRow()) mark(currentRow());
     hadFocus = false;

@@ -52,9 +52,12 @@ def test_the_desk_updates_itself_and_a_review_needs_no_mouse(page: Page, login, 
     expect(preview).to_contain_text('"to": "all@example.com"')
     expect(page.locator(f"#bulk-preview .bulk-preview-item[data-preview='{first}']")).to_contain_text(
         '"branch": "fix/login"')
-    # The table redraws itself for a third approval and keeps what the reviewer ticked.
+    # The table redraws itself for a third approval and keeps what the reviewer ticked and wrote.
+    page.fill("#bulk_reason", "checked the lists")
+    page.locator("#bulk_reason").blur()
     third = _ask(scene.project, "R-301", {"to": "ops@example.com"})
     page.wait_for_selector(f"tr.approval-row[data-approval='{third}']", timeout=SOON)
+    expect(page.locator("#bulk_reason")).to_have_value("checked the lists")
     expect(page.locator(f"tr[data-approval='{second}'] input[name=item]")).to_be_checked()
     expect(page.locator(f"tr[data-approval='{third}'] input[name=item]")).not_to_be_checked()
     expect(page.locator(f"#bulk-preview .bulk-preview-item[data-preview='{third}']")).to_be_hidden()
