@@ -16,8 +16,9 @@ from runs_app.presentation.live import LivePoll, live_poll
 
 
 def unchanged(request: HttpRequest, version: str) -> HttpResponse | None:
-    """204 No Content when the poll's `since` is the current version: the page is up to date."""
-    if request.GET.get("since") == version:
+    """204 No Content when the poll's `since` is the current version: the page is up to date. Only to htmx's
+    poll: a person opening a URL that carries `since` gets the page."""
+    if getattr(request, "htmx", False) and request.GET.get("since") == version:
         return HttpResponse(status=204)
     return None
 

@@ -113,6 +113,7 @@ def test_an_unchanged_run_page_poll_is_one_statement_and_a_new_event_redraws_the
     with CaptureQueriesContext(connection) as unchanged:
         assert reviewer_client.get(poll, **HTMX).status_code == 204
     assert len(unchanged.captured_queries) == 4, [q["sql"] for q in unchanged.captured_queries]
+    assert reviewer_client.get(poll).status_code == 200  # a person opening that URL gets the page, not a 204
 
     run_event_append(project=scene.project, run_id=scene.run.pk, kind="note", data={"text": "moved on"})
     page = reviewer_client.get(poll, **HTMX).content.decode()
