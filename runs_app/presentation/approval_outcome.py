@@ -27,7 +27,7 @@ class ApprovalOutcomeView:
     waiting_for_agent: bool = False  # the page keeps polling until the agent reports
 
 
-_HEADINGS = {
+_HEADINGS: dict[str, str] = {
     ApprovalStatus.PENDING: "The pending action",
     ApprovalStatus.APPROVED: "The approved action",
     ApprovalStatus.REJECTED: "The rejected action",

@@ -3,6 +3,8 @@ executor; an approval the agent runs itself is "approved, waiting for the agent"
 not (API), and every part of the page says so; the reviewer's edits are a key-by-key diff on the page, in the audit
 entry and in the approval.decided webhook."""
 
+import json
+import re
 from typing import Any
 
 import pytest
@@ -56,7 +58,6 @@ def page(client: Client, approval: ApprovalRequest, **extra: Any) -> str:
 
 
 def steps_listed(body: str) -> list[str]:
-    import re
     return re.findall(r'<li data-step="([a-z_]+)">', body)
 
 
@@ -80,7 +81,8 @@ def test_an_agents_approval_waits_for_the_agent_then_says_ran_or_not_run(
                             **HTMX)
     body = response.content.decode()
     # The decision's htmx answer restates every part of the page: the badge, the heading, the run's status.
-    assert 'id="approval-status" data-outcome="approved_waiting_agent" hx-swap-oob="true">approved, waiting for the agent' in body
+    assert ('id="approval-status" data-outcome="approved_waiting_agent" hx-swap-oob="true">'
+            "approved, waiting for the agent") in body
     assert 'id="action-heading" hx-swap-oob="true">The approved action' in body
     assert 'id="action-run-status" hx-swap-oob="true">waiting_approval' in body
     assert "has not reported running it yet" in body and 'data-polling="yes"' in body
@@ -130,7 +132,6 @@ def test_an_edit_is_a_diff_on_the_page_in_the_audit_entry_and_in_the_webhook(
     webhook_register(project=project, url="http://127.0.0.1:9/hook", events=["approval.decided"],
                      actor=Actor.for_agent("sdk"))
     approval = ask(project, executor="worker")
-    import json
     response = browser.post(reverse("runs:approval_edit_approve", args=[approval.pk]),
                             {"version": approval.version, "arguments": json.dumps(EDITED), "reason": "chapter 4"},
                             **HTMX)

@@ -11,7 +11,8 @@ def changes(before: object, after: object) -> list[tuple[str, str, object, objec
 
 
 def test_added_removed_and_changed_keys_are_named_with_their_values() -> None:
-    assert changes({"chapter": 3, "to": "readers", "draft": True}, {"chapter": 4, "to": "readers", "colour": "red"}) == [
+    asked, approved = {"chapter": 3, "to": "readers", "draft": True}, {"chapter": 4, "to": "readers", "colour": "red"}
+    assert changes(asked, approved) == [
         ("chapter", C, 3, 4), ("colour", A, None, "red"), ("draft", R, True, None)]
 
 
