@@ -156,3 +156,19 @@ def test_an_edit_is_a_diff_on_the_page_in_the_audit_entry_and_in_the_webhook(
     plain_delivery = WebhookDelivery.objects.get(event="approval.decided", payload__data__approval_id=plain.pk)
     assert plain_delivery.payload["data"]["changes"] == [] and plain_delivery.payload["data"]["edited"] is False
     assert "arguments-diff" not in page(browser, plain)
+
+
+def test_the_checklist_reads_the_trace_for_the_executors_steps_only(project: Project) -> None:
+    from runs_app.presentation.resume_checklist import resume_progress
+    from runs_app.services import run_event_append
+
+    approval = ask(project, executor="agent")
+    for kind, ok in (("resume.load", True), ("resume.capability", True), ("resume.bind_result", False)):
+        run_event_append(project=project, run_id=approval.run_id, kind=kind, data={"ok": ok, "reason": kind})
+    trace = list(RunEvent.objects.filter(run_id=approval.run_id).order_by("seq"))
+    progress = {step.key: step for step in resume_progress(trace, "agent")}
+    assert "capability" not in progress and "not_yet_consumed" not in progress
+    assert (progress["load"].state, progress["bind_result"].state, progress["continue"].state) == (
+        "passed", "failed", "waiting")
+    assert progress["bind_result"].text.startswith("Bind the decision to the run for the agent")
+    assert {step.key for step in resume_progress(trace)} >= {"capability", "not_yet_consumed"}
