@@ -90,7 +90,7 @@ async def main() -> None:
         result = await run_with_approvals(agent, "Publish chapter 3.", session=session, approvals=approvals,
                                           run_config=config)
         for decided in approvals.decisions:
-            print(f"Approval {decided.id} {decided.status} by {decided.decided_by}")
+            print(f"Approval {decided.id} {decided.status} by {decided.decided_by}: {decided.outcome_state}")
         print(" ", result.final_output)
         print(f"Session {await session.harness_id()} holds {len(await session.get_items())} items.")
 

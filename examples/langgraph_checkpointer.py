@@ -102,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         decision = saver.wait_for_decision(approval_id, timeout=args.timeout)
         print(f"decided: {decision['decision']}")
         result = graph.invoke(Command(resume=decision), config)
+        if decision["decision"] == "approved":  # the graph ran the tool itself: say so, or it shows as waiting
+            ran = result["published"].get("status") == "published"
+            reported = saver.report_outcome(approval_id, "ran" if ran else "not_run",
+                                            reason=None if ran else str(result["published"]))
+            print(f"reported: {reported.outcome_state}")
 
     newest = saver.client.get_thread_checkpoint(thread_id=args.thread)
     print(f"published: {result['published']}")

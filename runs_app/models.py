@@ -49,6 +49,16 @@ class ApprovalExecutor(models.TextChoices):
     AGENT = "agent"
 
 
+class ApprovalOutcome(models.TextChoices):
+    """What became of an approved action the agent runs itself (executor "agent"), as the agent reported it.
+
+    Not a status of the approval (its decision is final): what the agent did with the decision afterwards, once."""
+
+    UNREPORTED = "", "not reported"
+    RAN = "ran"
+    NOT_RUN = "not_run", "not run"
+
+
 class EffectStatus(models.TextChoices):
     INTENDED = "intended"
     DISPATCHED = "dispatched"
@@ -444,6 +454,14 @@ class ApprovalRequest(models.Model):
                                     related_name="+")
     # "agent": the resume re-validates and binds the decision to the run, and the agent that asked runs the tool.
     executor = models.CharField(max_length=16, choices=ApprovalExecutor.choices, default=ApprovalExecutor.WORKER)
+    # What the reviewer changed, key by key (runs_app.presentation.arguments_diff), written with the decision:
+    # the audit entry and the approval.decided webhook carry the same list.
+    arguments_changes = models.JSONField(default=list, blank=True)
+    # An agent-executed approval's outcome, reported once by the agent (services.approval_report_outcome).
+    outcome = models.CharField(max_length=16, choices=ApprovalOutcome.choices, default=ApprovalOutcome.UNREPORTED,
+                               blank=True)
+    outcome_reason = models.TextField(blank=True, default="")
+    outcome_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -462,6 +480,9 @@ class ApprovalRequest(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(status__in=ApprovalStatus.values), name="approval_status_valid"),
             models.CheckConstraint(condition=Q(executor__in=ApprovalExecutor.values), name="approval_executor_valid"),
+            # Only an approved action the agent runs has an outcome to report.
+            models.CheckConstraint(condition=Q(outcome="") | Q(executor="agent", status="approved"),
+                                   name="approval_outcome_agent_approved"),
             # A decision records who, when and (for approvals) exactly which action.
             models.CheckConstraint(
                 condition=Q(status__in=["pending", "expired", "cancelled"])

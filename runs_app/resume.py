@@ -40,6 +40,22 @@ class ResumeStep(models.TextChoices):
 # The approval page's checklist: each step's name and label, in order.
 RESUME_CHECKS: tuple[tuple[str, str], ...] = tuple((step.value, step.label) for step in ResumeStep)
 
+# An approval the agent executes itself (executor "agent"): the worker resolves no adapter and consumes no effect
+# (worker.checks.check_capability, worker.steps.not_yet_consumed: their events say so), and what it does at
+# bind_result and continue is hand the decision back; the checklist names only what happens.
+AGENT_SKIPS = frozenset({ResumeStep.CAPABILITY.value, ResumeStep.NOT_YET_CONSUMED.value})
+AGENT_LABELS = {
+    ResumeStep.BIND_RESULT.value: "Bind the decision to the run for the agent (the worker runs nothing)",
+    ResumeStep.CONTINUE.value: "Hand the run back to the agent, which runs the approved action itself",
+}
+
+
+def resume_checks(executor: str) -> tuple[tuple[str, str], ...]:
+    """The checklist for an approval of `executor` ("worker" or "agent"): the steps that apply, with their labels."""
+    if executor != "agent":
+        return RESUME_CHECKS
+    return tuple((key, AGENT_LABELS.get(key, label)) for key, label in RESUME_CHECKS if key not in AGENT_SKIPS)
+
 
 class StepState(models.TextChoices):
     """What a finished or running resume's trace says about one step (the decision page's live checklist)."""

@@ -18,8 +18,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from runs_app.models import ApprovalRequest, ApprovalStatus, ExternalEffect
-from runs_app.resume import CheckState, DryRun, DryRunLine, ResumeStep
+from runs_app.models import ApprovalExecutor, ApprovalRequest, ApprovalStatus, ExternalEffect
+from runs_app.resume import AGENT_SKIPS, CheckState, DryRun, DryRunLine, ResumeStep
 from worker import checks
 from worker.limits import check_limits
 from worker.loading import load_run
@@ -86,4 +86,10 @@ def resume_dry_run(approval: ApprovalRequest, *, reviewer_id: int | None, review
         DryRunLine("lease", "One owner takes the lease, then the action runs once", CheckState.UNKNOWN,
                    "cannot know yet: the resume takes the lease and makes the call", ResumeStep.AUTHORITY_LEASE),
     ]
+    if pending.executor == ApprovalExecutor.AGENT:
+        # The agent runs its tool itself: no adapter, no effect of the worker's, no call (runs_app.resume.AGENT_SKIPS).
+        lines = [line for line in lines if line.step not in AGENT_SKIPS and line.key != "lease"]
+        lines.append(DryRunLine("lease", "One owner takes the lease, binds the decision and hands the run back to "
+                                "the agent, which runs the action itself", CheckState.UNKNOWN,
+                                "cannot know yet: the resume takes the lease", ResumeStep.AUTHORITY_LEASE))
     return DryRun(tuple(lines))

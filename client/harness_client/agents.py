@@ -29,7 +29,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 from agents import Agent, RunContextWrapper, RunHooks, Runner, RunResult, RunResultStreaming, RunState, Tool
 from agents.items import ModelResponse, ToolApprovalItem, TResponseInputItem
@@ -233,6 +233,7 @@ class HarnessApprovals:
         while result.interruptions:
             state = await approvals.decide(result)      # a reviewer decides each in the console
             result = await Runner.run(agent, state, session=session)
+            await approvals.report_ran(result)          # the approved calls that ran are reported `ran`
 
     Each interruption becomes an ApprovalRequest on one harness run of the session (created and started on
     first use, or `run_id=` yours): the tool's name and its arguments (the call's JSON object), `risk`, and
@@ -247,7 +248,14 @@ class HarnessApprovals:
     A run the resume left `blocked` raises ApprovalNotApplied. `lease_owner`: the owner you leased the run
     with, if you claim it (sent with every request; None says you hold no lease). `on_request(approval)` is
     called when a request is posted (say where the reviewer finds it); `decisions` keeps every decided
-    approval, in order.
+    approval, in order, as last known.
+
+    The harness is told what became of each approved call (`report_approval_outcome`), so the console never
+    shows an approved call as done when it was not: a call approved with edited arguments is reported `not_run`
+    at once (with the reason above); a call approved as asked is reported `ran` when the SDK's next run returns
+    its tool output (`report_ran(result)`; `run_with_approvals` calls it after every `Runner.run`; call it
+    yourself after yours). `outcomes` maps each decided call id to what it came to (`Approval.outcome_state`:
+    `approved_ran`, `approved_not_run`, `approved_waiting_agent` until the tool ran, `rejected`, `expired`).
     """
 
     def __init__(
@@ -264,6 +272,8 @@ class HarnessApprovals:
         self.active_agent = active_agent
         self.on_request = on_request
         self.decisions: list[Approval] = []
+        self.outcomes: dict[str, str] = {}  # call id -> Approval.outcome_state
+        self._awaiting_run: dict[str, Approval] = {}  # approved as asked, tool output not seen yet
         self._run_id = run_id
 
     async def run_id(self) -> int:
@@ -280,11 +290,37 @@ class HarnessApprovals:
         state = result if isinstance(result, RunState) else result.to_state()
         for item in state.get_interruptions():
             approval = await self.ask(item)
+            call_id = item.call_id or ""
             if approval.approved and approval.approved_fingerprint == approval.action_fingerprint:
                 state.approve(item)
+                self._awaiting_run[call_id] = approval  # ran once the SDK's next run returns its output
             else:
-                state.reject(item, rejection_message=_rejection_message(approval))
+                message = _rejection_message(approval)
+                state.reject(item, rejection_message=message)
+                if approval.approved:  # approved with edits the SDK cannot run: say so, or it reads as done
+                    approval = await self._report(approval, "not_run", reason=message)
+            self.outcomes[call_id] = approval.outcome_state
         return state
+
+    async def report_ran(self, result: RunResult | RunResultStreaming) -> list[Approval]:
+        """Report `ran` for each approved call whose tool output `result` holds (the SDK ran it); the approvals
+        reported, as the harness answered."""
+        reported = []
+        for item in result.new_items:
+            call_id = getattr(item, "call_id", None) if getattr(item, "type", "") == "tool_call_output_item" else None
+            approval = self._awaiting_run.pop(call_id, None) if call_id else None
+            if approval is not None and call_id is not None:
+                approval = await self._report(approval, "ran")
+                self.outcomes[call_id] = approval.outcome_state
+                reported.append(approval)
+        return reported
+
+    async def _report(self, approval: Approval, outcome: Literal["ran", "not_run"], reason: str = "") -> Approval:
+        reported = await self.client.report_approval_outcome(
+            approval.id, outcome, reason=reason or None, lease_owner=self.lease_owner,
+            request_key=f"approval-outcome:{approval.id}")
+        self.decisions = [reported if d.id == reported.id else d for d in self.decisions]
+        return reported
 
     async def ask(self, item: ToolApprovalItem) -> Approval:
         """Post one interruption as an approval request and wait until it is decided and bound to the run."""
@@ -325,6 +361,7 @@ async def run_with_approvals(
     result = await Runner.run(agent, input, session=session, **kwargs)
     while result.interruptions:
         result = await Runner.run(agent, await approvals.decide(result), session=session, **kwargs)
+        await approvals.report_ran(result)
     return result
 
 

@@ -323,6 +323,7 @@ class _Operations:
     get_approval = _CallOp(ops.get_approval)
     list_approvals = _PagedOp(ops.list_approvals)
     decide_approval = _CallOp(ops.decide_approval)
+    report_approval_outcome = _CallOp(ops.report_approval_outcome)
     wait_for_approval = _StepsOp(ops.wait_for_approval)
     # external effects
     intend_effect = _CallOp(ops.intend_effect)

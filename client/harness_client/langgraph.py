@@ -35,7 +35,7 @@ import json
 import math
 import random
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -357,6 +357,13 @@ class HarnessSaver(BaseCheckpointSaver[str]):
             approval_id, until_resumed=True, timeout=timeout, poll_interval=poll_interval,
             max_poll_interval=max_poll_interval)
         return _bound_decision(approval, await self.aclient.get_run(approval.run))
+
+    def report_outcome(self, approval_id: int, outcome: Literal["ran", "not_run"], *, reason: str | None = None
+                       ) -> Approval:
+        """Say what the graph did with an approved action it runs itself: `"ran"`, or `"not_run"` with the
+        `reason` (until then the console shows it "approved, waiting for the agent"); the approval as the harness
+        answered (`outcome_state`). Sent as the saver's `lease_owner`."""
+        return self.client.report_approval_outcome(approval_id, outcome, reason=reason, lease_owner=self.lease_owner)
 
 
 class ApprovalNotResumed(HarnessError):

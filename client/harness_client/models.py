@@ -70,6 +70,12 @@ RunStatus = Literal[
 TaskStatus = Literal["open", "active", "waiting", "completed", "failed", "abandoned"]
 ApprovalStatus = Literal["pending", "approved", "rejected", "expired", "cancelled"]
 ApprovalExecutor = Literal["worker", "agent"]
+# What the agent reported of an approved action it runs itself ("" until it reports).
+ApprovalOutcome = Literal["", "ran", "not_run"]
+# What an approval came to, for the one who asked: approved and ran, approved and not run (with the agent's reason),
+# approved and not reported yet by the agent, approved for the resume worker to run, or not approved at all.
+ApprovalOutcomeState = Literal["pending", "approved", "approved_waiting_agent", "approved_ran", "approved_not_run",
+                               "rejected", "expired", "cancelled"]
 Decision = Literal["approve", "reject"]
 Risk = Literal["low", "medium", "high", "critical"]
 ResumePolicy = Literal["revalidate", "manual", "restart_node"]
@@ -358,8 +364,27 @@ class Approval(Model):
     executor: ApprovalExecutor
     created_at: dt.datetime
     updated_at: dt.datetime
+    # What the reviewer changed, key by key: [{"path", "kind": added|removed|changed, "before", "after"}].
+    arguments_changes: Any = None
+    outcome: ApprovalOutcome = ""
+    outcome_reason: str = ""
+    outcome_at: dt.datetime | None = None
 
     PENDING: ClassVar[str] = "pending"
+
+    @property
+    def outcome_state(self) -> ApprovalOutcomeState:
+        """What the approval came to: an approved action the agent runs is `approved_ran` or `approved_not_run`
+        only once the agent reported it (`report_approval_outcome`), `approved_waiting_agent` until then."""
+        if self.status != "approved":
+            return self.status
+        if self.executor != "agent":
+            return "approved"
+        if self.outcome == "ran":
+            return "approved_ran"
+        if self.outcome == "not_run":
+            return "approved_not_run"
+        return "approved_waiting_agent"
 
     @property
     def decided(self) -> bool:

@@ -21,6 +21,7 @@ from harness_client.errors import ApprovalWaitTimeout, NotFoundError
 from harness_client.models import (
     Approval,
     ApprovalExecutor,
+    ApprovalOutcome,
     ApprovalStatus,
     BulkResult,
     Checkpoint,
@@ -491,6 +492,7 @@ _APPROVALS_REQUEST = route("POST", "runs/{id}/approvals/", "approvals_request")
 _APPROVALS_LIST = route("GET", "approvals/", "approvals_list")
 _APPROVALS_READ = route("GET", "approvals/{id}/", "approvals_read")
 _APPROVALS_DECIDE = route("POST", "approvals/{id}/decision/", "approvals_decide")
+_APPROVALS_OUTCOME = route("POST", "approvals/{id}/outcome/", "approvals_report_outcome")
 
 
 def request_approval(
@@ -540,6 +542,20 @@ def decide_approval(
     body = fields(decision=decision, reason=reason, edited_arguments=edited_arguments,
                   expected_version=expected_version)
     return _APPROVALS_DECIDE.call(parse=Approval.from_json, id=approval_id, json=body, request_key=request_key)
+
+
+def report_approval_outcome(
+    approval_id: int, outcome: ApprovalOutcome, *, reason: str | None = None, lease_owner: str | None = None,
+    request_key: str | None = None,
+) -> Call[Approval]:
+    """Say whether you ran an approved action you execute yourself (`executor="agent"`): `"ran"`, or `"not_run"`
+    with the `reason`. Until you do, the console shows it "approved, waiting for the agent". Once only: the same
+    report again answers the same approval, another is 409 `outcome_reported`; a worker-executed or unapproved
+    approval is 409 `not_agent_executed` / `not_approved`. Fenced on the run's lease (`lease_owner` as for
+    `transition_run`)."""
+    body = fields(outcome=outcome, reason=reason)
+    body["lease_owner"] = lease_owner
+    return _APPROVALS_OUTCOME.call(parse=Approval.from_json, id=approval_id, json=body, request_key=request_key)
 
 
 def wait_for_approval(

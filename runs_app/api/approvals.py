@@ -18,7 +18,7 @@ from harness.models import Project
 from runs_app import services
 from runs_app.api.common import TEXT_MAX, RunReachable, expected_version_field, lease_owner_field, validated
 from runs_app.filters import ApprovalFilter
-from runs_app.models import ApprovalExecutor, ApprovalRequest, Risk
+from runs_app.models import ApprovalExecutor, ApprovalOutcome, ApprovalRequest, Risk
 from runs_app.selectors.approvals import approval_get, approval_list
 
 # --- approvals -----------------------------------------------------------------------------------
@@ -34,7 +34,8 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
         fields = [
             "id", "project", "run", "tool", "arguments", "action_fingerprint", "risk", "idempotency_key", "reason",
             "requested_by", "status", "version", "decided_by", "decided_at", "decision_reason",
-            "approved_arguments", "approved_fingerprint", "expires_at", "executor", "created_at", "updated_at",
+            "approved_arguments", "approved_fingerprint", "expires_at", "executor", "arguments_changes", "outcome",
+            "outcome_reason", "outcome_at", "created_at", "updated_at",
         ]
         read_only_fields = fields
 
@@ -113,3 +114,25 @@ class ApprovalDecisionApi(AgentApiView):
         decided = services.approval_decide(project_ids=scope(request), approval_id=pk, actor=Actor.of(request.user),
                                            **data)
         return Response(ApprovalOutSerializer(decided).data)
+
+
+class ApprovalOutcomeInSerializer(InSerializer):
+    outcome = serializers.ChoiceField(choices=[ApprovalOutcome.RAN, ApprovalOutcome.NOT_RUN])
+    reason = serializers.CharField(max_length=TEXT_MAX, required=False, default="", allow_blank=True,
+                                   help_text="Why the approved action was not run (required with not_run).")
+    lease_owner = lease_owner_field()
+
+
+class ApprovalOutcomeApi(AgentApiView):
+    """The agent that runs an approved action itself (executor "agent") says whether it ran it."""
+
+    @extend_schema(tags=["approvals"], operation_id="approvals_report_outcome", request=ApprovalOutcomeInSerializer,
+                   responses={200: ApprovalOutSerializer},
+                   description="Report once that the approved action ran (`ran`) or was not run (`not_run`, with "
+                               "the reason); fenced on the run's lease. The same report again answers the same row; "
+                               "another is 409 outcome_reported.")
+    def post(self, request: Request, pk: int) -> Response:
+        data = validated(ApprovalOutcomeInSerializer, request.data)
+        approval = services.approval_report_outcome(project=agent_project(request), approval_id=pk,
+                                                    actor=Actor.of(request.user), **data)
+        return Response(ApprovalOutSerializer(approval).data)

@@ -31,6 +31,7 @@ urlpatterns = [
     path("approvals/", approvals.ApprovalListApi.as_view(), name="api-approvals"),
     path("approvals/<id:pk>/", approvals.ApprovalDetailApi.as_view(), name="api-approval"),
     path("approvals/<id:pk>/decision/", approvals.ApprovalDecisionApi.as_view(), name="api-approval-decision"),
+    path("approvals/<id:pk>/outcome/", approvals.ApprovalOutcomeApi.as_view(), name="api-approval-outcome"),
     path("effects/", effects.EffectListIntendApi.as_view(), name="api-effects"),
     path("effects/deliver/", effects.EffectDeliverApi.as_view(), name="api-effects-deliver"),
     path("effects/<id:pk>/", effects.EffectDetailApi.as_view(), name="api-effect"),

@@ -14,6 +14,7 @@ from runs_app.services.approval_actions import (
 )
 from runs_app.services.approval_assign import approval_assign, project_reviewers
 from runs_app.services.approval_bulk import BulkItem, BulkResult, approval_decide_bulk
+from runs_app.services.approval_outcome import approval_report_outcome
 from runs_app.services.approvals import (
     Decision,
     approval_decide,
@@ -75,6 +76,7 @@ from runs_app.services.threads import (
 )
 
 __all__ = [
+    "approval_report_outcome",
     "ApprovalAction",
     "ApprovalPlan",
     "RunAction",

@@ -28,6 +28,7 @@ from runs_app.models import (
     Run,
     RunStatus,
 )
+from runs_app.presentation.arguments_diff import arguments_diff
 from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.signals import approval_requested, resume_requested
@@ -196,11 +197,14 @@ def approval_decide(
     to = ApprovalStatus.REJECTED if decision == Decision.REJECT else ApprovalStatus.APPROVED
     updates = decision_updates(user, now, reason.strip(), to)
     if to == ApprovalStatus.APPROVED and edited_arguments is not None:  # the edited action and its fingerprint
-        tool = visible.filter(pk=approval_id).values_list("tool", flat=True).first()
-        if tool is None:
+        asked = visible.filter(pk=approval_id).values_list("tool", "arguments").first()
+        if asked is None:
             raise NotFoundError(f"Approval {approval_id} does not exist.")
+        tool, requested = asked
         updates["approved_arguments"] = edited_arguments
         updates["approved_fingerprint"] = action_fingerprint(tool, edited_arguments)
+        # What changed, as the audit entry, the webhook and every page show it (one function for all of them).
+        updates["arguments_changes"] = arguments_diff(requested, edited_arguments).as_data()
     with transaction.atomic():
         approval = None
         if edited_arguments is None:  # the usual decision: one prepared statement, nothing compiled
@@ -223,6 +227,7 @@ def approval_decide(
                 "requested_fingerprint": approval.action_fingerprint,
                 "approved_fingerprint": approval.approved_fingerprint,
                 "edited": edited_arguments is not None,
+                "changes": approval.arguments_changes,
             },
         )
         run_event_append(

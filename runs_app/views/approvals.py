@@ -28,11 +28,12 @@ from harness.tenancy import Role, role_project_ids
 from runs_app.filters import ApprovalInboxFilter
 from runs_app.forms import ApproveForm, AssignForm, BulkDecisionForm, EditApproveForm, RejectForm
 from runs_app.models import ApprovalRequest, ApprovalStatus
+from runs_app.presentation.approval_outcome import approval_outcome
 from runs_app.presentation.bulk_preview import bulk_previews
 from runs_app.presentation.events import events_shown
 from runs_app.presentation.json_text import pretty
 from runs_app.presentation.resume_checklist import resume_in_progress, resume_progress
-from runs_app.resume import RESUME_CHECKS, DryRun, resume_dry_run
+from runs_app.resume import DryRun, resume_checks, resume_dry_run
 from runs_app.selectors import approvals as approvals_sel
 from runs_app.selectors import live as live_sel
 from runs_app.selectors import paging as paging_sel
@@ -128,8 +129,10 @@ def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extr
     run = approval.run
     deciding = approval.status == ApprovalStatus.PENDING
     roles = project_roles(request, approval.project_id)
+    outcome = approval_outcome(approval)
     context = {
         "approval": approval,
+        "outcome": outcome,  # what every part of the page says the approval came to (badge, headings, decision)
         "roles": roles,  # the decision buttons follow the project's roles
         # Run when the page (or its panel) opens and again on submit (_decide): what the resume would block at.
         "dry_run": _dry_run(request, approval, roles) if deciding else None,
@@ -145,7 +148,11 @@ def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extr
     }
     if not deciding:
         trace = approvals_sel.resume_trace(approval)
-        context.update(trace=events_shown(trace), progress=resume_progress(trace), polling=resume_in_progress(run))
+        resuming = resume_in_progress(run)
+        # An approved action the agent runs itself: the page keeps asking, more slowly, until the agent reports.
+        context.update(trace=events_shown(trace), progress=resume_progress(trace, approval.executor),
+                       resuming=resuming, polling=resuming or outcome.waiting_for_agent,
+                       poll_every="1s" if resuming else "3s")
     return context
 
 
@@ -159,7 +166,7 @@ def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
         ],
         "checkpoint": checkpoint,
         "checkpoint_state_pretty": pretty(checkpoint.state) if checkpoint else "",
-        "resume_checks": RESUME_CHECKS,
+        "resume_checks": resume_checks(approval.executor),
     }
 
 
@@ -171,6 +178,8 @@ DETAIL_PARTIALS = ("decision", "trace")
 def approval_detail(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     approval = approvals_sel.approval_for_decision(project_ids=project_ids(request), approval_id=approval_id)
     context = _decision_context(request, approval)
+    if asked_part(request, DETAIL_PARTIALS) == "trace":
+        context["oob_trace"] = True  # the poll also brings the page's badge, headings and run status up to date
     if not asked_part(request, DETAIL_PARTIALS):
         context.update(_page_context(approval))
         if approval.status == ApprovalStatus.PENDING:

@@ -276,6 +276,27 @@ def _webhook(w: World) -> Any:
     return w.__dict__["webhook"]
 
 
+def _agent_approved(w: World) -> Any:
+    """An approval the agent runs itself, approved by the world's reviewer: the one kind with an outcome to report."""
+    from harness.actors import Actor
+    from runs_app.services import approval_request_create
+
+    if "agent_approved" not in w.__dict__:
+        approval = approval_request_create(project=w.project, run_id=w.running_run.pk, tool="send_email",
+                                           arguments={"to": "b@example.com"}, executor="agent",
+                                           idempotency_key=f"agent-{w.running_run.pk}", actor=Actor.for_agent("seed"))
+        decided = w.reviewer.post(f"/api/v1/approvals/{approval.pk}/decision/",
+                                  {"decision": "approve", "expected_version": approval.version})
+        assert decided.status_code == 200, decided.content
+        w.__dict__["agent_approved"] = approval
+    return w.__dict__["agent_approved"]
+
+
+OUTCOME_ENDPOINTS = [
+    E("approvals_report_outcome", "POST", "/api/v1/approvals/{id}/outcome/",
+      lambda w: f"/api/v1/approvals/{_agent_approved(w).pk}/outcome/", lambda w: {"outcome": "ran"}, 200, WRITE),
+]
+
 WEBHOOK_ENDPOINTS = [
     E("webhooks_list", "GET", "/api/v1/webhooks/", lambda w: _webhook(w) and "/api/v1/webhooks/",
       listed_ids=lambda w: {_webhook(w).pk}),
@@ -286,7 +307,7 @@ WEBHOOK_ENDPOINTS = [
       lambda w: f"/api/v1/webhooks/{_webhook(w).pk}/deactivate/", lambda w: {}, 200, WRITE),
 ]
 
-ENDPOINTS += THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS
+ENDPOINTS += THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS
 IDS = [e.operation for e in ENDPOINTS]
 
 

@@ -138,6 +138,9 @@ def test_an_approved_tool_call_runs_once_after_the_reviewers_decision(env: Live)
             approvals = HarnessApprovals(session, poll_interval=0.05, max_poll_interval=0.2, timeout=30)
             result = await run_with_approvals(agent, "Publish chapter 3.", session=session, approvals=approvals,
                                               run_config=NO_TRACING)
+            # The caller learns what each call came to, and the harness was told the approved call ran.
+            assert approvals.outcomes == {"call-pub-3": "approved_ran"}
+            assert [d.outcome_state for d in approvals.decisions] == ["approved_ran"]
             return str(result.final_output), await approvals.run_id()
 
     final, run_id = run_async(publish())
@@ -153,6 +156,7 @@ def test_an_approved_tool_call_runs_once_after_the_reviewers_decision(env: Live)
     assert AuditEntry.objects.filter(action="approval.approved", target_id=str(approval.pk)).exists()
     run = Run.objects.get(pk=run_id)
     assert run.status == "running" and run.bound_result["decision"] == "approved"
+    assert (approval.outcome, approval.outcome_at is not None) == ("ran", True)
     kinds = [i.content.get("type") for i in SessionItem.objects.filter(session=run.session).order_by("seq")]
     assert kinds == [None, "function_call", "function_call_output", "message"]
 
@@ -171,6 +175,7 @@ def test_a_rejected_tool_call_never_runs_and_the_model_reads_the_reason(env: Liv
             approvals = HarnessApprovals(session, poll_interval=0.05, max_poll_interval=0.2, timeout=30)
             result = await run_with_approvals(agent, "Publish chapter 4.", session=session, approvals=approvals,
                                               run_config=NO_TRACING)
+            assert approvals.outcomes == {"call-pub-4": "rejected"}
             return str(result.final_output)
 
     assert run_async(publish()) == "Understood, not publishing."
@@ -232,6 +237,7 @@ def test_arguments_a_reviewer_edited_are_not_run_in_place_of_the_models(env: Liv
             approvals = HarnessApprovals(session, poll_interval=0.05, max_poll_interval=0.2, timeout=30)
             result = await run_with_approvals(agent, "Publish chapter 7.", session=session, approvals=approvals,
                                               run_config=NO_TRACING)
+            assert approvals.outcomes == {"call-7": "approved_not_run"}
             return str(result.final_output)
 
     assert run_async(publish()) == "I will ask for chapter 8 instead."
@@ -239,6 +245,11 @@ def test_arguments_a_reviewer_edited_are_not_run_in_place_of_the_models(env: Liv
     assert published == []
     tool_output = model.inputs[-1][-1]
     assert tool_output["call_id"] == "call-7" and '{"chapter": 8}' in tool_output["output"]
+    # Approved, and not run: the harness says so (with the reason the model read), not "approved" alone.
+    approval = ApprovalRequest.objects.get(project=env.project)
+    assert (approval.status, approval.outcome) == ("approved", "not_run")
+    assert '{"chapter": 8}' in approval.outcome_reason and "It was not run" in approval.outcome_reason
+    assert approval.arguments_changes == [{"path": "chapter", "kind": "changed", "before": 7, "after": 8}]
 
 
 # --- the example, as a user runs it -------------------------------------------------------------------------

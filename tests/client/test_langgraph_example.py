@@ -68,6 +68,9 @@ def test_the_example_waits_for_the_reviewer_and_resumes_with_the_decision(
     assert example.returncode == 0, err
     assert f"/approvals/{approval.id}/" in out and "decided: approved" in out
     assert published(out) == {"status": "published", "by": "client-reviewer", "chapter": 3, "title": "Keeper"}
+    # The graph ran the approved tool itself and said so: the console does not leave it "waiting for the agent".
+    assert "reported: approved_ran" in out
+    assert ApprovalRequest.objects.get(pk=approval.id).outcome == "ran"
     # The thread's history is in the console: its lineage ends with the published state.
     newest = hc.get_thread_checkpoint(thread_id="chapter-3")
     assert newest is not None and newest.channel_values["published"]["title"] == "Keeper"
