@@ -324,6 +324,10 @@ class _Operations:
     list_approvals = _PagedOp(ops.list_approvals)
     decide_approval = _CallOp(ops.decide_approval)
     wait_for_approval = _StepsOp(ops.wait_for_approval)
+    # the tool registry
+    register_tool_schema = _CallOp(ops.register_tool_schema)
+    list_tool_schemas = _PagedOp(ops.list_tool_schemas)
+    get_tool_schema = _CallOp(ops.get_tool_schema)
     # external effects
     intend_effect = _CallOp(ops.intend_effect)
     deliver_effect = _CallOp(ops.deliver_effect)

@@ -34,7 +34,8 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
         fields = [
             "id", "project", "run", "tool", "arguments", "action_fingerprint", "risk", "idempotency_key", "reason",
             "requested_by", "status", "version", "decided_by", "decided_at", "decision_reason",
-            "approved_arguments", "approved_fingerprint", "expires_at", "executor", "created_at", "updated_at",
+            "approved_arguments", "approved_fingerprint", "expires_at", "executor", "tool_schema",
+            "tool_schema_version", "created_at", "updated_at",
         ]
         read_only_fields = fields
 

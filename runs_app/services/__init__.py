@@ -73,6 +73,7 @@ from runs_app.services.threads import (
     thread_ensure,
     thread_writes_put,
 )
+from runs_app.services.tool_schemas import tool_schema_register
 
 __all__ = [
     "ApprovalAction",
@@ -143,4 +144,5 @@ __all__ = [
     "thread_delete",
     "thread_ensure",
     "thread_writes_put",
+    "tool_schema_register",
 ]
