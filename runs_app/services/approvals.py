@@ -78,11 +78,15 @@ def approval_request_create(
     fingerprint = action_fingerprint(tool, arguments)
     with transaction.atomic():
         effects, approvals = _key_taken(project, idempotency_key, tool, arguments, fingerprint)
+        # The tool's current schema version, read in the run's statement (no round trip of its own).
+        schemas = ToolSchema.objects.filter(project=project, tool=tool).order_by("-version")
         run = Run.objects.filter(project=project, pk=run_id).annotate(
             key_effect=Exists(effects), key_approval=Exists(approvals),
             default_expiry=Subquery(_expiry_default(project, tool, risk), output_field=DurationField())
             if expires_at is None else Value(None, output_field=DurationField()),
-            **_current_schema(project, tool),
+            schema_id=Subquery(schemas.values("id")[:1], output_field=IntegerField()),
+            schema_version=Subquery(schemas.values("version")[:1], output_field=IntegerField()),
+            schema_body=Subquery(schemas.values("schema")[:1], output_field=JSONField()),
         ).first()
         if run is None:
             raise NotFoundError(f"Run {run_id} does not exist.")
@@ -127,15 +131,6 @@ def approval_request_create(
                  "risk": risk, "fingerprint": fingerprint, "requested_by": actor.label}
         transaction.on_commit(lambda: approval_requested.send(sender=ApprovalRequest, **facts))
         return approval
-
-
-def _current_schema(project: Project, tool: str) -> dict[str, Subquery]:
-    """The tool's current schema version in the project (id, version, schema), as annotations of the run's
-    statement."""
-    latest = ToolSchema.objects.filter(project=project, tool=tool).order_by("-version")
-    return {"schema_id": Subquery(latest.values("id")[:1], output_field=IntegerField()),
-            "schema_version": Subquery(latest.values("version")[:1], output_field=IntegerField()),
-            "schema_body": Subquery(latest.values("schema")[:1], output_field=JSONField())}
 
 
 def _expiry_default(project: Project, tool: str, risk: str) -> QuerySet[ApprovalExpiryDefault, Any]:

@@ -188,7 +188,8 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     """
     ids = project_ids(request)
     approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
-    form = _typed_form(approval, request.POST) if form_class is TypedEditForm else form_class(request.POST)
+    form = (_typed_form(approval, request.POST) if form_class is TypedEditForm
+            else form_class(request.POST))  # type: ignore[call-arg]  # the three forms without a schema
     if form is None:  # a typed edit of an approval with no typed form: only the raw JSON edit applies
         raise PermissionDenied("This approval's arguments are edited as JSON.")
     form_key = {"ApproveForm": "approve_form", "RejectForm": "reject_form", "EditApproveForm": "edit_form",
