@@ -8,6 +8,7 @@ from typing import Any
 
 from jsonschema import exceptions as jsonschema_exceptions
 from jsonschema import validators
+from referencing.exceptions import Unresolvable
 
 from harness.http.errors import ValidationFailed
 
@@ -28,6 +29,8 @@ def schema_problem(schema: Any) -> str:
     rules, draft 2020-12 unless it names another in `$schema`) describing a JSON object."""
     if not isinstance(schema, dict):
         return "A tool's schema is a JSON object (a JSON Schema)."
+    if not isinstance(schema.get("$schema", ""), str):
+        return 'A schema\'s "$schema" is the URI of its dialect.'
     declared = schema.get("type")
     if declared is not None and declared != "object":
         return 'A tool\'s arguments are a JSON object: the schema\'s "type" is "object".'
@@ -43,7 +46,10 @@ def schema_problem(schema: Any) -> str:
 def argument_errors(schema: dict[str, Any], arguments: Any) -> list[ArgumentError]:
     """Every way `arguments` breaks `schema`, each naming the argument it is about, in a stable order."""
     validator = validators.validator_for(schema, default=validators.Draft202012Validator)(schema)
-    found = [_error(e) for e in validator.iter_errors(arguments)]
+    try:
+        found = [_error(e) for e in validator.iter_errors(arguments)]
+    except Unresolvable as exc:  # a $ref to a document it does not hold: nothing is fetched, nothing passes
+        return [ArgumentError("", f"The schema cannot be applied: {exc}")]
     return sorted(found, key=lambda e: (e.field, e.message))
 
 

@@ -27,7 +27,10 @@ def typed_properties(schema: dict[str, Any] | None) -> dict[str, dict[str, Any]]
     properties: dict[str, Any] = schema["properties"]
     if not properties or not all(_FIELD_NAME.match(name) and isinstance(p, dict) for name, p in properties.items()):
         return {}
-    return properties
+    # The stored schema (jsonb) keeps no key order: the required arguments first, in the schema's order, then the
+    # others by name.
+    required = [name for name in (schema.get("required") or []) if name in properties]
+    return {name: properties[name] for name in [*required, *sorted(set(properties) - set(required))]}
 
 
 def _kind(prop: dict[str, Any]) -> str:

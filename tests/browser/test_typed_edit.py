@@ -15,7 +15,7 @@ from tests import factories
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_typed_edit_is_refused_field_by_field_then_approved_with_a_reason(page: Page, live_server, login, shot) -> None:  # type: ignore[no-untyped-def]
+def test_a_typed_edit_is_refused_field_by_field_then_approved(page: Page, live_server, login, shot) -> None:  # type: ignore[no-untyped-def]
     project = factories.make_project("novelforge")
     tool_schema_register(project=project, tool="publish_chapter", schema=PUBLISH_CHAPTER_SCHEMA,
                          actor=Actor.for_agent("demo"))
