@@ -48,3 +48,31 @@ def test_the_langgraph_adapter_registers_its_tools_schemas_and_requests_are_chec
     asked = hc.request_approval(run.id, tool="publish_chapter", idempotency_key="k",
                                 arguments={"chapter": 3, "title": "x"})
     assert (asked.tool_schema, asked.tool_schema_version) == (changed.id, 2)
+
+
+def test_request_approval_given_the_tool_registers_its_schema_and_is_checked_against_it(live: Live,
+                                                                                        hc: HarnessClient) -> None:
+    from typing import Any, TypedDict
+
+    from harness_client.langgraph import HarnessSaver, approval_ids, request_approval
+    from langgraph.graph import END, START, StateGraph
+
+    from runs_app.models import ApprovalRequest
+
+    class State(TypedDict):
+        chapter: int
+
+    def publish(state: State) -> dict[str, Any]:
+        request_approval(publish_chapter, {"chapter": state["chapter"], "title": "The Lighthouse"})
+        return {}
+
+    builder = StateGraph(State)
+    builder.add_node("publish", publish)
+    builder.add_edge(START, "publish")
+    builder.add_edge("publish", END)
+    graph = builder.compile(checkpointer=HarnessSaver(client=hc))
+    result = graph.invoke({"chapter": 3}, {"configurable": {"thread_id": "schema-thread"}})
+    [approval_id] = approval_ids(result["__interrupt__"])
+    approval = ApprovalRequest.objects.get(pk=approval_id)
+    assert approval.tool == "publish_chapter" and approval.tool_schema_version == 1
+    assert approval.tool_schema.schema == tool_json_schema(publish_chapter)
