@@ -4,6 +4,21 @@ from typing import Any
 
 from harness.canonical import digest
 
+# publish_chapter's declared argument schema (the tool registry, issue 32), registered by `manage.py load_demo`:
+# the approval page's edit form is typed from it, and an unknown argument ("colour") is refused.
+PUBLISH_CHAPTER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "publish_chapter",
+    "properties": {
+        "chapter": {"type": "integer", "minimum": 1, "description": "The chapter's number."},
+        "title": {"type": "string", "minLength": 1, "maxLength": 200},
+        "channel": {"enum": ["web", "newsletter", "both"], "description": "Where it is published (default web)."},
+        "notify_readers": {"type": "boolean", "description": "Tell the readers who follow the novel."},
+    },
+    "required": ["chapter", "title"],
+    "additionalProperties": False,
+}
+
 
 def publish_chapter(arguments: dict[str, Any], *, idempotency_key: str) -> dict[str, Any]:
     """The demo's 'external' action: a deterministic publish record, keyed by the idempotency key."""

@@ -1,4 +1,5 @@
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from django.forms import ModelForm
@@ -25,9 +26,19 @@ from runs_app.models import (
     RunEvent,
     RunStatus,
     Task,
+    ToolSchema,
 )
 from runs_app.retention import FIELDS, retention_pass, retention_policy_set, retention_report
-from runs_app.services import RunAction, approval_decide, handoff_cancel, run_act, run_transition, task_transition
+from runs_app.services import (
+    RunAction,
+    approval_decide,
+    handoff_cancel,
+    run_act,
+    run_transition,
+    task_transition,
+    tool_schema_register,
+)
+from runs_app.tool_schemas import schema_problem
 
 # The admin's moves that are an operator's action on a run (runs_app.services.run_actions): the same service,
 # previewed plan and audit as the console's; the reason names the admin, which has no field to type one in.
@@ -209,6 +220,41 @@ class HandoffAdmin(TenantAdmin[Handoff]):
 class ApprovalExpiryDefaultAdmin(TenantAdmin[ApprovalExpiryDefault]):
     list_display = ["project", "tool", "risk", "expires_after"]
     list_filter = ["project", "risk"]
+
+
+class ToolSchemaForm(ModelForm[ToolSchema]):
+    class Meta:
+        model = ToolSchema
+        fields = ["project", "tool", "schema"]
+
+    def clean_schema(self) -> object:
+        problem = schema_problem(self.cleaned_data["schema"])
+        if problem:
+            raise ValidationError(problem)
+        return self.cleaned_data["schema"]
+
+
+@admin.register(ToolSchema)
+class ToolSchemaAdmin(TenantAdmin[ToolSchema]):
+    """The tool registry: a version is never changed or deleted (approvals name it); adding one goes through
+    `tool_schema_register` (the same schema again is the current version, nothing written)."""
+
+    form = ToolSchemaForm
+    list_display = ["tool", "version", "project", "registered_by", "created_at"]
+    list_filter = ["project"]
+    search_fields = ["tool"]
+    list_select_related = ["project"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ToolSchema | None = None) -> list[str]:
+        return ["project", "tool", "version", "schema", "schema_digest", "registered_by", "created_at"] if obj else []
+
+    def has_delete_permission(self, request: HttpRequest, obj: ToolSchema | None = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: ToolSchema, form: ModelForm[ToolSchema], change: bool) -> None:
+        registered, _ = tool_schema_register(project=obj.project_id, tool=obj.tool, schema=obj.schema,
+                                             actor=Actor.of(request.user))
+        obj.pk, obj.version = registered.pk, registered.version
 
 
 @admin.register(RetentionPolicy)

@@ -23,6 +23,7 @@ from runs_app.models import (
     RunStatus,
     Task,
     TaskStatus,
+    ToolSchema,
 )
 
 # --- API -------------------------------------------------------------------------------------------
@@ -71,6 +72,14 @@ class EffectFilter(django_filters.FilterSet):
 
     class Meta:
         model = ExternalEffect
+        fields: list[str] = []
+
+
+class ToolSchemaFilter(django_filters.FilterSet):
+    tool = ApiFilter(serializers.CharField(max_length=120))
+
+    class Meta:
+        model = ToolSchema
         fields: list[str] = []
 
 

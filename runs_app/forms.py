@@ -37,7 +37,9 @@ class EditApproveForm(forms.Form):
 
     version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     arguments = forms.CharField(widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
-    reason = forms.CharField(required=False, max_length=2000, help_text="Why the arguments were changed.")
+    # An edit says why (issue 32): the audit entry and the agent read it.
+    reason = forms.CharField(max_length=2000, help_text="Why the arguments were changed.",
+                             error_messages={"required": "An edit needs a reason: say why the arguments changed."})
 
     def clean_arguments(self) -> dict[str, Any]:
         try:

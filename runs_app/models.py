@@ -425,6 +425,34 @@ class RetentionPolicy(models.Model):
         return f"retention of project {self.project_id}"
 
 
+class ToolSchema(models.Model):
+    """One version of a tool's declared argument schema (a JSON Schema), per project (issue 32).
+
+    A new schema for the same tool is a new version; old versions stay, so an approval names the one its
+    arguments were validated against (ApprovalRequest.tool_schema) and the resume re-validates against that one.
+    Written only through runs_app.services.tool_schemas.tool_schema_register."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tool_schemas")
+    tool = models.CharField(max_length=120)
+    version = models.PositiveIntegerField()
+    schema = models.JSONField(help_text="The JSON Schema of the tool's arguments (an object).")
+    schema_digest = models.CharField(max_length=64, editable=False)
+    registered_by = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["tool", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "tool", "version"], name="tool_schema_version_once"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="tool_schema_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool} v{self.version}"
+
+
 class ApprovalRequest(models.Model):
     """A pending high-risk action waiting for a human, bound to the action's fingerprint."""
 
@@ -462,6 +490,10 @@ class ApprovalRequest(models.Model):
                                blank=True)
     outcome_reason = models.TextField(blank=True, default="")
     outcome_at = models.DateTimeField(null=True, blank=True)
+    # The tool's schema version the arguments were validated against when asked (None: the project declared no
+    # schema for the tool, and the arguments were not checked); an edit and the resume validate against it too.
+    tool_schema = models.ForeignKey(ToolSchema, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    tool_schema_version = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

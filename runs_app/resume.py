@@ -30,6 +30,7 @@ class ResumeStep(models.TextChoices):
     SPARSE_CONTEXT = "sparse_context", "Rebuild a sparse context snapshot (recorded)"
     ARTIFACT_FINGERPRINTS = "artifact_fingerprints", "Verify the artifact fingerprints"
     APPROVAL_PRECONDITIONS = "approval_preconditions", "Verify the approved fingerprint is the pending action's"
+    ARGUMENT_SCHEMA = "argument_schema", "Validate the approved arguments against the tool's schema version"
     CAPABILITY = "capability", "Re-resolve the tool adapter for the pending work"
     BIND_RESULT = "bind_result", "Execute the approved action once, or bind its returned result"
     NOT_YET_CONSUMED = "not_yet_consumed", "Verify the effect was not consumed already"

@@ -17,6 +17,7 @@ from runs_app.artifacts import artifact_fingerprint, artifact_fingerprints
 from runs_app.models import ApprovalRequest, ApprovalStatus, EffectStatus, ExternalEffect, FailureCategory, ResumePolicy
 from runs_app.resume_due import remaining_nodes
 from runs_app.services.checkpoints import APPROVAL_AUTHORITY, checkpoint_hash
+from runs_app.tool_schemas import argument_errors
 from sessions_app.models import SessionStatus
 from worker.adapters import AdapterConfigError, ToolAdapter, adapter_resolve
 from worker.handlers import node_handler
@@ -208,6 +209,28 @@ def check_decision_audit(approval: ApprovalRequest, recorded: DecisionAudit | No
         raise StepFailed("the approved fingerprint is not the one the reviewer's decision recorded (audit log)",
                          approval=approval.pk, approved_fingerprint=approval.approved_fingerprint,
                          recorded_fingerprint=(recorded.data or {}).get("approved_fingerprint"))
+
+
+# --- argument schema ----------------------------------------------------------------------------------
+
+
+def check_argument_schema(approval: ApprovalRequest | None) -> dict[str, Any]:
+    """The approved arguments match the tool schema version the approval was validated against (issue 32): the
+    version it names, not the tool's current one, so a schema registered since changes no approved action. An
+    approval that names none (the tool declared no schema) is not checked and says so; a rejection or expiry
+    runs nothing and is not checked either."""
+    if approval is None or approval.status != ApprovalStatus.APPROVED:
+        return {"checked": False}
+    if approval.tool_schema_id is None or approval.tool_schema is None:
+        return {"checked": False, "reason": "no declared schema: the arguments were not checked"}
+    errors = argument_errors(approval.tool_schema.schema, approval.approved_arguments)
+    if errors:
+        first = errors[0]
+        raise StepFailed(
+            f"the approved arguments do not match {approval.tool}'s schema version {approval.tool_schema_version}: "
+            f"{first.field or 'the arguments'}: {first.message}", category=FailureCategory.INVALID_INPUT,
+            approval=approval.pk, field=first.field, schema_version=approval.tool_schema_version)
+    return {"checked": True, "schema_version": approval.tool_schema_version}
 
 
 # --- capability -------------------------------------------------------------------------------------

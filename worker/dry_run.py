@@ -76,6 +76,10 @@ def resume_dry_run(approval: ApprovalRequest, *, reviewer_id: int | None, review
                    "cannot know yet: the decision writes it", ResumeStep.APPROVAL_PRECONDITIONS) if undecided else
         _line("decision_audit", "The decision's audit entry says the same", ResumeStep.APPROVAL_PRECONDITIONS,
               lambda: checks.check_decision_audit(pending, audit)),
+        _line("argument_schema", "The approved arguments match the tool's declared schema",
+              ResumeStep.ARGUMENT_SCHEMA, lambda: checks.check_argument_schema(pending),
+              passed="" if pending.tool_schema_id is not None
+              else "no declared schema: the arguments were not checked"),
         _line("capability", "The tool's adapter is configured and takes these arguments", ResumeStep.CAPABILITY,
               lambda: checks.check_capability(r)),
         _line("not_yet_consumed", "The action's result was not consumed already", ResumeStep.NOT_YET_CONSUMED,

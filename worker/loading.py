@@ -1,5 +1,6 @@
 """The resume's load in one prepared statement: the run with its task, its checkpoint, its pending approval
-(and who decided it, and the decision the audit log recorded) and its session's status.
+(and who decided it, the decision the audit log recorded, and the tool schema version it was validated against)
+and its session's status.
 
 What `Run.objects.select_related(...)` plus the audit log's query did in two statements, without compiling
 either on every resume (the ORM's compilation was a fifth of a resume's CPU). The instances are built as
@@ -20,7 +21,7 @@ from django.db.models import Model
 from harness.audit import entry_break, entry_content_of
 from harness.db import build_instance, prepared_cursor
 from harness.tenancy import Role
-from runs_app.models import ApprovalRequest, ApprovalStatus, Checkpoint, Run, Task
+from runs_app.models import ApprovalRequest, ApprovalStatus, Checkpoint, Run, Task, ToolSchema
 from sessions_app.models import Session
 
 # The decisions the audit log records for an approval (worker.steps.approval_preconditions checks them).
@@ -41,7 +42,8 @@ def _fields(model: type[Model]) -> tuple[tuple[str, str, tuple[Callable[..., Any
 # resume checks the entry's mac and both its links without another statement (harness.audit.entry_break).
 _AUDIT_COLUMNS = ("action", "data", "actor", "target_type", "target_id", "created_at", "project_id", "seq",
                   "prev_hash", "hash", "mac", "pred")
-_EXTRA = (("u", "username"), ("s", "status"), *(("au", column) for column in _AUDIT_COLUMNS))
+# The schema version the approval was validated against (its version is the approval's tool_schema_version).
+_EXTRA = (("u", "username"), ("s", "status"), ("ts", "schema"), *(("au", column) for column in _AUDIT_COLUMNS))
 # The approval's authority as it is now (Grant), computed by the statement: after _EXTRA, in this order.
 _GRANT = (("u", "grant"), ("tk", "revoked_at"), ("tk", "expired"), ("p", "frozen_at"))
 # What the checkpoint's integrity is checked against (Sealed): its parent's hash, the run its approval belongs to.
@@ -83,6 +85,7 @@ SELECT {selected}, {extra},
   LEFT JOIN runs_app_approvalrequest ca ON ca.id = c.approval_id
   LEFT JOIN runs_app_approvalrequest a ON a.id = r.pending_approval_id
   LEFT JOIN auth_user u ON u.id = a.decided_by_id
+  LEFT JOIN runs_app_toolschema ts ON ts.id = a.tool_schema_id
   LEFT JOIN harness_apitoken tk ON tk.id = a.requested_by_token_id
   LEFT JOIN LATERAL (
         SELECT e.action, e.data, e.actor, e.target_type, e.target_id, e.created_at, e.project_id, e.seq,
@@ -174,6 +177,10 @@ def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant, Sealed] | N
         approval.decided_by = (User.from_db(connection.alias, ["id", "username"],
                                             [approval.decided_by_id, row["u__username"]])
                                if approval.decided_by_id is not None else None)
+        # Only the schema's body is read: the approval holds its id and version.
+        approval.tool_schema = (ToolSchema.from_db(connection.alias, ["id", "tool", "version", "schema"], [
+            approval.tool_schema_id, approval.tool, approval.tool_schema_version, _schema(row["ts__schema"])])
+            if approval.tool_schema_id is not None else None)
     run.pending_approval = approval
     grant = Grant(reviewer_holds_role=row["u__grant"], token_revoked_at=row["tk__revoked_at"],
                   token_expired=bool(row["tk__expired"]), project_frozen_at=row["p__frozen_at"])
@@ -190,6 +197,14 @@ def _decision_audit(row: dict[str, Any]) -> DecisionAudit | None:
     untrusted = entry_break(content=content, seq=row["au__seq"], prev_hash=row["au__prev_hash"],
                             hash_=row["au__hash"], mac=row["au__mac"], predecessor_hash=row["au__pred"])
     return DecisionAudit(row["au__action"], data, untrusted)
+
+
+def _schema(value: Any) -> Any:
+    """The tool schema's body as its JSONField would give it."""
+    field = ToolSchema._meta.get_field("schema")
+    for convert in field.get_db_converters(connection):
+        value = convert(value, None, connection)
+    return value
 
 
 def _json(value: Any) -> Any:

@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from runs_app.resume import ResumeStep
 from worker.steps import (
     approval_preconditions,
+    argument_schema,
     artifact_fingerprints,
     authority_lease,
     bind_result,
@@ -62,6 +63,7 @@ STEPS = (
     Step(ResumeStep.SPARSE_CONTEXT, PRE_CALL, sparse_context),
     Step(ResumeStep.ARTIFACT_FINGERPRINTS, PRE_CALL, artifact_fingerprints),
     Step(ResumeStep.APPROVAL_PRECONDITIONS, PRE_CALL, approval_preconditions),
+    Step(ResumeStep.ARGUMENT_SCHEMA, PRE_CALL, argument_schema),
     Step(ResumeStep.CAPABILITY, PRE_CALL, capability),
     Step(ResumeStep.BIND_RESULT, CALL, bind_result),
     Step(ResumeStep.NOT_YET_CONSUMED, BINDING, not_yet_consumed),

@@ -50,6 +50,7 @@ from harness_client.models import (
     RunEvent,
     Session,
     Task,
+    ToolSchema,
     Webhook,
 )
 from harness_client.retry import RetryPolicy
@@ -99,6 +100,7 @@ __all__ = [
     "ServerError",
     "Session",
     "Task",
+    "ToolSchema",
     "Webhook",
     "TransportError",
     "ValidationError",

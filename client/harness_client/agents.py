@@ -25,6 +25,7 @@ tokens and cost to the harness run, and stops the agent (RunStopped) once the ru
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -42,7 +43,7 @@ from harness_client.operations import MAX_LATEST_ITEMS
 from harness_client.usage import ModelPrice, RunStopped, call_cost, stop_if_blocked, usage_request_key
 
 __all__ = ["ApprovalNotApplied", "HarnessApprovals", "HarnessSession", "HarnessUsageHooks", "ModelPrice", "RunStopped",
-           "item_role", "run_with_approvals"]
+           "item_role", "register_tool_schema_of", "run_with_approvals"]
 
 # The harness's item roles (sessions_app.models.ItemRole) an SDK item may carry as its own `role`.
 _HARNESS_ROLES: frozenset[str] = frozenset({"user", "assistant", "system", "tool"})
@@ -330,6 +331,7 @@ class HarnessApprovals:
         # Fenced on the lease (the owner sent always; None: this session holds none). No run version: a process
         # that restarts asks again with the same body under the same key and gets the same approval back, and
         # the run's version has moved with the first request by then.
+        await register_tool_schema_of(self.client, item)
         approval = await self.client.request_approval(
             run_id, tool=item.name or "tool", arguments=_arguments(item.arguments), idempotency_key=key,
             risk=self.risk, reason=f"Agents SDK tool call {call_id} in session {self.session.session_id!r}",
@@ -349,6 +351,22 @@ class HarnessApprovals:
                 f" (blocked at {run.raw.get('blocked_step') or '?'}), not running.", run=run)
         self.decisions.append(decided)
         return decided
+
+
+async def register_tool_schema_of(client: AsyncHarnessClient, item: ToolApprovalItem) -> int | None:
+    """Declare the interrupted call's function tool's argument schema (its `params_json_schema`, which with the
+    SDK's default `strict_json_schema` says `additionalProperties: false`) in the tool registry, so the approval
+    is validated against it and the console's edit form is typed from it. None when the agent's tool is not
+    found or declares no schema; registering the same schema again is a no-op (its version)."""
+    name = item.name or ""
+    agent = getattr(item, "agent", None)
+    tools = [t for t in (getattr(agent, "tools", None) or []) if getattr(t, "name", None) == name]
+    schema = getattr(tools[0], "params_json_schema", None) if tools else None
+    if not name or not isinstance(schema, dict):
+        return None
+    text = json.dumps([name, schema], sort_keys=True, default=str)
+    key = "tool-schema-" + hashlib.sha256(text.encode()).hexdigest()[:48]
+    return (await client.register_tool_schema(name, schema, request_key=key)).version
 
 
 async def run_with_approvals(

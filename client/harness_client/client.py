@@ -325,6 +325,10 @@ class _Operations:
     decide_approval = _CallOp(ops.decide_approval)
     report_approval_outcome = _CallOp(ops.report_approval_outcome)
     wait_for_approval = _StepsOp(ops.wait_for_approval)
+    # the tool registry
+    register_tool_schema = _CallOp(ops.register_tool_schema)
+    list_tool_schemas = _PagedOp(ops.list_tool_schemas)
+    get_tool_schema = _CallOp(ops.get_tool_schema)
     # external effects
     intend_effect = _CallOp(ops.intend_effect)
     deliver_effect = _CallOp(ops.deliver_effect)

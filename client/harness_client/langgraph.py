@@ -42,6 +42,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -61,7 +62,8 @@ from harness_client.threads import ThreadCheckpoint
 from harness_client.usage import ModelPrice, RunStopped, call_cost, stop_if_blocked, usage_request_key
 
 __all__ = ["TYPED", "ApprovalNotResumed", "HarnessSaver", "HarnessUsageCallback", "ModelPrice", "RunStopped",
-           "approval_ids", "decode_value", "encode_value", "request_approval"]
+           "approval_ids", "decode_value", "encode_value", "register_tool_schemas", "request_approval",
+           "tool_json_schema"]
 
 _C = TypeVar("_C", HarnessClient, AsyncHarnessClient)
 
@@ -384,8 +386,39 @@ def _bound_decision(approval: Approval, run: Run) -> dict[str, Any]:
     return dict(bound)
 
 
+def tool_json_schema(tool: BaseTool) -> dict[str, Any] | None:
+    """The JSON Schema of a LangChain tool's arguments, as the model is told them (`tool_call_schema`, the
+    arguments without injected ones; `args_schema` when it has none), or None when the tool declares none.
+    A pydantic model's schema (`@tool`, StructuredTool) says nothing of `additionalProperties`: an unknown
+    argument passes the check, and pydantic drops it when the tool runs."""
+    for declared in (getattr(tool, "tool_call_schema", None), getattr(tool, "args_schema", None)):
+        if isinstance(declared, dict):
+            return dict(declared)
+        if declared is not None and hasattr(declared, "model_json_schema"):
+            return cast(dict[str, Any], declared.model_json_schema())
+    return None
+
+
+def register_tool_schemas(client: HarnessClient, tools: Sequence[BaseTool]) -> dict[str, int]:
+    """Declare each tool's argument schema in the token's project (the tool registry): the approvals asked for it
+    are then validated against it, and the console's edit form is typed from it. A tool with no schema is left
+    out; registering the schema a tool has already is a no-op. Returns each registered tool's schema version."""
+    versions: dict[str, int] = {}
+    for tool in tools:
+        schema = tool_json_schema(tool)
+        if schema is not None:
+            versions[tool.name] = client.register_tool_schema(
+                tool.name, schema, request_key=_schema_request_key(tool.name, schema)).version
+    return versions
+
+
+def _schema_request_key(tool: str, schema: Mapping[str, Any]) -> str:
+    text = json.dumps([tool, schema], sort_keys=True, default=str)
+    return "tool-schema-" + hashlib.sha256(text.encode()).hexdigest()[:48]
+
+
 def request_approval(
-    tool: str, arguments: Mapping[str, Any], *, reason: str = "", risk: Risk = "high",
+    tool: str | BaseTool, arguments: Mapping[str, Any], *, reason: str = "", risk: Risk = "high",
     client: HarnessClient | None = None,
 ) -> Any:
     """Inside a graph node: ask the console's reviewers to approve `tool(arguments)`, and interrupt the graph
@@ -396,7 +429,9 @@ def request_approval(
     thread's run under a key derived from the thread, the task and the action, so the node, run again when
     the graph resumes, finds the same request instead of asking twice. The interrupt's value carries
     `approval_id`, `tool`, `arguments` and `reason` (`approval_ids(result["__interrupt__"])` reads the ids).
-    The client is the graph's HarnessSaver's (`client=` for another checkpointer).
+    The client is the graph's HarnessSaver's (`client=` for another checkpointer). `tool` may be the LangChain
+    tool itself: its argument schema is registered first (`register_tool_schemas`), so the request is validated
+    against it.
     """
     from langgraph.config import get_config
     from langgraph.types import interrupt
@@ -406,6 +441,9 @@ def request_approval(
     hc = client or (saver.client if isinstance(saver, HarnessSaver) else None)
     if hc is None:
         raise ValueError("request_approval needs a graph compiled with HarnessSaver, or client=.")
+    if not isinstance(tool, str):
+        register_tool_schemas(hc, [tool])
+        tool = tool.name
     thread_id = str(configurable["thread_id"])
     action = json.dumps([thread_id, configurable.get("checkpoint_ns", ""), tool, arguments], sort_keys=True,
                         default=str)

@@ -362,6 +362,9 @@ class Approval(Model):
     approved_fingerprint: str
     expires_at: dt.datetime | None
     executor: ApprovalExecutor
+    # The tool's schema version the arguments were validated against (None: the tool declares no schema).
+    tool_schema: int | None = None
+    tool_schema_version: int | None = None
     created_at: dt.datetime
     updated_at: dt.datetime
     # What the reviewer changed, key by key: [{"path", "kind": added|removed|changed, "before", "after"}].
@@ -511,6 +514,20 @@ class Webhook(Model):
     created_by: str
     created_at: dt.datetime
     secret: str | None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ToolSchema(Model):
+    """One version of a tool's declared argument schema (a JSON Schema) in the token's project."""
+
+    id: int
+    project: str
+    tool: str
+    version: int
+    schema: dict[str, Any]
+    schema_digest: str
+    registered_by: str
+    created_at: dt.datetime
 
 
 # --- memory ---------------------------------------------------------------------------------------------

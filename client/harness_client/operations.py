@@ -64,6 +64,7 @@ from harness_client.models import (
     SessionStatus,
     Task,
     TaskStatus,
+    ToolSchema,
     Webhook,
     WebhookEvent,
 )
@@ -556,6 +557,29 @@ def report_approval_outcome(
     body = fields(outcome=outcome, reason=reason)
     body["lease_owner"] = lease_owner
     return _APPROVALS_OUTCOME.call(parse=Approval.from_json, id=approval_id, json=body, request_key=request_key)
+_TOOL_SCHEMAS_LIST = route("GET", "tools/schemas/", "tool_schemas_list")
+_TOOL_SCHEMAS_REGISTER = route("POST", "tools/schemas/", "tool_schemas_register")
+_TOOL_SCHEMAS_READ = route("GET", "tools/schemas/{id}/", "tool_schemas_read")
+
+
+def register_tool_schema(tool: str, schema: Mapping[str, Any], *, request_key: str | None = None
+                         ) -> Call[ToolSchema]:
+    """Declare the JSON Schema of `tool`'s arguments in the token's project: the project's approval requests for
+    the tool are then validated against it (400 `arguments_invalid` naming the `field`), and so are a reviewer's
+    edits and the resume. The same schema as the tool's current one answers that version (nothing written);
+    another schema is the next version. A schema that is not a JSON Schema of an object: 400 `schema_invalid`."""
+    return _TOOL_SCHEMAS_REGISTER.call(parse=ToolSchema.from_json, json={"tool": tool, "schema": dict(schema)},
+                                       request_key=request_key)
+
+
+def list_tool_schemas(*, tool: str | None = None, page_size: int | None = None) -> Paged[ToolSchema]:
+    """Every version of the project's tools' schemas (`tool`: of one tool), newest first, following the pages."""
+    return _TOOL_SCHEMAS_LIST.paged(ToolSchema.from_json, params={"tool": tool}, page_size=_page_size(page_size))
+
+
+def get_tool_schema(schema_id: int) -> Call[ToolSchema]:
+    """Read one version of a tool's schema (an approval's `tool_schema` names the one it was validated against)."""
+    return _TOOL_SCHEMAS_READ.call(parse=ToolSchema.from_json, id=schema_id)
 
 
 def wait_for_approval(

@@ -35,7 +35,7 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
             "id", "project", "run", "tool", "arguments", "action_fingerprint", "risk", "idempotency_key", "reason",
             "requested_by", "status", "version", "decided_by", "decided_at", "decision_reason",
             "approved_arguments", "approved_fingerprint", "expires_at", "executor", "arguments_changes", "outcome",
-            "outcome_reason", "outcome_at", "created_at", "updated_at",
+            "outcome_reason", "outcome_at", "tool_schema", "tool_schema_version", "created_at", "updated_at",
         ]
         read_only_fields = fields
 

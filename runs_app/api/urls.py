@@ -4,7 +4,19 @@ from django.urls import path
 
 from harness.http import api_base  # noqa: F401 - registers the <id:...> converter
 from harness.http.plain import plain_first
-from runs_app.api import approvals, checkpoints, effects, events, forks, handoffs, retention, runs, tasks, threads
+from runs_app.api import (
+    approvals,
+    checkpoints,
+    effects,
+    events,
+    forks,
+    handoffs,
+    retention,
+    runs,
+    tasks,
+    threads,
+    tools,
+)
 
 urlpatterns = [
     path("runs/", runs.RunListCreateApi.as_view(), name="api-runs"),
@@ -32,6 +44,8 @@ urlpatterns = [
     path("approvals/<id:pk>/", approvals.ApprovalDetailApi.as_view(), name="api-approval"),
     path("approvals/<id:pk>/decision/", approvals.ApprovalDecisionApi.as_view(), name="api-approval-decision"),
     path("approvals/<id:pk>/outcome/", approvals.ApprovalOutcomeApi.as_view(), name="api-approval-outcome"),
+    path("tools/schemas/", tools.ToolSchemaListRegisterApi.as_view(), name="api-tool-schemas"),
+    path("tools/schemas/<id:pk>/", tools.ToolSchemaDetailApi.as_view(), name="api-tool-schema"),
     path("effects/", effects.EffectListIntendApi.as_view(), name="api-effects"),
     path("effects/deliver/", effects.EffectDeliverApi.as_view(), name="api-effects-deliver"),
     path("effects/<id:pk>/", effects.EffectDetailApi.as_view(), name="api-effect"),

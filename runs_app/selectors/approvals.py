@@ -40,7 +40,7 @@ def approval_for_decision(*, project_ids: Sequence[int], approval_id: int) -> Ap
     approval = (
         ApprovalRequest.objects.for_projects(project_ids).filter(pk=approval_id)
         .select_related("project", "run", "run__session", "run__last_checkpoint", "run__task", "decided_by",
-                        "assigned_to")
+                        "assigned_to", "tool_schema")
         .first()
     )
     if approval is None:

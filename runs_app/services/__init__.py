@@ -74,6 +74,7 @@ from runs_app.services.threads import (
     thread_ensure,
     thread_writes_put,
 )
+from runs_app.services.tool_schemas import tool_schema_register
 
 __all__ = [
     "approval_report_outcome",
@@ -145,4 +146,5 @@ __all__ = [
     "thread_delete",
     "thread_ensure",
     "thread_writes_put",
+    "tool_schema_register",
 ]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Case, DurationField, Exists, F, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, DurationField, Exists, F, IntegerField, JSONField, Q, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -27,11 +27,13 @@ from runs_app.models import (
     ExternalEffect,
     Run,
     RunStatus,
+    ToolSchema,
 )
 from runs_app.presentation.arguments_diff import arguments_diff
 from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.signals import approval_requested, resume_requested
+from runs_app.tool_schemas import check_arguments
 
 
 def approval_request_create(
@@ -64,6 +66,11 @@ def approval_request_create(
     fenced on the run's lease (runs_app.fencing: `lease_owner`): a refused one writes nothing, the approval
     neither. `gate`: more of what the waiting checkpoint records about the gate (the worker's repair
     declaration: worker.repair).
+
+    When the project declares a schema for the tool (runs_app.services.tool_schemas), the arguments are validated
+    against its current version (read in the run's statement: no round trip of its own): arguments that do not
+    match are refused, 400 `arguments_invalid` naming the `field`, nothing written; the approval records the
+    version it was validated against (`tool_schema`, `tool_schema_version`). Without one, both are None.
     """
     if not tool or not idempotency_key:
         raise ValidationFailed("An approval needs a tool and an idempotency key.", code="invalid")
@@ -72,13 +79,20 @@ def approval_request_create(
     fingerprint = action_fingerprint(tool, arguments)
     with transaction.atomic():
         effects, approvals = _key_taken(project, idempotency_key, tool, arguments, fingerprint)
+        # The tool's current schema version, read in the run's statement (no round trip of its own).
+        schemas = ToolSchema.objects.filter(project=project, tool=tool).order_by("-version")
         run = Run.objects.filter(project=project, pk=run_id).annotate(
             key_effect=Exists(effects), key_approval=Exists(approvals),
             default_expiry=Subquery(_expiry_default(project, tool, risk), output_field=DurationField())
             if expires_at is None else Value(None, output_field=DurationField()),
+            schema_id=Subquery(schemas.values("id")[:1], output_field=IntegerField()),
+            schema_version=Subquery(schemas.values("version")[:1], output_field=IntegerField()),
+            schema_body=Subquery(schemas.values("schema")[:1], output_field=JSONField()),
         ).first()
         if run is None:
             raise NotFoundError(f"Run {run_id} does not exist.")
+        if run.schema_id is not None:
+            check_arguments(run.schema_body, arguments, version=run.schema_version, tool=tool)
         if expires_at is None and run.default_expiry is not None:
             expires_at = timezone.now() + run.default_expiry
         if run.key_effect or run.key_approval:
@@ -93,6 +107,7 @@ def approval_request_create(
                     action_fingerprint=fingerprint, risk=risk,
                     idempotency_key=idempotency_key, reason=reason, requested_by=actor.label,
                     requested_by_token=actor.token, expires_at=expires_at, executor=executor,
+                    tool_schema_id=run.schema_id, tool_schema_version=run.schema_version,
                 )
         except IntegrityError:
             raise ConflictError(
@@ -172,8 +187,10 @@ def approval_decide(
        the role and the freeze are conditions of the write itself (acting_filter), so they cost no read. The
        approval is looked up in `project`, or, for a door that has the caller's scope already (the API),
        among `project_ids`, the projects the caller can see.
-    2. Rejection needs a reason. Edit-and-approve records the edited arguments and their new
-       fingerprint; plain approval records the requested action's fingerprint.
+    2. Rejection needs a reason. Edit-and-approve needs one too (`reason_required`), and the edited arguments
+       must match the tool's schema version the request was validated against, if it was (`arguments_invalid`
+       naming the field); it records them and their new fingerprint. Plain approval records the requested
+       action's fingerprint.
     3. One conditional UPDATE from pending, which also holds the checks that need the row (not the
        asker's own request, not expired, and, given `expected_fingerprint`, still the action the
        reviewer was shown), so a decision reads nothing first (an edit reads the tool its
@@ -197,10 +214,16 @@ def approval_decide(
     to = ApprovalStatus.REJECTED if decision == Decision.REJECT else ApprovalStatus.APPROVED
     updates = decision_updates(user, now, reason.strip(), to)
     if to == ApprovalStatus.APPROVED and edited_arguments is not None:  # the edited action and its fingerprint
-        asked = visible.filter(pk=approval_id).values_list("tool", "arguments").first()
+        if not reason.strip():
+            raise ValidationFailed("Edited arguments need a reason: say why they changed.", code="reason_required",
+                                   field="reason")
+        asked = visible.filter(pk=approval_id).values_list(
+            "tool", "arguments", "tool_schema_version", "tool_schema__schema").first()
         if asked is None:
             raise NotFoundError(f"Approval {approval_id} does not exist.")
-        tool, requested = asked
+        tool, requested, schema_version, schema = asked
+        if schema_version is not None:  # validated against the version the request was
+            check_arguments(schema, edited_arguments, version=schema_version, tool=tool)
         updates["approved_arguments"] = edited_arguments
         updates["approved_fingerprint"] = action_fingerprint(tool, edited_arguments)
         # What changed, as the audit entry, the webhook and every page show it (one function for all of them).

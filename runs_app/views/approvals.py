@@ -46,6 +46,7 @@ from runs_app.services import (
     approval_decide_bulk,
     project_reviewers,
 )
+from runs_app.typed_edit import TypedEditForm
 from runs_app.views.common import query_without_page
 from runs_app.views.live import poll_of, unchanged
 
@@ -144,6 +145,7 @@ def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extr
         "reject_form": extra.pop("reject_form", None) or RejectForm(initial={"version": approval.version}),
         "edit_form": extra.pop("edit_form", None)
         or EditApproveForm(initial={"version": approval.version, "arguments": pretty(approval.arguments)}),
+        "typed_form": extra.pop("typed_form", None) or _typed_form(approval),
         **extra,
     }
     if not deciding:
@@ -188,7 +190,15 @@ def approval_detail(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     return render_page(request, "runs/approval_detail.html", context, partials=DETAIL_PARTIALS)
 
 
-DecisionForm = ApproveForm | RejectForm | EditApproveForm
+DecisionForm = ApproveForm | RejectForm | EditApproveForm | TypedEditForm
+
+
+def _typed_form(approval: ApprovalRequest, data: Any = None) -> TypedEditForm | None:
+    """The edit form generated from the schema version the approval was validated against (None: it names none,
+    or the schema has arguments a typed field cannot edit: the raw JSON form alone)."""
+    schema = approval.tool_schema.schema if approval.tool_schema is not None else None
+    form = TypedEditForm(data, schema=schema, requested=approval.arguments, initial={"version": approval.version})
+    return form if form.properties else None
 
 
 def _decide(request: ConsoleRequest, approval_id: int, form_class: type[DecisionForm], decision: str) -> HttpResponse:
@@ -201,10 +211,12 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     """
     ids = project_ids(request)
     approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
-    form = form_class(request.POST)
-    form_key = {"ApproveForm": "approve_form", "RejectForm": "reject_form", "EditApproveForm": "edit_form"}[
-        form_class.__name__
-    ]
+    form = (_typed_form(approval, request.POST) if form_class is TypedEditForm
+            else form_class(request.POST))  # type: ignore[call-arg]  # the three forms without a schema
+    if form is None:  # a typed edit of an approval with no typed form: only the raw JSON edit applies
+        raise PermissionDenied("This approval's arguments are edited as JSON.")
+    form_key = {"ApproveForm": "approve_form", "RejectForm": "reject_form", "EditApproveForm": "edit_form",
+                "TypedEditForm": "typed_form"}[form_class.__name__]
     if not form.is_valid():
         return _decision_response(request, approval, status=400, **{form_key: form})
     data = form.cleaned_data
@@ -219,7 +231,7 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
             actor=Actor.of(request.user),
             decision=decision,
             reason=data.get("reason", ""),
-            edited_arguments=data.get("arguments"),
+            edited_arguments=form.arguments() if isinstance(form, TypedEditForm) else data.get("arguments"),
             expected_version=data.get("version"),
         )
     except Forbidden as exc:
@@ -231,6 +243,9 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
         approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
         return _decision_response(request, approval, status=409, conflict=notice)
     except DomainError as exc:
+        if isinstance(exc, ValidationFailed) and "field" in exc.extra:  # the failing argument's own error
+            _refuse_field(form, str(exc.extra["field"]), exc)
+            return _decision_response(request, approval, status=400, **{form_key: form})
         return _decision_response(request, approval, status=400, error=exc.detail, **{form_key: form})
     if not request.htmx:
         if decision == Decision.APPROVE and not at_decision.passes:
@@ -239,6 +254,20 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
     return _decision_response(request, approval, status=200,
                               dry_run_at_decision=at_decision if decision == Decision.APPROVE else None)
+
+
+def _refuse_field(form: DecisionForm, field: str, exc: ValidationFailed) -> None:
+    """A decision refused for one field: the typed form marks that argument, the raw form its JSON."""
+    if isinstance(form, TypedEditForm):
+        if field == "reason":
+            form.add_error("reason", exc.detail)
+        else:
+            errors = exc.extra.get("errors") or [{"field": field, "message": exc.detail}]
+            for error in errors:
+                form.refuse(str(error["field"]), str(error["message"]))
+    else:
+        form.add_error("reason" if field == "reason" and "reason" in form.fields else
+                       "arguments" if "arguments" in form.fields else None, exc.detail)
 
 
 def _failing_notice(dry_run: DryRun) -> str:
@@ -297,3 +326,11 @@ def approval_reject(request: ConsoleRequest, approval_id: int) -> HttpResponse:
 @role_required(Role.REVIEWER)
 def approval_edit_approve(request: ConsoleRequest, approval_id: int) -> HttpResponse:
     return _decide(request, approval_id, EditApproveForm, Decision.APPROVE)
+
+
+@require_POST
+@console_page
+@role_required(Role.REVIEWER)
+def approval_edit_typed(request: ConsoleRequest, approval_id: int) -> HttpResponse:
+    """Edit-and-approve through the form generated from the tool's schema (runs_app.typed_edit)."""
+    return _decide(request, approval_id, TypedEditForm, Decision.APPROVE)

@@ -14,6 +14,7 @@ urlpatterns = [
     path("approvals/<int:approval_id>/approve/", approvals.approval_approve, name="approval_approve"),
     path("approvals/<int:approval_id>/reject/", approvals.approval_reject, name="approval_reject"),
     path("approvals/<int:approval_id>/edit-approve/", approvals.approval_edit_approve, name="approval_edit_approve"),
+    path("approvals/<int:approval_id>/edit-typed/", approvals.approval_edit_typed, name="approval_edit_typed"),
     path("approvals/<int:approval_id>/cancel/", runs.approval_cancel_view, name="approval_cancel"),
     path("approvals/<int:approval_id>/extend/", runs.approval_extend_view, name="approval_extend"),
     path("runs/", runs.run_list, name="run_list"),

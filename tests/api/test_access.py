@@ -307,7 +307,26 @@ WEBHOOK_ENDPOINTS = [
       lambda w: f"/api/v1/webhooks/{_webhook(w).pk}/deactivate/", lambda w: {}, 200, WRITE),
 ]
 
-ENDPOINTS += THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS
+def _tool_schema(w: World) -> Any:
+    from harness.actors import Actor
+    from runs_app.services import tool_schema_register
+
+    if "tool_schema" not in w.__dict__:
+        w.__dict__["tool_schema"] = tool_schema_register(project=w.project, tool="seeded", schema={"type": "object"},
+                                                         actor=Actor.for_agent("seed"))[0]
+    return w.__dict__["tool_schema"]
+
+
+TOOL_SCHEMA_ENDPOINTS = [
+    E("tool_schemas_list", "GET", "/api/v1/tools/schemas/", lambda w: _tool_schema(w) and "/api/v1/tools/schemas/",
+      listed_ids=lambda w: {_tool_schema(w).pk}),
+    E("tool_schemas_register", "POST", "/api/v1/tools/schemas/", lambda w: "/api/v1/tools/schemas/",
+      lambda w: {"tool": "new_tool", "schema": {"type": "object"}}, 201, WRITE, own_project_create=True),
+    E("tool_schemas_read", "GET", "/api/v1/tools/schemas/{id}/",
+      lambda w: f"/api/v1/tools/schemas/{_tool_schema(w).pk}/"),
+]
+
+ENDPOINTS += THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS + TOOL_SCHEMA_ENDPOINTS
 IDS = [e.operation for e in ENDPOINTS]
 
 

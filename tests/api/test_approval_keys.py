@@ -100,7 +100,7 @@ def test_a_planted_effect_cannot_block_the_approved_action(scene: Scene) -> None
 
 def test_the_approved_action_itself_may_be_intended_under_its_key(scene: Scene) -> None:
     edited = {**DEMO_ACTION, "title": "Edited"}
-    scene.approve(edited_arguments=edited)
+    scene.approve(edited_arguments=edited, reason="a better title")
 
     _refused(scene.intend(idempotency_key=scene.key, arguments=dict(DEMO_ACTION), approval=scene.approval.pk),
              "approval_mismatch")  # the requested arguments, not the approved ones

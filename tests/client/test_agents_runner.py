@@ -18,7 +18,7 @@ from harness_client import Approval, HarnessClient
 from harness_client.agents import HarnessApprovals, HarnessSession, run_with_approvals
 
 from harness.models import AuditEntry
-from runs_app.models import ApprovalRequest, Run
+from runs_app.models import ApprovalRequest, Run, ToolSchema
 from sessions_app.models import SessionItem
 from tests.client.conftest import FAST_RETRY, Live, run_async
 from tests.subprocesses import ROOT
@@ -152,6 +152,10 @@ def test_an_approved_tool_call_runs_once_after_the_reviewers_decision(env: Live)
     assert (approval.status, approval.tool, approval.arguments, approval.executor) == (
         "approved", "publish_chapter", {"chapter": 3}, "agent")
     assert approval.idempotency_key == f"agents-sdk:{run_id}:call-pub-3"
+    # The adapter registered the function tool's schema first (issue 32): the approval was validated against it.
+    schema = ToolSchema.objects.get(project=approval.project, tool="publish_chapter")
+    assert (approval.tool_schema_id, approval.tool_schema_version) == (schema.pk, 1)
+    assert schema.schema["additionalProperties"] is False and schema.schema["required"] == ["chapter"]
     assert approval.decided_by is not None and approval.decided_by.username == "client-reviewer"
     assert AuditEntry.objects.filter(action="approval.approved", target_id=str(approval.pk)).exists()
     run = Run.objects.get(pk=run_id)
@@ -230,7 +234,8 @@ def test_arguments_a_reviewer_edited_are_not_run_in_place_of_the_models(env: Liv
                       assistant_message("I will ask for chapter 8 instead.", item_id="m1"))
     published: list[int] = []
     agent = publishing_agent(model, published)
-    reviewer = reviewer_decides(env, lambda _: {"decision": "approve", "edited_arguments": {"chapter": 8}})
+    reviewer = reviewer_decides(env, lambda _: {"decision": "approve", "edited_arguments": {"chapter": 8},
+                                                "reason": "chapter 8 is next"})
 
     async def publish() -> str:
         async with HarnessSession("edited") as session:

@@ -119,3 +119,15 @@ def test_competing_reviewers_at_once_one_decision_stands(project) -> None:  # ty
     assert f"Already {approval.status} by {winner}" in results[loser]
     assert 'id="conflict"' not in results[winner]
     assert AuditEntry.objects.filter(target_type="approvalrequest", target_id=str(approval.pk)).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_tool_with_no_schema_says_so_and_a_raw_edit_without_a_reason_is_refused(scene, reviewer_client) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32: the page says the arguments were not checked; an edit needs a reason (nothing decided without)."""
+    page = reviewer_client.get(url("approval_detail", scene)).content.decode()
+    assert "No declared schema: the arguments were not checked." in page
+    assert 'id="typed-edit"' not in page and 'id="raw-edit"' in page  # the raw JSON form alone
+    response = reviewer_client.post(url("approval_edit_approve", scene), {
+        "version": scene.approval.version, "arguments": json.dumps({"branch": "x"}), "reason": " "}, **HTMX)
+    assert "An edit needs a reason" in response.content.decode()
+    assert ApprovalRequest.objects.get(pk=scene.approval.pk).status == ApprovalStatus.PENDING

@@ -118,5 +118,5 @@ def test_an_edit_still_takes_the_orm_write(project, monkeypatch):
     kwargs, approval_id = _case("global_reviewer_approves", "edit")
     called = []
     monkeypatch.setattr(approvals, "_decide_prepared", lambda **kw: called.append(kw))
-    decided = approval_decide(**kwargs, edited_arguments={"ch": 4})
+    decided = approval_decide(**{**kwargs, "reason": "chapter 4"}, edited_arguments={"ch": 4})
     assert called == [] and decided.approved_arguments == {"ch": 4}

@@ -117,7 +117,7 @@ def test_edit_and_approve_records_the_new_fingerprint_and_audits(project, monkey
     reviewer = factories.make_user("rev", role="reviewer", projects=[project])
     with transaction.atomic():
         decided = approval_decide(project=project, approval_id=approval.pk, actor=Actor.for_user(reviewer),
-                                  decision="approve",
+                                  decision="approve", reason="chapter 4 is next",
                                   edited_arguments={"ch": 4})
     assert decided.status == "approved"
     assert decided.approved_fingerprint == action_fingerprint("publish", {"ch": 4}) != decided.action_fingerprint

@@ -368,3 +368,41 @@ def test_a_recovery_pass_on_a_fast_clock_does_not_take_a_live_lease_for_expired(
 
     run.refresh_from_db()
     assert (run.status, run.lease_owner) == (RunStatus.WAITING_APPROVAL, "worker:live:1:a")
+
+
+def test_the_resume_blocks_when_the_schema_version_the_approval_named_refuses_its_arguments(db) -> None:
+    """Step `argument_schema` (issue 32): the approved arguments are checked against the version the approval was
+    validated against; here that version's row says chapter 3 is out of range, so nothing is executed."""
+    from demo.tools import PUBLISH_CHAPTER_SCHEMA
+    from runs_app.models import ToolSchema
+    from runs_app.services import tool_schema_register
+
+    project = factories.make_project("schema-block")
+    named, _ = tool_schema_register(project=project, tool="publish_chapter", schema=PUBLISH_CHAPTER_SCHEMA,
+                                    actor=Actor.for_agent("a"))
+    run = demo_run(project)
+    approval = ApprovalRequest.objects.get(pk=run.pending_approval_id)
+    assert (approval.tool_schema_id, approval.tool_schema_version) == (named.pk, 1)
+    # A newer version accepting anything changes nothing: the named one is the judge.
+    tool_schema_register(project=project, tool="publish_chapter", schema={"type": "object"},
+                         actor=Actor.for_agent("a"))
+    stricter = {**PUBLISH_CHAPTER_SCHEMA, "properties": {**PUBLISH_CHAPTER_SCHEMA["properties"],
+                                                         "chapter": {"type": "integer", "maximum": 2}}}
+    ToolSchema.objects.filter(pk=named.pk).update(schema=stricter)
+    approve(run, reviewer(project))
+
+    assert resume_run_by_id(run.pk, owner=OWNER) == "blocked"
+
+    run.refresh_from_db()
+    assert (run.status, run.blocked_step) == (RunStatus.BLOCKED, "argument_schema")
+    failed = events(run.pk, "resume.argument_schema")
+    assert [e.data["ok"] for e in failed] == [False] and "chapter" in failed[0].data["reason"]
+    assert not ExternalEffect.objects.filter(run=run).exists()  # nothing executed
+
+
+def test_an_approval_with_a_schema_passes_the_argument_schema_step(r101) -> None:
+    run, rita = r101
+    approve(run, rita)
+    assert resume_run_by_id(run.pk, owner=OWNER) == "done"
+    step = events(run.pk, "resume.argument_schema")
+    assert step[0].data["ok"] and step[0].data["checked"] is False  # the demo's R-101 here names no schema

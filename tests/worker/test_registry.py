@@ -11,10 +11,11 @@ from worker.registry import BINDING, CALL, PRE_CALL, STEPS, check_modules, check
 from worker.steps import checkpoint
 
 
-def test_the_shipped_steps_are_the_eleven_checks_in_their_phases():
+def test_the_shipped_steps_are_the_twelve_checks_in_their_phases():
     assert [(step.name, step.phase) for step in STEPS] == [
         ("load", PRE_CALL), ("compatibility", PRE_CALL), ("authority_lease", PRE_CALL), ("sparse_context", PRE_CALL),
-        ("artifact_fingerprints", PRE_CALL), ("approval_preconditions", PRE_CALL), ("capability", PRE_CALL),
+        ("artifact_fingerprints", PRE_CALL), ("approval_preconditions", PRE_CALL),
+        ("argument_schema", PRE_CALL), ("capability", PRE_CALL),
         ("bind_result", CALL), ("not_yet_consumed", BINDING), ("continue", BINDING), ("checkpoint", BINDING),
     ]
     assert all(step.label for step in STEPS)

@@ -16,6 +16,7 @@ from django.db import transaction
 
 from demo.history import load_demo_history
 from demo.memory import load_demo_memory
+from demo.tools import PUBLISH_CHAPTER_SCHEMA
 from harness.actors import Actor
 from harness.canonical import digest
 from harness.models import Membership, Project
@@ -44,6 +45,10 @@ class Command(BaseCommand):
         project, created = Project.objects.get_or_create(slug="novelforge", defaults={"name": "NovelForge"})
         if with_users:
             self._users(project)
+        # The demo tool's declared schema first, so the scenario's approval is validated against it (a no-op
+        # when it is registered already).
+        runs.tool_schema_register(project=project, tool="publish_chapter", schema=PUBLISH_CHAPTER_SCHEMA,
+                                  actor=Actor.for_agent("demo-loader"))
         if project.sessions.filter(ref="S-42").exists():
             self.stdout.write("The demo is already loaded (project novelforge).")
         else:
