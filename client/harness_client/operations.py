@@ -918,12 +918,15 @@ _THREAD_DELETE = route("POST", "threads/delete/", "threads_delete")
 _THREAD_ENSURE = route("POST", "threads/", "threads_ensure")
 
 
-def ensure_thread(thread_id: str, *, end_user: str | None = None, request_key: str | None = None) -> Call[ThreadRun]:
+def ensure_thread(thread_id: str, *, end_user: str | None = None, agent: str | None = None,
+                  request_key: str | None = None) -> Call[ThreadRun]:
     """The run (and session) of a LangGraph thread, created if the thread is new (its first checkpoint would).
 
     `end_user`: the end user a new thread's session serves (an existing thread must be that user's: ConflictError
     `thread_ref_taken` otherwise). A client made by `for_user` tags its threads with its user itself."""
     body: dict[str, Any] = {"thread_id": thread_id}
+    if agent:
+        body["agent"] = agent  # the graph's name, the run's active_agent (set once)
     if end_user is not None:
         body["end_user"] = end_user
     return _THREAD_ENSURE.call(parse=ThreadRun.from_json, json=body, request_key=request_key)
