@@ -4,7 +4,6 @@ from typing import Any
 
 from django import forms
 
-
 REASON_MAX = 500
 
 

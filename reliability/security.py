@@ -399,9 +399,9 @@ def self_approval_and_tampering(quick: bool) -> Result:
 T11 = "Tenant isolation matrix: every object endpoint x other project's principals: 0 successes"
 
 MEMORY_BODIES = {
-    "/supersede/": {"content": "A replacement fact.", "expected_version": 1},
+    "/supersede/": {"content": "A replacement fact.", "expected_version": 1, "reason": "experiment"},
     "/review/": {"decision": "approve", "expected_version": 1}, "/expire/": {"expected_version": 1},
-    "/delete/": {"expected_version": 1}, "/erase/": {},
+    "/delete/": {"expected_version": 1, "reason": "experiment"}, "/erase/": {},
 }
 
 
@@ -732,7 +732,7 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
         ("api", "memory.expired", bulk("bulk-expire")),
         ("console", "memory.superseded", lambda: _console_edit(d)),
         ("console", "memory.superseded", resolve),
-        ("console", "memory.deleted", lambda: _console_post(d, d.record(), "/memory/{}/delete/", {"confirm": "on"})),
+        ("console", "memory.deleted", lambda: _console_post(d, d.record(), "/memory/{}/delete/", {"confirm": "on", "reason": "experiment"})),
         ("console", "memory.deleted", console_bulk("delete")),
         ("console", "memory.expired", console_bulk("expire")),
         ("console", "memory.review_approved",

@@ -17,7 +17,8 @@ def test_inline_edit_supersedes_and_records_the_editor(scene: Scene, operator_cl
     form = operator_client.get(reverse("memory:record_edit", args=[old.pk]) + "?part=record-card", **HTMX)
     assert 'id="save-supersede"' in form.content.decode() and "<html" not in form.content.decode()
     response = operator_client.post(
-        reverse("memory:record_edit", args=[old.pk]), {"content": "The bug is in auth.py:42", "version": old.version, "reason": "wrong file"},
+        reverse("memory:record_edit", args=[old.pk]), {"content": "The bug is in auth.py:42", "version": old.version,
+                                                     "reason": "wrong file"},
         **HTMX,
     )
     assert response.status_code == 200
@@ -38,7 +39,8 @@ def test_inline_edit_supersedes_and_records_the_editor(scene: Scene, operator_cl
 def test_a_stale_edit_loses_and_says_so(scene: Scene, operator_client) -> None:  # type: ignore[no-untyped-def]
     old = scene.memory
     url = reverse("memory:record_edit", args=[old.pk])
-    assert operator_client.post(url, {"content": "first", "version": old.version, "reason": "r"}, **HTMX).status_code == 200
+    first = {"content": "first", "version": old.version, "reason": "r"}
+    assert operator_client.post(url, first, **HTMX).status_code == 200
     response = operator_client.post(url, {"content": "second", "version": old.version, "reason": "r"}, **HTMX)
     assert 'class="notice"' in response.content.decode()
     assert MemoryRecord.objects.filter(content="second").count() == 0
