@@ -5,6 +5,7 @@ from collections.abc import Callable
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -35,6 +36,12 @@ def _each(
         modeladmin.message_user(request, f"{done} record(s) {verb}.", messages.SUCCESS)
 
 
+class MemoryActionForm(ActionForm):
+    """The action bar's reason box: the tombstone action passes it on, and the service refuses a blank one."""
+
+    reason = forms.CharField(required=False, max_length=services.REASON_MAX, label="Reason (to delete)")
+
+
 @admin.register(MemoryRecord)
 class MemoryRecordAdmin(TenantAdmin[MemoryRecord]):
     """No field is edited here: a change of content is a supersede, a status change an action."""
@@ -45,6 +52,7 @@ class MemoryRecordAdmin(TenantAdmin[MemoryRecord]):
     search_fields = ["subject", "content", "scope_key", "source_note"]
     list_select_related = ["project"]
     actions = ["approve_held", "reject_held", "expire_now", "tombstone", "erase"]
+    action_form = MemoryActionForm
 
     def get_readonly_fields(self, request: HttpRequest, obj: MemoryRecord | None = None) -> list[str]:
         return [f.name for f in MemoryRecord._meta.concrete_fields]
@@ -80,8 +88,9 @@ class MemoryRecordAdmin(TenantAdmin[MemoryRecord]):
 
     @admin.action(description="Delete selected records (tombstone)")
     def tombstone(self, request: HttpRequest, queryset: QuerySet[MemoryRecord]) -> None:
+        reason = request.POST.get("reason", "")
         _each(self, request, queryset, "deleted", lambda r, actor: services.memory_delete(
-            project=r.project_id, actor=actor, record_id=r.pk, expected_version=r.version))
+            project=r.project_id, actor=actor, record_id=r.pk, expected_version=r.version, reason=reason))
 
     @admin.action(description="Erase selected records and their earlier versions (content removed everywhere)")
     def erase(self, request: HttpRequest, queryset: QuerySet[MemoryRecord]) -> None:

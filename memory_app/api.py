@@ -197,6 +197,11 @@ class RetrieveFilterSerializer(serializers.Serializer[None]):
     k = serializers.IntegerField(required=False, default=10, min_value=1, max_value=selectors.MAX_K)
 
 
+# Optional in the schema so that a missing reason is the service's 400 `reason_required`, the same answer every
+# door gives, rather than a serializer's generic one.
+_REASON_HELP = "Why: required for a person, recorded in the audit entry."
+
+
 class SupersedeInSerializer(InSerializer):
     content = serializers.CharField(required=False, max_length=_CONTENT_MAX, trim_whitespace=False, allow_blank=True)
     replacement_id = IdField(required=False, help_text="Resolve a conflict: this live record stands instead.")
@@ -208,6 +213,8 @@ class SupersedeInSerializer(InSerializer):
     valid_until = serializers.DateTimeField(required=False, allow_null=True)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
     expected_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text=_VERSION_HELP)
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=services.REASON_MAX,
+                                   help_text=_REASON_HELP + " Agents editing what they wrote may leave it out.")
 
 
 class VersionInSerializer(InSerializer):
@@ -226,9 +233,19 @@ class EraseInSerializer(InSerializer):
     include_history = serializers.BooleanField(default=True, help_text="Also erase the versions it replaced.")
 
 
+class DeleteInSerializer(VersionInSerializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=services.REASON_MAX,
+                                   help_text=_REASON_HELP)
+
+
 class BulkInSerializer(InSerializer):
     project = serializers.SlugField()
     ids = serializers.ListField(child=IdField(), min_length=1, max_length=services.MAX_BULK)
+
+
+class BulkDeleteInSerializer(BulkInSerializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=services.REASON_MAX,
+                                   help_text=_REASON_HELP)
 
 
 class BulkOutSerializer(serializers.Serializer[dict[str, Any]]):
@@ -379,13 +396,13 @@ class RecordExpireView(OperatorRecordView):
 
 
 class RecordDeleteView(OperatorRecordView):
-    @extend_schema(tags=["memory"], operation_id="memory_records_delete", request=VersionInSerializer,
+    @extend_schema(tags=["memory"], operation_id="memory_records_delete", request=DeleteInSerializer,
                    responses={200: MemoryRecordOutSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        data = _validated(VersionInSerializer, request.data)
+        data = _validated(DeleteInSerializer, request.data)
         project_id = _project_of(request, MemoryRecord, pk)
         services.memory_delete(project=project_id, actor=Actor.of(request.user), record_id=pk,
-                               expected_version=data["expected_version"])
+                               expected_version=data["expected_version"], reason=data.get("reason", ""))
         return Response(_record_out(project_id, pk))
 
 
@@ -401,12 +418,13 @@ class RecordEraseView(OperatorRecordView):
 
 
 class BulkDeleteView(OperatorRecordView):
-    @extend_schema(tags=["memory"], operation_id="memory_records_bulk_delete", request=BulkInSerializer,
+    @extend_schema(tags=["memory"], operation_id="memory_records_bulk_delete", request=BulkDeleteInSerializer,
                    responses={200: BulkOutSerializer})
     def post(self, request: Request) -> Response:
-        data = _validated(BulkInSerializer, request.data)
+        data = _validated(BulkDeleteInSerializer, request.data)
         project = _named_project(request, data["project"])
-        result = services.memory_bulk_delete(project=project, actor=Actor.of(request.user), record_ids=data["ids"])
+        result = services.memory_bulk_delete(project=project, actor=Actor.of(request.user), record_ids=data["ids"],
+                                             reason=data.get("reason", ""))
         return Response(BulkOutSerializer({"done": result.done, "failed": result.failed}).data)
 
 

@@ -4,10 +4,18 @@ from typing import Any
 
 from django import forms
 
+REASON_MAX = 500
+
+
+def _reason_field(label: str, *, required: bool = True) -> forms.CharField:
+    return forms.CharField(label=label, max_length=REASON_MAX, required=required,
+                           error_messages={"required": "Say why: a reason is required."})
+
 
 class SupersedeForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput)
     content = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), max_length=20000)
+    reason = _reason_field("Why this edit")
 
     def clean_content(self) -> str:
         content: str = self.cleaned_data["content"].strip()  # a CharField's value
@@ -23,16 +31,22 @@ class ResolveForm(forms.Form):
 
 class DeleteForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput)
+    reason = _reason_field("Why delete it")
     confirm = forms.BooleanField(required=True, label="Yes, delete this record")
 
 
 class BulkForm(forms.Form):
     MAX_IDS = 500
-    action = forms.ChoiceField(choices=[("delete", "Delete"), ("expire", "Expire now")])
+    # No default: a bulk action is picked on purpose (issue 32: it used to default to Delete).
+    action = forms.ChoiceField(choices=[("", "Choose an action…"), ("delete", "Delete"), ("expire", "Expire now")],
+                               error_messages={"required": "Choose what to do with the selected records."})
+    reason = _reason_field("Why", required=False)
     confirm = forms.BooleanField(required=True, label="I am sure")
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
+        if cleaned.get("action") == "delete" and not (cleaned.get("reason") or "").strip():
+            self.add_error("reason", "Say why you delete these records: a reason is required.")
         raw = self.data.getlist("ids") if hasattr(self.data, "getlist") else []
         try:
             ids = sorted({int(value) for value in raw})

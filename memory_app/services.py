@@ -125,6 +125,20 @@ def _validate_sources(
             raise ValidationFailed(f"Session {source_session_id} is not in this project.", code="invalid_source")
 
 
+REASON_MAX = 500
+
+
+def _person_reason(actor: Actor, reason: str, what: str) -> str:
+    """A person's delete or edit says why (issue 32): the audit entry is how the next reader learns it. An agent's
+    own edit of what it wrote needs none (its run is its reason)."""
+    reason = (reason or "").strip()
+    if not reason and not actor.is_agent:
+        raise ValidationFailed(f"Say why you {what} this record: a reason is required.", code="reason_required")
+    if len(reason) > REASON_MAX:
+        raise ValidationFailed(f"A reason is at most {REASON_MAX} characters.", code="invalid")
+    return reason
+
+
 def _audit(project_id: int, actor: Actor, action: str, target: Model, **data: Any) -> None:
     audit_record(project=project_id, actor=actor, action=action, target=target, data=data)
 
@@ -275,6 +289,7 @@ def memory_supersede(
     valid_until: dt.datetime | None = None,
     expires_at: dt.datetime | None = None,
     expected_version: int | None = None,
+    reason: str = "",
 ) -> MemoryRecord:
     """Replace an active record with a new version (`content`) or with another live record
     (`replacement_id`, how a conflict is resolved). Returns the record that now stands.
@@ -286,7 +301,8 @@ def memory_supersede(
     4. Insert the new version, then one conditional UPDATE moves the old one active -> superseded
        and links it: of concurrent supersedes exactly one lands, the rest get a conflict and
        their inserts roll back.
-    Freshness left as None is inherited from the old record.
+    Freshness left as None is inherited from the old record. A person's edit with new content needs a `reason`
+    (recorded in the audit entry with the old and new content's hashes, never the content itself).
     """
     project_id = _project_id(project)
     _require_writer(actor, project_id)
@@ -297,9 +313,11 @@ def memory_supersede(
     if actor.is_agent and old.source_note != actor.label:
         raise Forbidden("An agent supersedes only records it wrote.", code="not_owner")
     if content is None and replacement_id is not None:
-        return _supersede_onto(project_id, actor, old, _get(project_id, replacement_id, caller), expected_version)
+        return _supersede_onto(project_id, actor, old, _get(project_id, replacement_id, caller), expected_version,
+                               reason=reason.strip()[:REASON_MAX])
     if content is None or replacement_id is not None:
         raise ValidationFailed("Give either content or replacement_id.", code="invalid")
+    reason = _person_reason(actor, reason, "edit")
     _validate_sources(project_id, source_run_id, source_session_id, source_item_seq)
     if caller is not None:
         caller.check_sources(project_id, source_run_id, source_session_id)
@@ -319,7 +337,7 @@ def memory_supersede(
     live = memory_records(project=project_id).filter(scope=old.scope, scope_key=old.scope_key, status__in=LIVE)
     duplicate = live.filter(content_hash=digest).exclude(pk=old.pk).first()
     if duplicate is not None:
-        return _supersede_onto(project_id, actor, old, duplicate, expected_version)
+        return _supersede_onto(project_id, actor, old, duplicate, expected_version, reason=reason)
     kind = ProvenanceKind.EDITED if not actor.is_agent else (provenance_kind or old.provenance_kind)
     with transaction.atomic():
         try:
@@ -339,9 +357,10 @@ def memory_supersede(
             duplicate = live.filter(content_hash=digest).exclude(pk=old.pk).first()
             if duplicate is None:
                 raise
-            return _supersede_onto(project_id, actor, old, duplicate, expected_version)
+            return _supersede_onto(project_id, actor, old, duplicate, expected_version, reason=reason)
         _supersede_row(project_id, old.pk, expected_version, {"superseded_by": new})
-        _audit(project_id, actor, "memory.superseded", old, by=new.pk, version=new.version)
+        _audit(project_id, actor, "memory.superseded", old, by=new.pk, version=new.version, reason=reason,
+               **_edit_facts(old, new))
         return new
 
 
@@ -363,8 +382,22 @@ def _supersede_row(project_id: int, record_id: int, expected_version: int | None
         ) from None
 
 
+def _edit_facts(old: MemoryRecord, new: MemoryRecord) -> dict[str, Any]:
+    """What an edit changed, for its audit entry: hashes and lengths stand for the content, which the audit table
+    must not hold (it cannot be rewritten when a person is erased)."""
+    facts: dict[str, Any] = {
+        "scope": old.scope, "scope_key": old.scope_key,
+        "content_hash": {"from": old.content_hash, "to": new.content_hash},
+        "content_length": {"from": len(old.content), "to": len(new.content)},
+    }
+    if old.subject != new.subject:
+        facts["subject"] = {"from": old.subject, "to": new.subject}
+    return facts
+
+
 def _supersede_onto(
-    project_id: int, actor: Actor, old: MemoryRecord, keep: MemoryRecord, expected_version: int | None
+    project_id: int, actor: Actor, old: MemoryRecord, keep: MemoryRecord, expected_version: int | None,
+    *, reason: str = "",
 ) -> MemoryRecord:
     if keep.pk == old.pk:
         raise ValidationFailed("A record cannot supersede itself.", code="invalid")
@@ -374,7 +407,8 @@ def _supersede_onto(
         )
     with transaction.atomic():
         _supersede_row(project_id, old.pk, expected_version, {"superseded_by_id": keep.pk})
-        _audit(project_id, actor, "memory.superseded", old, by=keep.pk, resolved_onto_existing=True)
+        _audit(project_id, actor, "memory.superseded", old, by=keep.pk, resolved_onto_existing=True, reason=reason,
+               **_edit_facts(old, keep))
     return keep
 
 
@@ -431,17 +465,20 @@ def memory_expire(
 
 
 def memory_delete(
-    *, project: Project | int, actor: Actor, record_id: int, expected_version: int | None = None
+    *, project: Project | int, actor: Actor, record_id: int, reason: str, expected_version: int | None = None
 ) -> MemoryRecord:
-    """Tombstone a record: it leaves retrieval; who deleted it and when are kept with it."""
+    """Tombstone a record: it leaves retrieval; who deleted it, when and why are kept (the why in the audit)."""
     project_id = _project_id(project)
     _require_operator(actor, project_id)
+    reason = _person_reason(actor, reason, "delete")
     with transaction.atomic():
         record = cas_transition_row(
             memory_records(project=project_id), pk=record_id, machine=MEMORY_MACHINE, to=MemoryStatus.DELETED,
             expected_version=expected_version, updates={"deleted_by": actor.label, "deleted_at": timezone.now()},
         )
-        _audit(project_id, actor, "memory.deleted", record)
+        _audit(project_id, actor, "memory.deleted", record, reason=reason, scope=record.scope,
+               scope_key=record.scope_key, subject=record.subject, version=record.version,
+               content_hash=record.content_hash)
         return record
 
 
@@ -542,9 +579,11 @@ def _scrub_idempotent_replies(ids: set[int]) -> int:
     return scrubbed
 
 
-def memory_bulk_delete(*, project: Project | int, actor: Actor, record_ids: list[int]) -> BulkResult:
-    """Delete each record in its own transaction; one refusal does not undo the others."""
-    return _bulk(record_ids, lambda pk: memory_delete(project=project, actor=actor, record_id=pk))
+def memory_bulk_delete(*, project: Project | int, actor: Actor, record_ids: list[int], reason: str) -> BulkResult:
+    """Delete each record in its own transaction; one refusal does not undo the others. One reason for all, asked
+    for before anything is touched."""
+    reason = _person_reason(actor, reason, "delete")
+    return _bulk(record_ids, lambda pk: memory_delete(project=project, actor=actor, record_id=pk, reason=reason))
 
 
 def memory_bulk_expire(

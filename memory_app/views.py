@@ -95,6 +95,7 @@ def record_edit(request: ConsoleRequest, record_id: int) -> HttpResponse:
             content=form.cleaned_data["content"],
             actor=Actor.of(request.user),
             expected_version=form.cleaned_data["version"],
+            reason=form.cleaned_data["reason"],
         )
     except Forbidden as exc:
         raise PermissionDenied(exc.detail) from None
@@ -166,7 +167,7 @@ def record_delete(request: ConsoleRequest, record_id: int) -> HttpResponse:
     try:
         services.memory_delete(
             project=record.project_id, actor=Actor.of(request.user), record_id=record.pk,
-            expected_version=form.cleaned_data["version"],
+            expected_version=form.cleaned_data["version"], reason=form.cleaned_data["reason"],
         )
     except Forbidden as exc:
         raise PermissionDenied(exc.detail) from None
@@ -194,10 +195,13 @@ def record_bulk(request: ConsoleRequest) -> HttpResponse:
     visible = sel.memory_list(project_ids=curated).filter(pk__in=form.cleaned_data["ids"])
     for pk, project_id in visible.values_list("pk", "project_id"):
         by_project.setdefault(project_id, []).append(pk)
-    bulk = services.memory_bulk_delete if form.cleaned_data["action"] == "delete" else services.memory_bulk_expire
+    deleting = form.cleaned_data["action"] == "delete"
     done, refused = 0, 0
     for project_id, ids in by_project.items():
-        result = bulk(project=project_id, actor=Actor.of(request.user), record_ids=ids)
+        actor = Actor.of(request.user)
+        result = (services.memory_bulk_delete(project=project_id, actor=actor, record_ids=ids,
+                                              reason=form.cleaned_data["reason"]) if deleting
+                  else services.memory_bulk_expire(project=project_id, actor=actor, record_ids=ids))
         done += len(result.done)
         refused += len(result.failed)
     verb = "deleted" if form.cleaned_data["action"] == "delete" else "expired"

@@ -1176,10 +1176,11 @@ def memory_races_and_scopes(quick: bool) -> Result:
                                            content=text, source_run_id=run_of[project.pk].pk).record
                     assert written is not None
                     made.append(written.pk)
-                memory_delete(project=project.pk, actor=operator, record_id=made[0])
+                memory_delete(project=project.pk, actor=operator, record_id=made[0], reason="experiment")
                 memory_expire(project=project.pk, actor=operator, record_id=made[1])
                 replacement = memory_supersede(project=project.pk, actor=operator, record_id=made[2],
-                                               content=f"{WORDS[2]} {WORDS[4]} corrected fact of {scope} {scope_key}")
+                                               content=f"{WORDS[2]} {WORDS[4]} corrected fact of {scope} {scope_key}",
+                                               reason="experiment")
                 ids.update({made[3], made[4], replacement.pk})
                 hidden += 3
     tokens = {p.pk: factories.make_agent_token(p, name="memory-reader")[1] for p in (a, b)}

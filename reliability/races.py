@@ -256,7 +256,7 @@ def supersede_race(quick: bool) -> Result:
         def supersede(i: int, path: str = path, contents: list = contents,
                       version: int = written.version) -> tuple[int, str]:
             # Each operator sends the version it read: the losers still lost a race (already_superseded).
-            return _post(tokens[i], path, {"content": contents[i], "expected_version": version})
+            return _post(tokens[i], path, {"content": contents[i], "expected_version": version, "reason": "race"})
 
         replies = run_concurrently(SUPERSEDERS, supersede, timeout=60)
         errors = [r for r in replies if isinstance(r, BaseException)]

@@ -399,9 +399,9 @@ def self_approval_and_tampering(quick: bool) -> Result:
 T11 = "Tenant isolation matrix: every object endpoint x other project's principals: 0 successes"
 
 MEMORY_BODIES = {
-    "/supersede/": {"content": "A replacement fact.", "expected_version": 1},
+    "/supersede/": {"content": "A replacement fact.", "expected_version": 1, "reason": "experiment"},
     "/review/": {"decision": "approve", "expected_version": 1}, "/expire/": {"expected_version": 1},
-    "/delete/": {"expected_version": 1}, "/erase/": {},
+    "/delete/": {"expected_version": 1, "reason": "experiment"}, "/erase/": {},
 }
 
 
@@ -636,7 +636,9 @@ class _Doors:
         return self.api.post(path, body, content_type="application/json", **headers)
 
     def admin_action(self, model: str, action: str, pk: int) -> Any:
-        return self.browser.post(f"/admin/{model}/", {"action": action, "_selected_action": [pk], "index": 0})
+        # `reason`: the memory admin's action bar asks why a record is deleted; other action bars ignore it.
+        return self.browser.post(f"/admin/{model}/", {"action": action, "_selected_action": [pk], "index": 0,
+                                                      "reason": "experiment"})
 
 
 def _decision_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
@@ -699,7 +701,9 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
         return call
 
     def bulk(suffix: str) -> Callable[[], Any]:
-        return lambda: d.api_post(f"{api}/{suffix}/", {"project": d.project.slug, "ids": [d.record()]}, d.token)
+        why = {"reason": "experiment"} if suffix == "bulk-delete" else {}
+        return lambda: d.api_post(f"{api}/{suffix}/", {"project": d.project.slug, "ids": [d.record()], **why},
+                                  d.token)
 
     def merged() -> Any:
         d.record()
@@ -712,7 +716,8 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
         return d.browser.post(f"/memory/{old}/resolve/", {"version": version, "keep": keep})
 
     def console_bulk(action: str) -> Callable[[], Any]:
-        return lambda: d.browser.post("/memory/bulk/", {"ids": [d.record()], "action": action, "confirm": "on"})
+        return lambda: d.browser.post("/memory/bulk/", {"ids": [d.record()], "action": action, "confirm": "on",
+                                                        "reason": "experiment"})
 
     def admin(action: str, *, held: bool = False) -> Callable[[], Any]:
         return lambda: d.admin_action("memory_app/memoryrecord", action, d.held() if held else d.record())
@@ -722,17 +727,18 @@ def _memory_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
         ("api", "memory.merged", merged),
         ("api", "memory.held", write("user", "A held fact {}.", "u1")),
         ("api", "memory.write_rejected", write("session", "forbidden words", str(d.session.pk))),
-        ("api", "memory.superseded", on_record("supersede", {"content": "Replaced {}."})),
+        ("api", "memory.superseded", on_record("supersede", {"content": "Replaced {}.", "reason": "experiment"})),
         ("api", "memory.review_approved", on_record("review", {"decision": "approve"}, held=True)),
         ("api", "memory.review_rejected", on_record("review", {"decision": "reject"}, held=True)),
         ("api", "memory.expired", on_record("expire", {})),
-        ("api", "memory.deleted", on_record("delete", {})),
+        ("api", "memory.deleted", on_record("delete", {"reason": "experiment"})),
         ("api", "memory.erased", on_record("erase", {})),
         ("api", "memory.deleted", bulk("bulk-delete")),
         ("api", "memory.expired", bulk("bulk-expire")),
         ("console", "memory.superseded", lambda: _console_edit(d)),
         ("console", "memory.superseded", resolve),
-        ("console", "memory.deleted", lambda: _console_post(d, d.record(), "/memory/{}/delete/", {"confirm": "on"})),
+        ("console", "memory.deleted", lambda: _console_post(d, d.record(), "/memory/{}/delete/",
+                                                            {"confirm": "on", "reason": "experiment"})),
         ("console", "memory.deleted", console_bulk("delete")),
         ("console", "memory.expired", console_bulk("expire")),
         ("console", "memory.review_approved",
@@ -757,7 +763,8 @@ def _version(record_id: int) -> int:
 
 def _console_edit(d: _Doors) -> Any:
     pk = d.record()
-    return d.browser.post(f"/memory/{pk}/edit/", {"version": _version(pk), "content": f"Edited {tag()}."})
+    return d.browser.post(f"/memory/{pk}/edit/", {"version": _version(pk), "content": f"Edited {tag()}.",
+                                                        "reason": "experiment"})
 
 
 def _admin_policy_add(d: _Doors) -> Any:

@@ -263,7 +263,7 @@ class HarnessApprovals:
         self, session: HarnessSession, *, run_id: int | None = None, risk: Risk = "high",
         timeout: float = 3600.0, poll_interval: float = 1.0, max_poll_interval: float = 10.0,
         active_agent: str | None = None, on_request: Callable[[Approval], object] | None = None,
-        lease_owner: str | None = None,
+        lease_owner: str | None = None, ref: str | None = None,
     ) -> None:
         self.session = session
         self.lease_owner = lease_owner
@@ -276,12 +276,13 @@ class HarnessApprovals:
         self.outcomes: dict[str, str] = {}  # call id -> Approval.outcome_state
         self._awaiting_run: dict[str, Approval] = {}  # approved as asked, tool output not seen yet
         self._run_id = run_id
+        self.ref = ref
 
     async def run_id(self) -> int:
         """The harness run the approvals are asked on (created in the session and moved to `running`)."""
         if self._run_id is None:
             run = await self.client.create_run(session=await self.session.harness_id(),
-                                               active_agent=self.active_agent)
+                                               active_agent=self.active_agent, ref=self.ref)
             await self.client.transition_run(run.id, "running", expected_version=run.version)
             self._run_id = run.id
         return self._run_id
@@ -375,12 +376,36 @@ async def run_with_approvals(
 ) -> RunResult:
     """`Runner.run(agent, input, session=session, **kwargs)`, going on after each round of tool approvals
     (decided in the console through `approvals`, a HarnessApprovals of the session by default)."""
-    approvals = approvals or HarnessApprovals(session)
-    result = await Runner.run(agent, input, session=session, **kwargs)
-    while result.interruptions:
-        result = await Runner.run(agent, await approvals.decide(result), session=session, **kwargs)
-        await approvals.report_ran(result)
+    approvals = approvals or HarnessApprovals(session, active_agent=agent.name)
+    if approvals.active_agent is None:
+        approvals.active_agent = agent.name
+    run_id = await approvals.run_id()
+    try:
+        result = await Runner.run(agent, input, session=session, **kwargs)
+        while result.interruptions:
+            result = await Runner.run(agent, await approvals.decide(result), session=session, **kwargs)
+            await approvals.report_ran(result)
+    except BaseException as exc:
+        await finish_run(approvals.client, run_id, error=exc, lease_owner=approvals.lease_owner)
+        raise
+    await finish_run(approvals.client, run_id, lease_owner=approvals.lease_owner)
     return result
+
+
+async def finish_run(client: AsyncHarnessClient, run_id: int, *, error: BaseException | None = None,
+                     lease_owner: str | None = None) -> Run:
+    """End the harness run when Runner.run has ended (issue 32: runs were left `running` after the script ended):
+    `succeeded`, or `failed` with the error's type and message when it raised. A run already ended (a reviewer
+    cancelled it) or moved on by someone else is left as it is and returned."""
+    run = await client.get_run(run_id)
+    if run.status in ("succeeded", "failed", "cancelled"):
+        return run
+    body = None if error is None else {"type": type(error).__name__, "message": str(error)[:1000]}
+    try:
+        return await client.transition_run(run_id, "failed" if error is not None else "succeeded",
+                                           expected_version=run.version, lease_owner=lease_owner, error=body)
+    except ConflictError:
+        return await client.get_run(run_id)
 
 
 def _arguments(text: str | None) -> dict[str, Any]:

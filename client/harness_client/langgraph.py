@@ -585,3 +585,43 @@ def _response_id(response: LLMResult) -> str:
         if isinstance(message.id, str) and message.id:
             return message.id
     return ""
+
+
+# --- a graph invocation that ends its thread's run -------------------------------------------------------------
+
+
+def invoke_and_finish(graph: Any, input: Any, config: RunnableConfig, *, client: HarnessClient | HarnessSaver,
+                      **kwargs: Any) -> Any:
+    """`graph.invoke(input, config, **kwargs)`, then end the thread's run (issue 32: threads were left `running`
+    after the script ended): `succeeded` when the graph reached its end, `failed` with the error's type and
+    message when it raised (the error is raised on). A graph that stopped at an interrupt (an approval waits)
+    or has nodes left to run is left as it is: the thread goes on. The run's ref is the thread id; its
+    `active_agent` the graph's name (`graph.name`), set before the graph runs."""
+    harness = client.client if isinstance(client, HarnessSaver) else client
+    thread_id = str(config["configurable"]["thread_id"])
+    name = getattr(graph, "name", "") or ""
+    harness.ensure_thread(thread_id, agent=name if isinstance(name, str) else "")
+    try:
+        result = graph.invoke(input, config, **kwargs)
+    except BaseException as exc:
+        finish_thread_run(harness, thread_id, error=exc)
+        raise
+    if not graph.get_state(config).next:
+        finish_thread_run(harness, thread_id)
+    return result
+
+
+def finish_thread_run(client: HarnessClient, thread_id: str, *, error: BaseException | None = None) -> Run:
+    """End a thread's run: `succeeded`, or `failed` with `error`. A run already ended, or moved on by someone
+    else meanwhile, is left as it is and returned."""
+    from harness_client.errors import ConflictError
+
+    run = client.get_run(client.ensure_thread(thread_id).run)
+    if run.status in ("succeeded", "failed", "cancelled"):
+        return run
+    body = None if error is None else {"type": type(error).__name__, "message": str(error)[:1000]}
+    try:
+        return client.transition_run(run.id, "failed" if error is not None else "succeeded",
+                                     expected_version=run.version, error=body)
+    except ConflictError:
+        return client.get_run(run.id)

@@ -860,15 +860,17 @@ def supersede_memory(
     record_id: int, *, content: str | None = None, replacement_id: int | None = None, subject: str | None = None,
     provenance_kind: ProvenanceKind | None = None, source_run_id: int | None = None,
     source_session_id: int | None = None, source_item_seq: int | None = None, valid_until: dt.datetime | None = None,
-    expires_at: dt.datetime | None = None, expected_version: int, request_key: str | None = None,
+    expires_at: dt.datetime | None = None, expected_version: int, reason: str | None = None,
+    request_key: str | None = None,
 ) -> Call[MemoryRecord]:
     """Replace a record with a new version (`content`), or let another live record stand instead
     (`replacement_id`, resolving a conflict). Agents supersede only what they wrote. `expected_version` is the
-    record's version you read. Returns the standing record."""
+    record's version you read; `reason` (why) is required of a person with new `content`. Returns the standing
+    record."""
     body = fields(content=content, replacement_id=replacement_id, subject=subject, provenance_kind=provenance_kind,
                   source_run_id=source_run_id, source_session_id=source_session_id,
                   source_item_seq=source_item_seq, valid_until=valid_until, expires_at=expires_at,
-                  expected_version=expected_version)
+                  expected_version=expected_version, reason=reason)
     return _MEMORY_SUPERSEDE.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
 
 
@@ -907,10 +909,10 @@ def expire_memory(record_id: int, *, expected_version: int, at: dt.datetime | No
     return _MEMORY_EXPIRE.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
 
 
-def delete_memory(record_id: int, *, expected_version: int, request_key: str | None = None
+def delete_memory(record_id: int, *, expected_version: int, reason: str, request_key: str | None = None
                   ) -> Call[MemoryRecord]:
-    """Delete a record (a tombstone keeps who and when) (operators)."""
-    body = fields(expected_version=expected_version)
+    """Delete a record (a tombstone keeps who and when; `reason`, why, goes in the audit entry) (operators)."""
+    body = fields(expected_version=expected_version, reason=reason)
     return _MEMORY_DELETE.call(parse=MemoryRecord.from_json, id=record_id, json=body, request_key=request_key)
 
 
@@ -931,9 +933,10 @@ def erase_person(*, project: str, subject: str, reason: str | None = None, dry_r
     return _PERSON_ERASE.call(parse=ErasureReport.from_json, json=body, request_key=request_key)
 
 
-def bulk_delete_memory(*, project: str, ids: Iterable[int], request_key: str | None = None) -> Call[BulkResult]:
-    """Delete many records of a project (operators)."""
-    body = {"project": project, "ids": list(ids)}
+def bulk_delete_memory(*, project: str, ids: Iterable[int], reason: str, request_key: str | None = None
+                       ) -> Call[BulkResult]:
+    """Delete many records of a project, one `reason` for all (operators)."""
+    body = {"project": project, "ids": list(ids), "reason": reason}
     return _MEMORY_BULK_DELETE.call(parse=BulkResult.from_json, json=body, request_key=request_key)
 
 
@@ -958,12 +961,15 @@ _THREAD_DELETE = route("POST", "threads/delete/", "threads_delete")
 _THREAD_ENSURE = route("POST", "threads/", "threads_ensure")
 
 
-def ensure_thread(thread_id: str, *, end_user: str | None = None, request_key: str | None = None) -> Call[ThreadRun]:
+def ensure_thread(thread_id: str, *, end_user: str | None = None, agent: str | None = None,
+                  request_key: str | None = None) -> Call[ThreadRun]:
     """The run (and session) of a LangGraph thread, created if the thread is new (its first checkpoint would).
 
     `end_user`: the end user a new thread's session serves (an existing thread must be that user's: ConflictError
     `thread_ref_taken` otherwise). A client made by `for_user` tags its threads with its user itself."""
     body: dict[str, Any] = {"thread_id": thread_id}
+    if agent:
+        body["agent"] = agent  # the graph's name, the run's active_agent (set once)
     if end_user is not None:
         body["end_user"] = end_user
     return _THREAD_ENSURE.call(parse=ThreadRun.from_json, json=body, request_key=request_key)

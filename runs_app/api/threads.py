@@ -79,6 +79,8 @@ _WRITES_IN = inline_serializer("ThreadWritesIn", {
 _THREAD_IN = inline_serializer("ThreadIn", {"thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID)})
 _ENSURE_IN = inline_serializer("ThreadEnsureIn", {
     "thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID),
+    "agent": serializers.CharField(max_length=120, required=False, allow_blank=True, default="",
+                                   help_text="The graph's name: the run's `active_agent` (set once)."),
     "end_user": serializers.CharField(
         max_length=200, required=False, allow_blank=True, default="",
         help_text="The end user a new thread's session serves (an existing thread must be that user's: 409 "
@@ -213,8 +215,12 @@ class ThreadEnsureApi(ThreadApiView):
         if reach is not None and end_user.strip() not in ("", reach.end_user):
             raise Forbidden("A token narrowed to an end user opens threads for that user only.",
                             code="end_user_scope")
+        agent = data.get("agent", "")
+        if not isinstance(agent, str) or len(agent) > 120 or "\x00" in agent:
+            raise ValidationFailed("`agent` must be a string of at most 120 characters, without NUL.",
+                                   code="invalid_agent")
         run = threads.thread_ensure(project=agent_project(request), thread_id=thread_id, end_user=end_user,
-                                    reach=reach)
+                                    reach=reach, agent=agent.strip())
         return _json_response({"thread_id": thread_id, "run": run.pk, "session": run.session_id})
 
 

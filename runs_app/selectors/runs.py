@@ -55,6 +55,12 @@ def run_inspect(*, project_ids: Sequence[int], run_id: int) -> Run:
     return run
 
 
+def run_fork_origin(run: Run) -> dict[str, Any] | None:
+    """The `run.forked` event's data when `run` is a fork (its first checkpoint's source, who, why), else None."""
+    event = RunEvent.objects.filter(run_id=run.pk, kind="run.forked").only("data").order_by("seq").first()
+    return event.data if event is not None and isinstance(event.data, dict) else None
+
+
 def run_event_list(*, project_ids: Sequence[int], run_id: int) -> QuerySet[RunEvent]:
     run = run_get(project_ids=project_ids, run_id=run_id)
     return RunEvent.objects.filter(run=run)

@@ -39,6 +39,7 @@ class RunAction(models.TextChoices):
     REPAIR = "repair"
     FAIL = "fail"
     REQUEUE = "requeue"
+    START = "start"  # a run not started yet (a console fork): to the worker when it drives the plan, else its agent
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ RUN_ACTION_GUARDS: dict[str, ActionGuard] = {
                                   _DECIDE_THE_EFFECT),
     RunAction.FAIL: ActionGuard(RunStatus.FAILED, _BLOCKED, _ONLY_BLOCKED.format(done="failed")),
     RunAction.REQUEUE: ActionGuard("", RUN_MACHINE.states, ""),
+    RunAction.START: ActionGuard(RunStatus.RUNNING, frozenset({RunStatus.CREATED}),
+                                 "only a run not started yet (created) can be started; this one is {status}"),
 }
 
 
@@ -102,6 +105,7 @@ class RunPlan:
     refusal: str = ""
     resumes_from: str = ""  # where the worker resumes ("" when no resume is queued)
     hands_back: bool = False  # the run goes back to its agent, which continues it from its cursor
+    notifies_agent: bool = False  # the agent hears of it by the run.status_changed webhook
     in_place: bool = False  # the run stays blocked until the queued resume has re-validated it
     repair_node: str = ""
     cancels_approval: int | None = None  # the run's pending approval, cancelled with the run's end
@@ -132,6 +136,10 @@ class RunPlan:
             lines.append(f"A resume is queued: the worker resumes from {self.resumes_from}.")
         elif self.hands_back:
             lines.append("No resume is queued: the run's agent continues it from its cursor.")
+            if self.notifies_agent:
+                lines.append("Its agent is told by the run.status_changed webhook (to every subscription of the "
+                             "project that asks for it; see the webhooks page); an agent with none must be "
+                             "told another way.")
         else:
             lines.append("No resume is queued: nothing runs after this.")
         if self.releases_lease:
@@ -158,6 +166,8 @@ def run_action_plan(*, run: Run, action: str) -> RunPlan:
             return RunPlan(**base, to="", refusal="the run's resume is not due: the recovery pass would not queue "
                                                   "it (nothing decided or returned to resume, or a live lease)")
         return RunPlan(**base, to="", resumes_from=_resume_point(run), effects=_effects(run, resuming=True))
+    if action == RunAction.START:
+        return _start(run, base)
     if action in (RunAction.CANCEL, RunAction.FAIL):
         return _ending(run, base, guard.to)
     if action == RunAction.RETRY:
@@ -189,6 +199,24 @@ def _retry(run: Run, base: dict[str, Any]) -> RunPlan:
                        resumes_from=f"the resume of approval #{approval.pk} ({approval.status}), every check again "
                                     f"from the load (it blocked at {run.blocked_step})")
     return RunPlan(**base, to=RunStatus.RUNNING, hands_back=True, effects=_effects(run, resuming=False))
+
+
+def started_by_worker(run: Run) -> bool:
+    """Whether the worker continues `run` once started: its task's remaining nodes all have handlers."""
+    return plan_handled(run.task)
+
+
+def _start(run: Run, base: dict[str, Any]) -> RunPlan:
+    """A created run (a fork made in the console) goes created -> running, and one of two things continues it:
+    - a worker plan (its task's remaining nodes all have handlers): its resume is queued, the worker drives the
+      nodes from the fork's checkpoint;
+    - anything else is its agent's: handed back; the move itself is the `run.status_changed` webhook the
+      project's agents subscribe to (notify_app records it in the same transaction), which tells the agent."""
+    if started_by_worker(run):
+        return RunPlan(**base, to=RunStatus.RUNNING, resumes_from=_resume_point(run),
+                       effects=_effects(run, resuming=True))
+    return RunPlan(**base, to=RunStatus.RUNNING, hands_back=True, notifies_agent=True,
+                   effects=_effects(run, resuming=False))
 
 
 def _repair(run: Run, base: dict[str, Any]) -> RunPlan:

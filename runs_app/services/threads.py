@@ -93,12 +93,14 @@ def _object(value: Any, name: str) -> dict[str, Any]:
 # --- writes -------------------------------------------------------------------------------------------
 
 
-def thread_ensure(*, project: Project, thread_id: str, end_user: str = "", reach: EndUserScope | None = None) -> Run:
+def thread_ensure(*, project: Project, thread_id: str, end_user: str = "", reach: EndUserScope | None = None,
+                  agent: str = "") -> Run:
     """The run of this thread, created (with its session, moved to running) if there is none.
 
     `end_user` tags a new thread's session with the end user it serves; `reach` (a narrowed caller's scope) tags it
     with the scope's user instead and puts the run in the scope's one session when it names one. An existing thread
     must be the named user's (409 `thread_ref_taken` otherwise: the id serves another end user).
+    `agent` (the graph's name) names the run's `active_agent`: set on a new thread, and on one that has none yet.
     """
     wanted = reach.end_user if reach is not None else end_user.strip()
     run = _thread_run(project.pk, thread_id)
@@ -112,7 +114,7 @@ def thread_ensure(*, project: Project, thread_id: str, end_user: str = "", reach
                                                 memory_policy=MemoryPolicy.CHECKPOINT_ONLY,
                                                 metadata={"langgraph_thread": thread_id}, end_user=wanted).pk
                 created = run_create(project=project, session_id=session_id, ref=thread_id,
-                                     task_mode=THREAD_TASK_MODE)
+                                     task_mode=THREAD_TASK_MODE, active_agent=agent[:120])
                 return run_transition(project=project, run_id=created.pk, to=RunStatus.RUNNING,
                                       expected_version=None)
         except ConflictError as exc:  # created meanwhile by another request of the same thread (the ref is unique)
@@ -127,6 +129,10 @@ def thread_ensure(*, project: Project, thread_id: str, end_user: str = "", reach
     elif wanted and Session.objects.filter(pk=run.session_id).values_list("end_user", flat=True).get() != wanted:
         raise ConflictError(f"Thread {thread_id!r} serves another end user; use another thread id.",
                             code="thread_ref_taken")
+    if agent and not run.active_agent:
+        # A thread first written by a saver that did not name its graph: named now, once (never renamed).
+        Run.objects.filter(pk=run.pk, active_agent="").update(active_agent=agent[:120])
+        run.active_agent = agent[:120]
     return run
 
 

@@ -41,6 +41,7 @@ from runs_app.machines import RUN_MACHINE
 from runs_app.models import ApprovalRequest, Run, RunStatus
 from runs_app.presentation.events import events_shown
 from runs_app.presentation.json_text import pretty
+from runs_app.presentation.run_heading import run_heading
 from runs_app.presentation.timeline import family as event_family
 from runs_app.presentation.timeline import run_timeline
 from runs_app.resume_due import UNKNOWN_EFFECT, resume_due
@@ -59,7 +60,7 @@ from runs_app.services import (
     run_act,
     run_action_plan,
 )
-from runs_app.services.run_actions import declared_repair
+from runs_app.services.run_actions import declared_repair, started_by_worker
 from runs_app.views.common import query_without_page
 from runs_app.views.live import poll_of, unchanged
 
@@ -132,7 +133,9 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
         return answer
     run = runs_sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
     part = asked_part(request, INSPECTOR_PARTIALS)
-    context: dict[str, Any] = {"run": run, "live": poll_of(request, version)}
+    context: dict[str, Any] = {"run": run, "live": poll_of(request, version),
+                               "heading": run_heading(run, runs_sel.run_fork_origin(run)),
+                               "starts_with_worker": run.status == RunStatus.CREATED and started_by_worker(run)}
     if part != "timeline":
         events = Paginator(runs_sel.run_events(run), 100).get_page(request.GET.get("page"))
         context.update(events=events, events_shown=events_shown(list(events.object_list)))
@@ -172,6 +175,7 @@ ACTION_LABELS: dict[str, str] = {
     RunAction.REPAIR: "Route to the repair node",
     RunAction.FAIL: "Fail the run",
     RunAction.REQUEUE: "Re-queue the resume",
+    RunAction.START: "Start the run",
 }
 
 
@@ -195,7 +199,8 @@ def _run_page(request: ConsoleRequest, run_id: int, action: str, *, form: RunAct
     run = runs_sel.run_inspect(project_ids=project_ids(request), run_id=run_id)
     plan = run_action_plan(run=run, action=action)
     context: dict[str, Any] = {
-        "run": run, "plan": plan, "label": ACTION_LABELS[action], "conflict": conflict, "error": error,
+        "run": run, "plan": plan, "label": start_label(run) if action == RunAction.START else ACTION_LABELS[action],
+        "conflict": conflict, "error": error, "heading": run_heading(run, runs_sel.run_fork_origin(run)),
         "action_url": reverse(f"runs:run_{action}", args=[run.pk]),
         # A refused form keeps the reason typed; the version is always the one this preview shows.
         "form": RunActionForm(initial={"version": run.version, "reason": form["reason"].value() if form else ""}),
@@ -243,6 +248,9 @@ run_fail = _run_action(RunAction.FAIL)
 
 
 run_requeue = _run_action(RunAction.REQUEUE)
+
+
+run_start = _run_action(RunAction.START)
 
 
 # --- pending approvals ---------------------------------------------------------------------
@@ -322,6 +330,14 @@ def offered_run_actions(request: ConsoleRequest, run: Run) -> list[tuple[str, st
         offered[:0] = [RunAction.RETRY] if run.blocked_step != UNKNOWN_EFFECT else []
         offered[1:1] = [RunAction.REPAIR] if declared_repair(run) else []
         offered.append(RunAction.FAIL)
+    elif run.status == RunStatus.CREATED:
+        offered.insert(0, RunAction.START)
     elif resume_due(Run.objects.filter(pk=run.pk)):
         offered.insert(0, RunAction.REQUEUE)
-    return [(action, ACTION_LABELS[action], reverse(f"runs:run_{action}", args=[run.pk])) for action in offered]
+    return [(action, start_label(run) if action == RunAction.START else ACTION_LABELS[action],
+             reverse(f"runs:run_{action}", args=[run.pk])) for action in offered]
+
+
+def start_label(run: Run) -> str:
+    """What starting a created run (a console fork) hands it to, said on the button."""
+    return "Run with the worker" if started_by_worker(run) else "Start and notify the agent (webhook)"

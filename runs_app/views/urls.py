@@ -29,6 +29,7 @@ urlpatterns = [
     path("runs/<int:run_id>/repair/", runs.run_repair, name="run_repair"),
     path("runs/<int:run_id>/fail/", runs.run_fail, name="run_fail"),
     path("runs/<int:run_id>/requeue/", runs.run_requeue, name="run_requeue"),
+    path("runs/<int:run_id>/start/", runs.run_start, name="run_start"),
     path("tasks/", tasks.task_list, name="task_list"),
     path("tasks/<int:task_id>/", tasks.task_detail, name="task_detail"),
     path("tasks/<int:task_id>/lineage/", lineage.task_lineage, name="task_lineage"),

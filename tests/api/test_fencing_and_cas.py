@@ -230,13 +230,14 @@ CAS_DOORS = [
     CasDoor("handoffs_cancel", lambda w: w.agent, _handoff,
             lambda h: f"/api/v1/handoffs/{h.pk}/cancel/", lambda h, w: {"reason": "Not needed."}, _HANDOFF),
     CasDoor("memory_records_supersede", lambda w: w.operator, _live,
-            lambda r: f"/api/v1/memory/records/{r.pk}/supersede/", lambda r, w: {"content": "New fact."}, _RECORD),
+            lambda r: f"/api/v1/memory/records/{r.pk}/supersede/",
+            lambda r, w: {"content": "New fact.", "reason": "r"}, _RECORD),
     CasDoor("memory_records_review", lambda w: w.operator, _held,
             lambda r: f"/api/v1/memory/records/{r.pk}/review/", lambda r, w: {"decision": "approve"}, _RECORD),
     CasDoor("memory_records_expire", lambda w: w.operator, _live,
             lambda r: f"/api/v1/memory/records/{r.pk}/expire/", lambda r, w: {}, _RECORD),
     CasDoor("memory_records_delete", lambda w: w.operator, _live,
-            lambda r: f"/api/v1/memory/records/{r.pk}/delete/", lambda r, w: {}, _RECORD),
+            lambda r: f"/api/v1/memory/records/{r.pk}/delete/", lambda r, w: {"reason": "r"}, _RECORD),
 ]
 CAS_IDS = [d.name for d in CAS_DOORS]
 
@@ -281,7 +282,7 @@ def test_expiring_a_record_that_is_no_longer_live_is_not_expirable_at_any_versio
     """A lost race (version_conflict, above) and a dead record (not_expirable) answer apart."""
     record = _live(world)
     deleted = world.operator.post(f"/api/v1/memory/records/{record.pk}/delete/",
-                                  {"expected_version": record.version})
+                                  {"expected_version": record.version, "reason": "r"})
     assert deleted.status_code == 200
     version = deleted.json()["version"]
     response = world.operator.post(f"/api/v1/memory/records/{record.pk}/expire/", {"expected_version": version})

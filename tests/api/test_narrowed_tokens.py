@@ -328,7 +328,7 @@ def _memory_endpoints(w: World) -> list[Endpoint]:
         Endpoint("memory_records_expire", "POST", "/api/v1/memory/records/{id}/expire/",
                  lambda _: f"/api/v1/memory/records/{r}/expire/", lambda _: {"expected_version": v}),
         Endpoint("memory_records_delete", "POST", "/api/v1/memory/records/{id}/delete/",
-                 lambda _: f"/api/v1/memory/records/{r}/delete/", lambda _: {"expected_version": v}),
+                 lambda _: f"/api/v1/memory/records/{r}/delete/", lambda _: {"expected_version": v, "reason": "r"}),
         Endpoint("memory_records_erase", "POST", "/api/v1/memory/records/{id}/erase/",
                  lambda _: f"/api/v1/memory/records/{r}/erase/", lambda _: {}),
         Endpoint("memory_context_read", "GET", "/api/v1/memory/context/{id}/",

@@ -104,11 +104,17 @@ def test_an_operator_supersedes_and_deletes_memory(page: Page, live_server, logi
     login(page, "otto")
     page.click("nav >> text=Memory")
     expect(page.locator(f"tr[data-record='{old.pk}']")).to_contain_text("The login bug lives in auth.py")
+    expect(page.locator("#bulk-action")).to_have_value("")  # no bulk action until one is picked (issue 32)
     shot(page, "memory-list")
 
     page.click(f"tr[data-record='{old.pk}'] >> text={old.pk}")
     page.click("#edit-link")  # the edit form is swapped in place by htmx
     page.fill("#id_content", "The login bug is on line 42 of auth.py")
+    # No reason: the browser will not send the form (the server refuses it too: tests/console/test_memory_pages.py).
+    expect(page.locator("#id_reason")).to_have_attribute("required", "")
+    page.click("#save-supersede")
+    expect(page.locator("#record-status")).to_have_text("Active")
+    page.fill("#id_reason", "The line moved.")
     page.click("#save-supersede")
     expect(page.locator(".notice")).to_contain_text(f"Record {old.pk} is now superseded")
     expect(page.locator("#record-provenance")).to_contain_text("edited by otto")
@@ -118,6 +124,7 @@ def test_an_operator_supersedes_and_deletes_memory(page: Page, live_server, logi
     shot(page, "memory-superseded")
 
     page.click("#delete-link")
+    page.fill("#id_reason", "Fixed in release 3.")
     page.check("#id_confirm")
     page.click("#confirm-delete")
     expect(page.locator("#record-status")).to_have_text("Deleted")

@@ -41,7 +41,7 @@ def test_a_reviewer_cannot_delete_or_edit_memory(scene: Scene, reviewer_client) 
         reverse("memory:record_edit", args=[record.pk]), {"content": "changed", "version": record.version}
     ).status_code == 403
     assert reviewer_client.post(
-        reverse("memory:record_bulk"), {"ids": [record.pk], "action": "delete", "confirm": "on"}
+        reverse("memory:record_bulk"), {"ids": [record.pk], "action": "delete", "confirm": "on", "reason": "r"}
     ).status_code == 403
     record.refresh_from_db()
     assert record.status == MemoryStatus.ACTIVE and record.content.startswith("The login bug")
@@ -73,7 +73,7 @@ def test_a_user_of_project_a_sees_nothing_of_project_b(scene: Scene, other_scene
 def test_an_operator_of_b_cannot_touch_memory_of_a(scene: Scene, other_project, client_for) -> None:  # type: ignore[no-untyped-def]
     outsider = client_for(factories.make_user("olga", role="operator", projects=[other_project]))
     response = outsider.post(
-        reverse("memory:record_bulk"), {"ids": [scene.memory.pk], "action": "delete", "confirm": "on"}
+        reverse("memory:record_bulk"), {"ids": [scene.memory.pk], "action": "delete", "confirm": "on", "reason": "r"}
     )
     assert response.status_code == 302
     assert MemoryRecord.objects.get(pk=scene.memory.pk).status == MemoryStatus.ACTIVE

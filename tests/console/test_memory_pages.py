@@ -17,7 +17,8 @@ def test_inline_edit_supersedes_and_records_the_editor(scene: Scene, operator_cl
     form = operator_client.get(reverse("memory:record_edit", args=[old.pk]) + "?part=record-card", **HTMX)
     assert 'id="save-supersede"' in form.content.decode() and "<html" not in form.content.decode()
     response = operator_client.post(
-        reverse("memory:record_edit", args=[old.pk]), {"content": "The bug is in auth.py:42", "version": old.version},
+        reverse("memory:record_edit", args=[old.pk]), {"content": "The bug is in auth.py:42", "version": old.version,
+                                                     "reason": "wrong file"},
         **HTMX,
     )
     assert response.status_code == 200
@@ -38,8 +39,9 @@ def test_inline_edit_supersedes_and_records_the_editor(scene: Scene, operator_cl
 def test_a_stale_edit_loses_and_says_so(scene: Scene, operator_client) -> None:  # type: ignore[no-untyped-def]
     old = scene.memory
     url = reverse("memory:record_edit", args=[old.pk])
-    assert operator_client.post(url, {"content": "first", "version": old.version}, **HTMX).status_code == 200
-    response = operator_client.post(url, {"content": "second", "version": old.version}, **HTMX)
+    first = {"content": "first", "version": old.version, "reason": "r"}
+    assert operator_client.post(url, first, **HTMX).status_code == 200
+    response = operator_client.post(url, {"content": "second", "version": old.version, "reason": "r"}, **HTMX)
     assert 'class="notice"' in response.content.decode()
     assert MemoryRecord.objects.filter(content="second").count() == 0
 
@@ -49,7 +51,7 @@ def test_delete_needs_confirmation_then_leaves_a_tombstone(scene: Scene, operato
     assert 'id="confirm-delete"' in operator_client.get(url).content.decode()
     assert operator_client.post(url, {"version": scene.memory.version}).status_code == 400
     assert MemoryRecord.objects.get(pk=scene.memory.pk).status == MemoryStatus.ACTIVE
-    response = operator_client.post(url, {"version": scene.memory.version, "confirm": "on"})
+    response = operator_client.post(url, {"version": scene.memory.version, "confirm": "on", "reason": "obsolete"})
     assert response.status_code == 302
     record = MemoryRecord.objects.get(pk=scene.memory.pk)
     assert record.status == MemoryStatus.DELETED and record.deleted_by == "user:otto" and record.deleted_at
@@ -64,7 +66,7 @@ def test_bulk_delete_and_expire(scene: Scene, operator_client) -> None:  # type:
         for i in range(4)
     ]
     bulk = reverse("memory:record_bulk")
-    response = operator_client.post(bulk, {"ids": ids[:2], "action": "delete", "confirm": "on"})
+    response = operator_client.post(bulk, {"ids": ids[:2], "action": "delete", "confirm": "on", "reason": "test facts"})
     assert response.status_code == 302
     assert set(MemoryRecord.objects.filter(pk__in=ids[:2]).values_list("status", flat=True)) == {MemoryStatus.DELETED}
     operator_client.post(reverse("memory:record_bulk"), {"ids": ids[2:], "action": "expire", "confirm": "on"})
@@ -73,7 +75,7 @@ def test_bulk_delete_and_expire(scene: Scene, operator_client) -> None:  # type:
     stale = operator_client.get(reverse("memory:record_list") + "?freshness=stale").content.decode()
     assert all(f'data-record="{pk}"' in stale for pk in ids[2:])
     # Without the confirmation box nothing happens.
-    operator_client.post(reverse("memory:record_bulk"), {"ids": [scene.memory.pk], "action": "delete"})
+    operator_client.post(reverse("memory:record_bulk"), {"ids": [scene.memory.pk], "action": "delete", "reason": "r"})
     assert MemoryRecord.objects.get(pk=scene.memory.pk).status == MemoryStatus.ACTIVE
 
 
@@ -115,3 +117,33 @@ def test_a_conflict_is_shown_and_resolved_by_keeping_the_other_record(scene: Sce
     assert response.status_code == 302 and response["Location"] == reverse("memory:record_detail", args=[other.pk])
     scene.memory.refresh_from_db()
     assert scene.memory.status == MemoryStatus.SUPERSEDED and scene.memory.superseded_by_id == other.pk
+
+
+def test_bulk_has_no_default_action_and_delete_asks_why(scene: Scene, operator_client) -> None:  # type: ignore[no-untyped-def]
+    page = operator_client.get(reverse("memory:record_list")).content.decode()
+    assert '<option value="" selected>Choose an action…</option>' in page
+    assert '<option value="delete" selected' not in page
+    bulk = reverse("memory:record_bulk")
+    # No action picked: nothing happens, and the page says what to do.
+    response = operator_client.post(bulk, {"ids": [scene.memory.pk], "confirm": "on"}, follow=True)
+    assert "Choose what to do with the selected records." in response.content.decode()
+    response = operator_client.post(bulk, {"ids": [scene.memory.pk], "action": "delete", "confirm": "on"}, follow=True)
+    assert "a reason is required" in response.content.decode()
+    assert MemoryRecord.objects.get(pk=scene.memory.pk).status == MemoryStatus.ACTIVE
+
+
+def test_delete_and_edit_pages_ask_why_and_audit_it(scene: Scene, operator_client) -> None:  # type: ignore[no-untyped-def]
+    from harness.models import AuditEntry
+
+    record = scene.memory
+    delete = reverse("memory:record_delete", args=[record.pk])
+    assert 'name="reason"' in operator_client.get(delete).content.decode()
+    refused = operator_client.post(delete, {"version": record.version, "confirm": "on"})
+    assert refused.status_code == 400 and "a reason is required" in refused.content.decode()
+    edit = reverse("memory:record_edit", args=[record.pk])
+    refused = operator_client.post(edit, {"content": "New words.", "version": record.version}, **HTMX)
+    assert "a reason is required" in refused.content.decode()
+    assert MemoryRecord.objects.get(pk=record.pk).status == MemoryStatus.ACTIVE
+    operator_client.post(delete, {"version": record.version, "confirm": "on", "reason": "Out of date."})
+    entry = AuditEntry.objects.get(action="memory.deleted", target_id=str(record.pk))
+    assert entry.data["reason"] == "Out of date." and entry.data["scope"] == record.scope

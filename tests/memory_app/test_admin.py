@@ -22,10 +22,14 @@ def test_the_tombstone_action_deletes_through_the_service(admin_client_, project
     response = admin_client_.post("/admin/memory_app/memoryrecord/", {
         "action": "tombstone", "_selected_action": [record.pk],
     })
+    assert MemoryRecord.objects.get(pk=record.pk).status == "active"  # no reason given: refused
+    response = admin_client_.post("/admin/memory_app/memoryrecord/", {
+        "action": "tombstone", "_selected_action": [record.pk], "reason": "Stale.",
+    })
     assert response.status_code == 302
     stored = MemoryRecord.objects.get(pk=record.pk)
     assert (stored.status, stored.deleted_by, stored.version) == ("deleted", "user:root", 2)
-    assert AuditEntry.objects.filter(action="memory.deleted", target_id=str(record.pk)).exists()
+    assert AuditEntry.objects.get(action="memory.deleted", target_id=str(record.pk)).data["reason"] == "Stale."
 
 
 def test_the_record_page_edits_nothing(admin_client_, project, agent, run):

@@ -80,7 +80,7 @@ ENDPOINTS = [
     Endpoint("chain", "get", lambda w: f"{BASE}/records/{w.record.pk}/chain/"),
     Endpoint("supersede", "post", lambda w: f"{BASE}/records/{w.record.pk}/supersede/",
              lambda w: {"content": "The sea is north-east.", "source_run_id": w.run.pk,
-                        "expected_version": w.record.version}, ok=201),
+                        "expected_version": w.record.version, "reason": "r"}, ok=201),
     Endpoint("retrieve", "get", lambda w: f"{BASE}/retrieve/?project=acme&scope=project&q=sea"),
     Endpoint("conflicts", "get", lambda w: f"{BASE}/conflicts/?project=acme"),
     Endpoint("context", "post", lambda w: f"{BASE}/context/", lambda w: {"run_id": w.run.pk, "budget_chars": 300},
@@ -91,11 +91,11 @@ ENDPOINTS = [
              lambda w: {"decision": "approve", "expected_version": w.held.version}, agents=False),
     Endpoint("expire", "post", lambda w: f"{BASE}/records/{w.record.pk}/expire/",
              lambda w: {"expected_version": w.record.version}, agents=False),
-    Endpoint("delete", "post", lambda w: f"{BASE}/records/{w.record.pk}/delete/", lambda w: {"expected_version": 1},
-             agents=False),
+    Endpoint("delete", "post", lambda w: f"{BASE}/records/{w.record.pk}/delete/",
+             lambda w: {"expected_version": 1, "reason": "r"}, agents=False),
     Endpoint("erase", "post", lambda w: f"{BASE}/records/{w.record.pk}/erase/", agents=False),
     Endpoint("bulk-delete", "post", lambda w: f"{BASE}/records/bulk-delete/",
-             lambda w: {"project": "acme", "ids": [w.record.pk]}, agents=False),
+             lambda w: {"project": "acme", "ids": [w.record.pk], "reason": "r"}, agents=False),
     Endpoint("bulk-expire", "post", lambda w: f"{BASE}/records/bulk-expire/",
              lambda w: {"project": "acme", "ids": [w.record.pk]}, agents=False),
     Endpoint("erase-person", "post", lambda w: f"{BASE}/erasures/",
@@ -209,7 +209,7 @@ def test_a_conflict_then_an_operator_supersede_resolves_it(world):
 
 def test_a_stale_version_is_a_409_with_the_current_state(world):
     response = client_for(world, "operator").post(f"{BASE}/records/{world.record.pk}/delete/",
-                                                  {"expected_version": 7}, format="json")
+                                                  {"expected_version": 7, "reason": "r"}, format="json")
     assert response.status_code == 409
     assert (response.json()["code"], response.json()["current_version"]) == ("version_conflict", 1)
 

@@ -130,7 +130,7 @@ def test_writing_a_lapsed_fact_again_renews_it(project, agent, run):
 def test_a_deleted_record_leaves_retrieval_and_keeps_a_tombstone(project, agent, run, operator_actor):
     record = memory_write(project=project, actor=agent, scope="user", scope_key="alice", content="Gone soon.",
                           source_run_id=run.pk).record
-    memory_delete(project=project, actor=operator_actor, record_id=record.pk, expected_version=1)
+    memory_delete(project=project, actor=operator_actor, record_id=record.pk, expected_version=1, reason="r")
 
     assert memory_retrieve(project=project, scope="user", scope_key="alice") == []
     stored = MemoryRecord.objects.get(pk=record.pk)
@@ -144,7 +144,7 @@ def test_a_reviewer_or_an_agent_cannot_delete_memory(project, agent, run):
     reviewer = factories.make_user("rita", role="reviewer", projects=[project])
     for actor in (Actor.for_user(reviewer), agent):
         with pytest.raises(Forbidden):
-            memory_delete(project=project, actor=actor, record_id=record.pk)
+            memory_delete(project=project, actor=actor, record_id=record.pk, reason="r")
     assert MemoryRecord.objects.get(pk=record.pk).status == "active"
 
 
@@ -181,7 +181,7 @@ def test_erase_removes_the_content_of_the_record_its_history_and_every_snapshot(
 def test_erase_of_a_deleted_record_still_wipes_its_content(project, agent, run, operator_actor):
     record = memory_write(project=project, actor=agent, scope="project", content="Wipe me.",
                           source_run_id=run.pk).record
-    memory_delete(project=project, actor=operator_actor, record_id=record.pk)
+    memory_delete(project=project, actor=operator_actor, record_id=record.pk, reason="r")
     memory_erase(project=project, actor=operator_actor, record_id=record.pk)
     assert MemoryRecord.objects.get(pk=record.pk).content == ""
 
@@ -191,7 +191,7 @@ def test_bulk_delete_and_expire_report_each_record(project, other_project, agent
                         source_run_id=run.pk).record.pk for i in range(4)]
     foreign = MemoryRecord.objects.create(project=other_project, scope="project", content="x", content_hash="x",
                                           provenance_kind="told")
-    deleted = memory_bulk_delete(project=project, actor=operator_actor, record_ids=ids[:2] + [foreign.pk])
+    deleted = memory_bulk_delete(project=project, actor=operator_actor, record_ids=ids[:2] + [foreign.pk], reason="r")
     assert deleted.done == ids[:2] and list(deleted.failed) == [foreign.pk]
     expired = memory_bulk_expire(project=project, actor=operator_actor, record_ids=ids)
     assert expired.done == ids[2:] and set(expired.failed) == set(ids[:2])

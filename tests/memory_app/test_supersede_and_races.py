@@ -81,7 +81,8 @@ def test_superseding_with_content_equal_to_the_other_side_resolves_onto_it(proje
                      source_run_id=run.pk).record
     b = memory_write(project=project, actor=agent, scope="project", subject="sea", content="The sea is south.",
                      source_run_id=run.pk).record
-    kept = memory_supersede(project=project, actor=operator_actor, record_id=a.pk, content="the sea is SOUTH.")
+    kept = memory_supersede(project=project, actor=operator_actor, record_id=a.pk, content="the sea is SOUTH.",
+                            reason="r")
     assert kept.pk == b.pk
     assert MemoryRecord.objects.get(pk=a.pk).superseded_by_id == b.pk
 
@@ -94,7 +95,7 @@ def test_a_supersede_keeps_the_old_version_readable_and_the_chain_navigable_both
     v2 = memory_supersede(project=project, actor=agent, record_id=v1.pk, content="The keeper is Tomás.",
                           source_run_id=run.pk)
     v3 = memory_supersede(project=project, actor=operator_actor, record_id=v2.pk,
-                          content="The keeper is Tomás Ferreira.")
+                          content="The keeper is Tomás Ferreira.", reason="r")
 
     assert MemoryRecord.objects.get(pk=v1.pk).content == "The keeper is Tomas."
     assert (v3.provenance_kind, v3.source_person_id, v3.subject) == ("edited", operator_actor.user.pk, "keeper")
@@ -121,7 +122,7 @@ def test_a_stale_expected_version_is_a_conflict(project, run, operator_actor):
     agent = Actor.for_agent("writer")
     record = memory_write(project=project, actor=agent, scope="project", content="Fact.", source_run_id=run.pk).record
     with pytest.raises(ConflictError) as caught:
-        memory_supersede(project=project, actor=operator_actor, record_id=record.pk, content="Fact 2.",
+        memory_supersede(project=project, actor=operator_actor, record_id=record.pk, content="Fact 2.", reason="r",
                          expected_version=record.version + 5)
     assert caught.value.code == "version_conflict"
     assert MemoryRecord.objects.count() == 1

@@ -141,7 +141,7 @@ def _full_history_run(project: Project) -> Run:
     record = memory_write(project=project, actor=AGENT, scope="project", content="Chapter 3 is due.",
                           source_run_id=run.pk).record
     assert record is not None
-    memory_delete(project=project, actor=_operator(project), record_id=record.pk)
+    memory_delete(project=project, actor=_operator(project), record_id=record.pk, reason="r")
     return Run.objects.get(pk=run.pk)
 
 
