@@ -368,7 +368,7 @@ def self_approval_and_tampering(quick: bool) -> Result:
             run, approval = waiting_run(project, session, key=key, arguments={"to": "acme", "amount": i})
             edited = {"to": "acme", "amount": i, "memo": "edited"} if i % 2 else None
             approval_decide(project=project.pk, approval_id=approval.pk, actor=Actor.for_user(reviewer),
-                            decision="approve", edited_arguments=edited)
+                            decision="approve", edited_arguments=edited, reason="edited" if edited else "")
             outcome = resume_run_by_id(run.pk)
             approved = AuditEntry.objects.get(target_type="approvalrequest", target_id=str(approval.pk),
                                               action="approval.approved").data["approved_fingerprint"]
@@ -417,7 +417,7 @@ def object_operations() -> list[tuple[str, str]]:
 
 
 def _owner_ids(world: Any, memory_id: int, snapshot_id: int) -> dict[str, int]:
-    from tests.api.test_access import _handoff, _webhook
+    from tests.api.test_access import _handoff, _tool_schema, _webhook
 
     return {
         "/api/v1/sessions/": world.session.pk, "/api/v1/runs/": world.run.pk,
@@ -425,7 +425,7 @@ def _owner_ids(world: Any, memory_id: int, snapshot_id: int) -> dict[str, int]:
         "/api/v1/effects/": world.effect.pk, "/api/v1/tasks/": world.task.pk,
         "/api/v1/memory/records/": memory_id, "/api/v1/memory/context/": snapshot_id,
         "/api/v1/handoffs/": _handoff(world).pk, "/api/v1/webhooks/": _webhook(world).pk,
-        "/api/v1/projects/": world.project.pk,
+        "/api/v1/projects/": world.project.pk, "/api/v1/tools/schemas/": _tool_schema(world).pk,
     }
 
 
@@ -667,7 +667,7 @@ def _decision_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
     return [
         ("api", "approval.approved", api_decide({"decision": "approve"})),
         ("api", "approval.rejected", api_decide({"decision": "reject", "reason": "no"})),
-        ("api", "approval.approved", api_decide({"decision": "approve", "edited_arguments": {"n": 0}})),
+        ("api", "approval.approved", api_decide({"decision": "approve", "edited_arguments": {"n": 0}, "reason": "edited"})),
         ("console", "approval.approved", console("approve", {})),
         ("console", "approval.rejected", console("reject", {"reason": "no"})),
         ("console", "approval.approved", console("edit-approve", {"arguments": '{"n": 0}', "reason": "edited"})),

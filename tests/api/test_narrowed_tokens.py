@@ -370,10 +370,11 @@ def test_a_narrowed_token_gets_404_on_every_object_path_of_another_user(world: W
     `u-other` finds none of them: 404 where the operation admits narrowed tokens, 403 where it is closed to them
     (so no object is ever looked up for it), and nothing changed."""
     from runs_app.models import ApprovalRequest, Run
-    from tests.api.test_access import _call
+    from tests.api.test_access import _agent_approved, _call
 
     Session.objects.filter(pk=world.session.pk).update(end_user="u-owner")
     intruder = for_user(world.agent, "u-other")
+    _agent_approved(world)  # the outcome path's approval moves its run: made before the snapshot, as the world's own
     before_runs = list(Run.objects.order_by("pk").values_list("pk", "status", "version", "tokens_used"))
     before_approvals = list(ApprovalRequest.objects.values_list("pk", flat=True))
     before_items = SessionItem.objects.count()

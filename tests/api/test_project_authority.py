@@ -35,8 +35,9 @@ def _written() -> tuple[int, ...]:
 @pytest.mark.parametrize("endpoint", WRITES, ids=[e.operation for e in WRITES])
 def test_every_agent_write_to_a_frozen_project_is_refused_with_project_frozen(endpoint: Endpoint, world: World
                                                                              ) -> None:
+    # Some build a record to act on (an approval a reviewer approves, say): before the freeze and the count.
+    path, body = endpoint.path(world), endpoint.body(world)
     _freeze(world.project)
-    path, body = endpoint.path(world), endpoint.body(world)  # some build a record to act on: before counting
     before = _written()
     response = world.agent.call(endpoint.method, path, body)
     assert response.status_code == 409, response.content

@@ -159,7 +159,8 @@ def test_an_approved_tool_call_runs_once_after_the_reviewers_decision(env: Live)
     assert approval.decided_by is not None and approval.decided_by.username == "client-reviewer"
     assert AuditEntry.objects.filter(action="approval.approved", target_id=str(approval.pk)).exists()
     run = Run.objects.get(pk=run_id)
-    assert run.status == "running" and run.bound_result["decision"] == "approved"
+    # The adapter finished the run when the Runner ended (issue 32 part 5).
+    assert run.status == "succeeded" and run.bound_result["decision"] == "approved"
     assert (approval.outcome, approval.outcome_at is not None) == ("ran", True)
     kinds = [i.content.get("type") for i in SessionItem.objects.filter(session=run.session).order_by("seq")]
     assert kinds == [None, "function_call", "function_call_output", "message"]
@@ -222,7 +223,7 @@ def test_two_calls_in_one_turn_are_asked_in_turn_on_one_run(env: Live) -> None:
     assert [(a.arguments, a.status) for a in asked] == [({"chapter": 5}, "approved"), ({"chapter": 6}, "rejected")]
     outputs = {i["call_id"]: i["output"] for i in model.inputs[-1] if i.get("type") == "function_call_output"}
     assert outputs["call-5"] == "chapter 5 is out" and "chapter 6 needs another pass" in outputs["call-6"]
-    assert Run.objects.get(pk=run_id).status == "running"
+    assert Run.objects.get(pk=run_id).status == "succeeded"  # finished with the Runner
 
 
 @pytest.mark.django_db(transaction=True)

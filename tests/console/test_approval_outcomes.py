@@ -64,7 +64,8 @@ def steps_listed(body: str) -> list[str]:
 def test_the_checklist_names_only_the_steps_of_the_executor(project: Project, browser: Client) -> None:
     agents = resume_checks("agent")
     assert [key for key, _ in agents] == ["load", "compatibility", "authority_lease", "sparse_context",
-                                          "artifact_fingerprints", "approval_preconditions", "bind_result",
+                                          "artifact_fingerprints", "approval_preconditions", "argument_schema",
+                                          "bind_result",
                                           "continue", "checkpoint"]
     assert not any("Execute" in label for _, label in agents)
     assert resume_checks("worker") == RESUME_CHECKS
