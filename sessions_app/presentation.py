@@ -55,7 +55,7 @@ def _arguments(value: Any) -> str:
             value = json.loads(value)
         except ValueError:
             return value
-    return value if isinstance(value, str) else pretty_json(value)
+    return str(value) if isinstance(value, str) else pretty_json(value)
 
 
 def _text(content: Any) -> str | None:
@@ -121,7 +121,8 @@ def _chat_message(item: Mapping[str, Any]) -> Message | None:
     for call in item.get("tool_calls") or []:
         if not isinstance(call, Mapping):
             return None
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        inner = call.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else call
         calls.append(ToolCall(str(function.get("name", "")),
                               _arguments(function.get("arguments", function.get("args", ""))), str(call.get("id", ""))))
     return Message("tool" if role == "function" else str(role), text=text, tool_calls=tuple(calls),
