@@ -54,7 +54,7 @@ def _arguments(value: Any) -> str:
         try:
             value = json.loads(value)
         except ValueError:
-            return value
+            return str(value)
     return str(value) if isinstance(value, str) else pretty_json(value)
 
 
