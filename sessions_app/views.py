@@ -1,6 +1,5 @@
 """Console pages for sessions: the list, a session's timeline of items and runs, and trimming its history."""
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -25,10 +24,7 @@ from sessions_app import selectors as sel
 from sessions_app import trimming
 from sessions_app.filters import SessionListFilter
 from sessions_app.forms import CompactForm, TrimForm
-
-
-def _pretty(value: object) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+from sessions_app.presentation import conversation_message
 
 
 @require_GET
@@ -53,7 +49,8 @@ def session_timeline(request: ConsoleRequest, session_id: int) -> HttpResponse:
 def _timeline(request: ConsoleRequest, session: Any, *, status: int = 200, **forms: Any) -> HttpResponse:
     page = sel.session_timeline(session, after=request.GET.get("after"), before=request.GET.get("before"))
     rows = [
-        (entry, _pretty(entry.obj.content) if entry.kind == "item" else "")
+        (entry, [conversation_message(entry.obj.content, role=entry.obj.role, seq=entry.obj.seq)]
+         if entry.kind == "item" else [])
         for entry in page.entries
     ]
     # The forms carry the last_seq the operator saw: a trim refuses if items arrived since (seq_conflict).

@@ -3,7 +3,6 @@ what a reviewer decides on, the resume's dry run, the decision itself, and the r
 (polled while the worker is on it).
 """
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -49,6 +48,7 @@ from runs_app.services import (
 from runs_app.typed_edit import TypedEditForm
 from runs_app.views.common import query_without_page
 from runs_app.views.live import poll_of, unchanged
+from sessions_app.presentation import conversation, state_shown
 
 
 @require_GET
@@ -162,12 +162,9 @@ def _page_context(approval: ApprovalRequest) -> dict[str, Any]:
     """What the full page shows around the decision panel (not needed for its fragments)."""
     checkpoint = approval.run.last_checkpoint
     return {
-        "recent_items": [
-            (item, json.dumps(item.content, ensure_ascii=False, default=str))
-            for item in approvals_sel.session_recent_items(approval.run.session_id)
-        ],
+        "conversation": conversation(approvals_sel.session_recent_items(approval.run.session_id)),
         "checkpoint": checkpoint,
-        "checkpoint_state_pretty": pretty(checkpoint.state) if checkpoint else "",
+        "checkpoint_state": state_shown(checkpoint.state) if checkpoint else None,
         "resume_checks": resume_checks(approval.executor),
     }
 
