@@ -667,7 +667,8 @@ def _decision_paths(d: _Doors) -> list[tuple[str, str, Callable[[], Any]]]:
     return [
         ("api", "approval.approved", api_decide({"decision": "approve"})),
         ("api", "approval.rejected", api_decide({"decision": "reject", "reason": "no"})),
-        ("api", "approval.approved", api_decide({"decision": "approve", "edited_arguments": {"n": 0}, "reason": "edited"})),
+        ("api", "approval.approved",
+         api_decide({"decision": "approve", "edited_arguments": {"n": 0}, "reason": "edited"})),
         ("console", "approval.approved", console("approve", {})),
         ("console", "approval.rejected", console("reject", {"reason": "no"})),
         ("console", "approval.approved", console("edit-approve", {"arguments": '{"n": 0}', "reason": "edited"})),
