@@ -37,7 +37,7 @@ def test_a_reviewer_approves_r101_and_watches_it_resume(page: Page, live_server,
     page.click(f"tr[data-approval='{approval.pk}'] >> text=Review")
     expect(page.locator("#fingerprint")).to_have_text(approval.action_fingerprint)
     expect(page.locator("#arguments")).to_contain_text('"title": "The Lighthouse"')
-    expect(page.locator("ol.items")).to_contain_text("Publish chapter 3 when it is ready")
+    expect(page.locator("ol.messages")).to_contain_text("Publish chapter 3 when it is ready")
     shot(page, "approval-detail")
 
     with page.expect_request(lambda r: r.method == "POST" and r.url.endswith("/approve/")) as request:
