@@ -87,7 +87,5 @@ def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False
         for child in node.children:
             child.parent_x, child.parent_y = node.x, node.y
     depth = max((n.y for n in ordered), default=_PAD)
-    return Lineage(
-        nodes=ordered, width=_PAD * 2 + max(column - 1, 0) * _DX + _DX - 20, height=depth + _PAD + 20, truncated=truncated,
-        older=older,
-    )
+    width = _PAD * 2 + max(column - 1, 0) * _DX + _DX - 20  # the last column's text too
+    return Lineage(nodes=ordered, width=width, height=depth + _PAD + 20, truncated=truncated, older=older)
