@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 from runs_app.models import Checkpoint
 
-_DX, _DY, _PAD = 150, 64, 30
+# Columns wide enough for a node's text (`#id` and LABEL_CHARS of its label, 11px monospace).
+_DX, _DY, _PAD = 240, 64, 30
+LABEL_CHARS = 28
 
 
 @dataclass
@@ -19,6 +21,10 @@ class LineageNode:
     is_fork: bool = False
     parent_x: int | None = None
     parent_y: int | None = None
+    label: str = ""  # the full label (the SVG's <title>)
+    short_label: str = ""  # at most LABEL_CHARS, for the SVG's text
+    run_id: int | None = None
+    run_ref: str = ""  # the checkpoint's run, named on a task's lineage (lineage_window's `run_ref`)
 
 
 @dataclass
@@ -34,6 +40,17 @@ class Lineage:
         return [n for n in self.nodes if n.parent_x is not None]
 
 
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
+
+
+def _node(checkpoint: Checkpoint) -> LineageNode:
+    label = checkpoint.label or ""
+    run_ref = getattr(checkpoint, "run_ref", None) or (f"run {checkpoint.run_id}" if checkpoint.run_id else "")
+    return LineageNode(checkpoint=checkpoint, label=label, short_label=_short(label), run_id=checkpoint.run_id,
+                       run_ref=run_ref)
+
+
 def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False, older: int | None = None) -> Lineage:
     """Lay the checkpoint tree out for an SVG picture: depth down, siblings across.
 
@@ -42,7 +59,7 @@ def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False
        sits above its first child, so a fork spreads its branches side by side.
     3. Record each node's parent position so the template draws the edges.
     """
-    by_id = {c.pk: LineageNode(checkpoint=c) for c in sorted(checkpoints, key=lambda c: c.pk)}
+    by_id = {c.pk: _node(c) for c in sorted(checkpoints, key=lambda c: c.pk)}
     roots: list[LineageNode] = []
     for node in by_id.values():
         parent = by_id.get(node.checkpoint.parent_id) if node.checkpoint.parent_id else None
@@ -70,7 +87,5 @@ def lineage_layout(checkpoints: Sequence[Checkpoint], *, truncated: bool = False
         for child in node.children:
             child.parent_x, child.parent_y = node.x, node.y
     depth = max((n.y for n in ordered), default=_PAD)
-    return Lineage(
-        nodes=ordered, width=_PAD * 2 + max(column - 1, 0) * _DX + 120, height=depth + _PAD + 20, truncated=truncated,
-        older=older,
-    )
+    width = _PAD * 2 + max(column - 1, 0) * _DX + _DX - 20  # the last column's text too
+    return Lineage(nodes=ordered, width=width, height=depth + _PAD + 20, truncated=truncated, older=older)

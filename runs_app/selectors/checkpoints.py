@@ -201,9 +201,11 @@ WITH RECURSIVE up(id, parent_id, n) AS (
         SELECT c.id FROM runs_app_checkpoint c WHERE c.parent_id = down.id AND c.{owner} = %(owner)s
          ORDER BY c.id LIMIT %(size)s) AS k
 )
-SELECT c.id, c.run_id, c.task_id, c.parent_id, c.label, c.depth, c.created_at,
+SELECT c.id, c.run_id, c.task_id, c.parent_id, c.label, c.depth, c.created_at, r.ref AS run_ref,
        (SELECT CASE WHEN top.n >= %(size)s THEN top.parent_id END FROM top) AS older
   FROM runs_app_checkpoint c
+  -- The run's ref in the same statement: the task's lineage names each checkpoint's run.
+  LEFT JOIN runs_app_run r ON r.id = c.run_id
  WHERE c.id IN (SELECT id FROM up UNION SELECT id FROM (SELECT id FROM down LIMIT %(size)s) AS d)
  ORDER BY c.id
 """
@@ -219,8 +221,8 @@ def lineage_window(
        checkpoint) through the parents, at most `size` steps: primary-key lookups only.
     2. Walk down from the topmost of those through the children (the parent index), at most `size`
        more, so the branches that fork inside the window are drawn too.
-    3. Return the window in id order and, when the walk up stopped at `size`, the id to continue
-       from for older checkpoints (None: the window reaches the root).
+    3. Return the window in id order (each row with its run's `run_ref`) and, when the walk up stopped
+       at `size`, the id to continue from for older checkpoints (None: the window reaches the root).
     The cost follows `size`, not the length of the history.
     """
     size = size or LINEAGE_WINDOW

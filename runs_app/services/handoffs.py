@@ -40,7 +40,7 @@ from harness.models import ApiToken, Project
 from harness.tenancy import Role, decision_refusal
 from harness.tokens import api_token_create, api_tokens_revoke
 from harness.transitions import cas_transition_row
-from runs_app.artifacts import artifact_fingerprint
+from runs_app.artifacts import artifact_fingerprint, bare_fingerprint
 from runs_app.machines import HANDOFF_MACHINE
 from runs_app.models import Handoff, HandoffStatus, Run, RunStatus, Task
 from runs_app.services.runs import run_create, run_event_append, run_transition
@@ -149,7 +149,7 @@ def handoff_issue(
 def _packet_input(item: dict[str, Any], task: Task | None) -> dict[str, Any]:
     """One input as the packet holds it: name, fingerprint, and the inline value or the artifact it names."""
     name = str(item.get("name") or "")
-    fingerprint = str(item.get("fingerprint") or "").removeprefix("sha256:")
+    fingerprint = str(bare_fingerprint(str(item.get("fingerprint") or "")))
     if not name or not _HEX64.fullmatch(fingerprint):
         raise ValidationFailed("Each input has a name and a fingerprint (64 hex digits).", code="invalid_input")
     entry: dict[str, Any] = {"name": name, "fingerprint": fingerprint}

@@ -5,6 +5,7 @@ the diff between two checkpoints.
 from typing import Any
 
 from django.http import HttpResponse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from harness.http.views import ConsoleRequest, console_page, project_ids, render_page
@@ -69,7 +70,11 @@ def checkpoint_diff(request: ConsoleRequest) -> HttpResponse:
         ids = project_ids(request)
         a = checkpoints_sel.checkpoint_detail(project_ids=ids, checkpoint_id=form.cleaned_data["a"])
         b = checkpoints_sel.checkpoint_detail(project_ids=ids, checkpoint_id=form.cleaned_data["b"])
-        context.update(a=a, b=b, lines=diff.checkpoint_diff(a, b))
+        compared = diff.checkpoint_diff(a, b)
+        context.update(a=a, b=b, lines=compared.lines, metadata=compared.metadata)
     else:
         status = 400
-    return render_page(request, "runs/checkpoint_diff.html", context, partials=("diff",), status=status)
+    response = render_page(request, "runs/checkpoint_diff.html", context, partials=("diff",), status=status)
+    # The lineage page pushes this URL while it gets the partial: a cache must not answer an opened link with it.
+    patch_vary_headers(response, ("HX-Request",))
+    return response

@@ -1,6 +1,7 @@
 """The console in a real browser: Debian's Chromium drives the pages a reviewer and an operator use."""
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -159,10 +160,18 @@ def test_the_lineage_page_draws_the_tree_and_diffs_two_checkpoints(page: Page, l
     page.select_option("select[name=a]", str(located.pk))
     page.select_option("select[name=b]", str(fork.pk))
     page.click("#diff-form button")
-    # label, content_hash, state.files[1] (added) and state.root_cause (removed)
-    expect(page.locator("#diff-count")).to_have_text("4")
+    # The state's changes only: state.files[1] (added) and state.root_cause (removed); the label and the
+    # content hash are in the metadata table.
+    expect(page.locator("#diff-count")).to_have_text("2")
     expect(page.locator("#diff")).to_contain_text("state.root_cause")
+    expect(page.locator("#diff-metadata tr.diff-changed[data-field=label]")).to_contain_text("alt-branch")
     shot(page, "lineage-diff")
+    # The diff's URL is in the address bar, and opened again it is the same diff, as a whole page.
+    expect(page).to_have_url(re.compile(rf"/checkpoints/diff/\?a={located.pk}&b={fork.pk}$"))
+    page.reload()
+    expect(page.locator("h1")).to_have_text("Checkpoint diff")
+    expect(page.locator("#diff-count")).to_have_text("2")
+    page.goto(f"{live_server.url}/runs/{scene.run.pk}/lineage/")
 
     page.click(f"svg#lineage a[data-checkpoint='{fork.pk}']")
     expect(page.locator("#state")).to_contain_text("db.py")
