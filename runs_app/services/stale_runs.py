@@ -53,7 +53,8 @@ def _end_one(project: Project, run_id: int, *, now: dt.datetime, grace: dt.timed
         if run is None:  # renewed, or moved by someone else, since the list was read
             return 0
         expired = run.lease_expires_at
-        assert expired is not None  # stale_runs holds only runs with an expired lease
+        if expired is None:  # stale_runs holds only runs with an expired lease: unreachable
+            return 0
         reason = (f"stale: its lease (held by {run.lease_owner}) expired at {expired.isoformat()} and was not "
                   f"renewed within the project's grace of {int(grace.total_seconds())} s")
         data = {"reason": reason, "lease_owner": run.lease_owner, "lease_expired_at": expired.isoformat(),
