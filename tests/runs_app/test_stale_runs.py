@@ -92,3 +92,16 @@ def test_a_lease_renewed_since_it_went_stale_wins(project: Project) -> None:
     assert runs_end_stale(now=expired + dt.timedelta(seconds=3601)) == 0
     assert Run.objects.get(pk=renewed.pk).status == RunStatus.RUNNING
     assert runs_end_stale(now=timezone.now()) == 0
+
+
+def test_beat_runs_the_pass_through_a_registered_task(project: Project) -> None:
+    from django.conf import settings
+
+    from config.celery import app
+
+    app.loader.import_default_modules()  # the autodiscovery a worker does as it starts
+    entry = settings.CELERY_BEAT_SCHEDULE["end-stale-runs"]
+    run = _leased(project, "R-beat")
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=dt.datetime(2020, 1, 1, tzinfo=dt.UTC))
+    assert app.tasks[entry["task"]].apply().get() == 1  # the task itself, in this process, at the real clock
+    assert Run.objects.get(pk=run.pk).status == RunStatus.FAILED
