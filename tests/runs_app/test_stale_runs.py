@@ -6,8 +6,13 @@ import datetime as dt
 import logging
 
 import pytest
-from django.test import override_settings
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.test import Client, override_settings
+from django.urls import reverse
 from django.utils import timezone
+
+from config.celery import app
 
 from harness.audit import audit_chain_verify
 from harness.models import AuditEntry, Project
@@ -95,13 +100,19 @@ def test_a_lease_renewed_since_it_went_stale_wins(project: Project) -> None:
 
 
 def test_beat_runs_the_pass_through_a_registered_task(project: Project) -> None:
-    from django.conf import settings
-
-    from config.celery import app
-
     app.loader.import_default_modules()  # the autodiscovery a worker does as it starts
     entry = settings.CELERY_BEAT_SCHEDULE["end-stale-runs"]
     run = _leased(project, "R-beat")
     Run.objects.filter(pk=run.pk).update(lease_expires_at=dt.datetime(2020, 1, 1, tzinfo=dt.UTC))
     assert app.tasks[entry["task"]].apply().get() == 1  # the task itself, in this process, at the real clock
     assert Run.objects.get(pk=run.pk).status == RunStatus.FAILED
+
+
+def test_the_grace_is_set_on_the_admins_project_page(project: Project) -> None:
+    client = Client()
+    client.force_login(User.objects.create_superuser("root-stale", password="pw-123456"))
+    response = client.post(reverse("admin:harness_project_change", args=[project.pk]),
+                           {"slug": project.slug, "name": project.name, "stale_run_grace_seconds": "900"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    project.refresh_from_db()
+    assert project.stale_run_grace_seconds == 900
