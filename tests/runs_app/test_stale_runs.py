@@ -13,7 +13,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from config.celery import app
-
 from harness.audit import audit_chain_verify
 from harness.models import AuditEntry, Project
 from runs_app.models import Run, RunEvent, RunStatus
