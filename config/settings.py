@@ -297,6 +297,7 @@ HARNESS_WORKER_HEARTBEAT_MAX_AGE = env_int("HARNESS_WORKER_HEARTBEAT_MAX_AGE",
 # first's whole run.
 HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS = env_int("HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS")
 HARNESS_WEBHOOK_SWEEP_SECONDS = env_int("HARNESS_WEBHOOK_SWEEP_SECONDS")
+HARNESS_STALE_RUN_GRACE = env_int("HARNESS_STALE_RUN_GRACE")
 CELERY_BEAT_SCHEDULE = {
     "recovery-pass": {
         "task": "worker.recovery_pass",
@@ -308,6 +309,8 @@ CELERY_BEAT_SCHEDULE = {
     # Each project's retention policy (runs_app.retention): bounded rounds per pass, so a pass that overlaps
     # the next hour's is only slower, never wrong (each round re-reads the keep rules).
     "retention-pass": {"task": "runs.retention_pass", "schedule": 3600.0, "options": {"expires": 3600.0}},
+    # Running runs whose agent stopped renewing its lease past their project's grace: failed, with why.
+    "end-stale-runs": {"task": "runs.end_stale", "schedule": 300.0, "options": {"expires": 300.0}},
     # Proves beat -> broker -> worker -> database end to end; /readyz reads its time (harness.ops.health).
     "worker-heartbeat": {
         "task": "worker.heartbeat",

@@ -21,7 +21,7 @@ class ProjectAdmin(TenantAdmin[Project]):
 
     tenant_field = "pk"
 
-    list_display = ["slug", "name", "created_at", "frozen_at", "frozen_by", "frozen_reason"]
+    list_display = ["slug", "name", "created_at", "stale_run_grace_seconds", "frozen_at", "frozen_by", "frozen_reason"]
     search_fields = ["slug", "name"]
     readonly_fields = ["frozen_at", "frozen_by", "frozen_reason"]
     actions = ["freeze", "unfreeze"]

@@ -27,6 +27,17 @@ def run_list(*, project_ids: Sequence[int], end_user: EndUserScope | None = None
     return end_user.hanging_off(runs, "session") if end_user is not None else runs
 
 
+def stale_runs(runs: QuerySet[Run], *, now: dt.datetime) -> QuerySet[Run]:
+    """The runs of `runs` that are stale at `now`: running, with a lease that expired before it (its agent or
+    worker stopped renewing it). A running run that holds no lease is not stale: nobody claimed to drive it."""
+    return runs.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
+
+
+def run_is_stale(run: Run, *, now: dt.datetime) -> bool:
+    """`stale_runs` for one run already read (a page's badge costs no query); the two say the same."""
+    return run.status == RunStatus.RUNNING and run.lease_expires_at is not None and run.lease_expires_at < now
+
+
 def run_get(*, project_ids: Sequence[int], run_id: int, end_user: EndUserScope | None = None) -> Run:
     run = run_list(project_ids=project_ids, end_user=end_user).filter(pk=run_id).first()
     if run is None:

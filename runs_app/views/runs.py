@@ -17,6 +17,7 @@ from django.core.paginator import Paginator
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
@@ -98,6 +99,7 @@ def run_list(request: ConsoleRequest) -> HttpResponse:
     counts = runs_sel.run_status_counts(project_ids=ids,
                                    refine=_run_filters(request.GET, drop={*errors, "status"}).filter_queryset)
     query = query_without_page(request)
+    now = timezone.now()
     without_status = request.GET.copy()
     for key in ("status", "page", "part", "after", "before"):
         without_status.pop(key, None)
@@ -116,6 +118,8 @@ def run_list(request: ConsoleRequest) -> HttpResponse:
         "agents": runs_sel.run_agents(project_ids=ids),
         "blocked_steps": runs_sel.run_blocked_steps(project_ids=ids),
         "statuses": RunStatus.values,
+        # Running past an expired lease: the "stale" badge beside the status (issue 32, part 5).
+        "stale_ids": {run.pk for run in page.object_list if runs_sel.run_is_stale(run, now=now)},
     }
     return render_page(request, "runs/run_list.html", context, partials=("run-table",))
 
