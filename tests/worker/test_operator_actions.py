@@ -2,9 +2,12 @@
 retried resume checks everything again and runs the approved action once; a re-queued resume that was lost
 is resumed without waiting for a recovery pass."""
 
+import datetime as dt
+
 import pytest
 from django.test import Client, override_settings
 from django.urls import reverse
+from django.utils import timezone
 
 from harness.actors import Actor
 from runs_app.models import ApprovalRequest, EffectStatus, ExternalEffect, NodeExecution, Run, RunStatus, Task
@@ -64,9 +67,13 @@ def test_a_lost_resume_is_re_queued_by_an_operator_and_the_worker_takes_it(  # t
     workers, fake_service, monkeypatch
 ) -> None:
     run = demo_run()
-    # No recovery pass but the one at start: only the operator's re-queue can bring the run back.
+    # No recovery pass but the one at start: only the operator's re-queue can bring the run back. The start pass
+    # must be over before the decision, or it finds the run due and resumes it itself. A quiet pass logs nothing
+    # (harness.ops.logs), so it is given one thing to do that it logs: another project's approval past its deadline.
+    decoy = demo_run(factories.make_project("decoy"))
+    ApprovalRequest.objects.filter(run=decoy).update(expires_at=timezone.now() - dt.timedelta(minutes=1))
     worker = workers.start("a", extra_env={"HARNESS_RECOVERY_INTERVAL_SECONDS": "3600"})
-    wait_for(lambda: "recovery" in worker.log(), what="the worker's first recovery pass")
+    wait_for(lambda: "recovery: expired approvals" in worker.log(), what="the worker's first recovery pass")
     with monkeypatch.context() as lost:
         lost.setattr(tasks, "enqueue_resume", lambda run_id: None)  # the decision's message is lost
         approve(run, reviewer(run.project))
