@@ -7,7 +7,7 @@ Services move rows through them with `harness.transitions.cas_transition` and no
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.db.models.functions import Cast, Upper
 
 from harness.fields import TextJSONField
@@ -494,6 +494,19 @@ class ApprovalRequest(models.Model):
     # schema for the tool, and the arguments were not checked); an edit and the resume validate against it too.
     tool_schema = models.ForeignKey(ToolSchema, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     tool_schema_version = models.PositiveIntegerField(null=True, blank=True)
+    # The policy version the request is decided under (None: no policy, one reviewer of the project decides),
+    # how many distinct reviewers must approve it, and the group it is routed to now (None: any reviewer).
+    policy = models.ForeignKey("ApprovalPolicy", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    policy_version = models.PositiveIntegerField(null=True, blank=True)
+    approvals_required = models.PositiveSmallIntegerField(default=1, db_default=1)
+    routed_group = models.ForeignKey("ReviewerGroup", on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+")
+    escalated_at = models.DateTimeField(null=True, blank=True)
+    # The standing approval that decided it (None: a person did, or nobody yet).
+    standing_approval = models.ForeignKey("StandingApproval", on_delete=models.PROTECT, null=True, blank=True,
+                                          related_name="approvals")
+    # The policy's reject option the reviewer chose (empty: a plain rejection, or not rejected).
+    reject_option = models.CharField(max_length=80, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -666,3 +679,198 @@ class Handoff(models.Model):
 
     def __str__(self) -> str:
         return f"handoff {self.pk} of run {self.origin_run_id} ({self.status})"
+
+
+# --- Approval policies (issue 33): who must approve what, how many, by when; standing approvals; questions. ---
+
+
+class ReviewerGroup(models.Model):
+    """A named set of a project's reviewers that policies route requests to and escalate to (issue 33).
+
+    Membership alone grants nothing: a member decides only while holding the reviewer role in the project
+    (harness.tenancy), and a group narrows who of them may decide a request routed to it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="reviewer_groups")
+    name = models.CharField(max_length=80)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="reviewer_groups")
+    # How the group is told that something waits for it (notify_app): its members' email, and a chat channel's
+    # incoming webhook (a Slack-compatible JSON payload with a link back to the console).
+    email_members = models.BooleanField(default=True)
+    chat_webhook_url = models.URLField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="reviewer_group_name_once")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ExpiryAction(models.TextChoices):
+    """What a policy does when a request's time runs out."""
+
+    REJECT = "reject", "reject (the request expires and the run is told)"
+    ESCALATE = "escalate", "escalate to another group and notify it"
+    WAIT = "wait", "keep waiting"
+
+
+class ApprovalPolicy(models.Model):
+    """One version of the approval policy of a tool (`tool`) or of the project (`tool` empty: the default for
+    every tool without its own). A change is a new version; old versions stay, since each approval records the
+    version it was decided under (ApprovalRequest.policy). Without any policy a request needs one reviewer of
+    the project, as before."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="approval_policies")
+    tool = models.CharField(max_length=120, blank=True, default="", help_text="Empty: the project's default.")
+    version = models.PositiveIntegerField()
+    # Quorum: N distinct eligible reviewers approve the same action (one reject rejects).
+    required_approvals = models.PositiveSmallIntegerField(default=1)
+    # Who may decide: members of these groups who review in the project (empty: any reviewer of the project).
+    # The request is routed to them (their queues, their notices).
+    eligible_groups = models.ManyToManyField(ReviewerGroup, blank=True, related_name="+")
+    expires_after = models.DurationField(null=True, blank=True, help_text="The default wait, e.g. 4:00:00.")
+    on_expiry = models.CharField(max_length=16, choices=ExpiryAction.choices, default=ExpiryAction.REJECT)
+    escalate_to = models.ForeignKey(ReviewerGroup, on_delete=models.PROTECT, null=True, blank=True,
+                                    related_name="+")
+    escalation_expires_after = models.DurationField(null=True, blank=True,
+                                                    help_text="How long the escalated request waits.")
+    # No standing approval may cover the tool: a person decides every request.
+    always_ask = models.BooleanField(default=False)
+    # What a reviewer may answer instead of a bare no: [{"name", "reviewer_text", "agent_text"}, ...].
+    reject_options = models.JSONField(default=list, blank=True)
+    created_by = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["tool", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "tool", "version"], name="approval_policy_version_once"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="approval_policy_version_positive"),
+            models.CheckConstraint(condition=Q(required_approvals__gte=1), name="approval_policy_quorum_positive"),
+            models.CheckConstraint(condition=Q(on_expiry__in=ExpiryAction.values), name="approval_policy_expiry_valid"),
+            models.CheckConstraint(condition=~Q(on_expiry="escalate") | Q(escalate_to__isnull=False),
+                                   name="approval_policy_escalation_names_group"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool or 'project default'} policy v{self.version}"
+
+
+class ApprovalVote(models.Model):
+    """One reviewer's approval of one action (fingerprint) of a request under a quorum policy: the request is
+    approved when `approvals_required` distinct eligible reviewers voted for its current action. An edit of the
+    arguments is a new action (a new fingerprint): the count restarts. Rejections are not votes: one rejects."""
+
+    approval = models.ForeignKey(ApprovalRequest, on_delete=models.CASCADE, related_name="votes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    fingerprint = models.CharField(max_length=64)
+    arguments = models.JSONField(null=True, blank=True, help_text="The action voted for, when edited.")
+    reason = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["approval", "user", "fingerprint"],
+                                               name="approval_vote_once_per_action")]
+
+    def __str__(self) -> str:
+        return f"vote of {self.user_id} on approval {self.approval_id}"
+
+
+class StandingApproval(models.Model):
+    """A reviewer's time-boxed rule: approve `tool` for an agent / session / run (each optional: the narrower,
+    the safer) when the arguments match (`match_arguments`: exact values of these keys; `match_schema`: a JSON
+    Schema narrower than the tool's), until `expires_at`, at most `max_uses` times. Never for an "always ask"
+    tool. The approval it decides names it; the resume re-checks that it still stands."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="standing_approvals")
+    tool = models.CharField(max_length=120)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    agent = models.CharField(max_length=200, blank=True, default="", help_text="Empty: any agent.")
+    session = models.ForeignKey("sessions_app.Session", on_delete=models.CASCADE, null=True, blank=True,
+                                related_name="+")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    match_arguments = models.JSONField(default=dict, blank=True)
+    match_schema = models.JSONField(null=True, blank=True)
+    expires_at = models.DateTimeField()
+    max_uses = models.PositiveIntegerField()
+    uses = models.PositiveIntegerField(default=0)
+    reason = models.TextField(blank=True, default="")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "tool"], condition=Q(revoked_at__isnull=True),
+                                name="standing_approval_live")]
+        constraints = [
+            models.CheckConstraint(condition=Q(max_uses__gte=1), name="standing_approval_uses_positive"),
+            models.CheckConstraint(condition=Q(uses__lte=F("max_uses")), name="standing_approval_uses_bounded"),
+        ]
+
+    def __str__(self) -> str:
+        return f"standing approval {self.pk} of {self.tool}"
+
+
+class QuestionStatus(models.TextChoices):
+    PENDING = "pending"
+    ANSWERED = "answered"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+class HumanQuestion(models.Model):
+    """A question an agent asks a person, beside approvals (issue 33): durable, routed and expiring like an
+    approval, answered once (CAS on `version`) with an answer that must match `answer_schema` (a JSON Schema:
+    free text, a choice, a small form), the answer bound to the question's fingerprint."""
+
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="questions")
+    run = models.ForeignKey(Run, on_delete=models.PROTECT, null=True, blank=True, related_name="questions")
+    question = models.TextField()
+    answer_schema = models.JSONField(default=dict, blank=True)
+    context = models.JSONField(default=dict, blank=True)
+    fingerprint = models.CharField(max_length=64, editable=False)
+    idempotency_key = models.CharField(max_length=200)
+    asked_by = models.CharField(max_length=200)
+    asked_by_token = models.ForeignKey(ApiToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=16, choices=QuestionStatus.choices, default=QuestionStatus.PENDING)
+    version = models.PositiveIntegerField(default=1)
+    answer = models.JSONField(null=True, blank=True)
+    answer_fingerprint = models.CharField(max_length=64, blank=True, default="",
+                                          help_text="The question's fingerprint the answer was given to.")
+    answered_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True,
+                                    related_name="+")
+    answered_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    routed_group = models.ForeignKey(ReviewerGroup, on_delete=models.SET_NULL, null=True, blank=True,
+                                     related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ProjectScopedQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "created_at", "id"], condition=Q(status="pending"),
+                                name="question_pending_inbox")]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=QuestionStatus.values), name="question_status_valid"),
+            models.UniqueConstraint(fields=["project", "idempotency_key"], name="question_key_once"),
+            models.CheckConstraint(
+                condition=~Q(status="answered")
+                | Q(answered_by__isnull=False, answered_at__isnull=False, answer__isnull=False),
+                name="question_answer_recorded",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"question {self.pk} ({self.status})"
