@@ -1,0 +1,44 @@
+"""Which approval policy governs a request, and who may decide it (issue 33): the shared rules every door reads.
+
+A request is governed by the current version of its tool's policy, else of the project's default policy (tool
+empty), else by none (one reviewer of the project decides, as before policies). Who may decide a pending request:
+
+- before escalation (`routed_group` empty): a reviewer of the project who, when the policy names eligible groups,
+  is a member of one of them (no groups named: any reviewer of the project);
+- once escalated (`routed_group` set): only members of that group. The first group's members no longer may.
+
+The reviewer role and the freeze stay `harness.tenancy.acting_filter`'s: these conditions narrow it, never widen it.
+Both are conditions on the approval row (subqueries), so a decision's write, a queue and a count hold them without
+a read of their own.
+"""
+
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from runs_app.models import ApprovalPolicy, ReviewerGroup
+
+
+def current_policies(project_id: int, tool: str) -> QuerySet[ApprovalPolicy]:
+    """The policies that could govern `tool` in the project, the governing one first: the tool's own latest
+    version, then the project default's latest. `.first()` is the policy (None: no policy); as a subquery
+    (`.values("pk")[:1]`) it rides inside the caller's statement."""
+    return (ApprovalPolicy.objects.filter(project_id=project_id, tool__in=[tool, ""])
+            .order_by("-tool", "-version"))  # "" sorts last when descending: the tool's own policy wins
+
+
+def policy_for(project_id: int, tool: str) -> ApprovalPolicy | None:
+    return current_policies(project_id, tool).first()
+
+
+def may_decide(user: Any) -> Q:
+    """The condition, on ApprovalRequest rows, that `user` is among those who may decide it now (see the module
+    docstring). Holds for any reviewer on a request without a policy or whose policy names no groups."""
+    member_of = ReviewerGroup.objects.filter(members=user.pk)
+    in_eligible_group = Exists(ApprovalPolicy.eligible_groups.through.objects.filter(
+        approvalpolicy_id=OuterRef("policy_id"), reviewergroup_id__in=member_of.values("pk")))
+    policy_names_groups = Exists(ApprovalPolicy.eligible_groups.through.objects.filter(
+        approvalpolicy_id=OuterRef("policy_id")))
+    before_escalation = Q(routed_group__isnull=True) & (~policy_names_groups | in_eligible_group)
+    after_escalation = Q(routed_group__in=member_of.values("pk"))
+    return before_escalation | after_escalation
