@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from harness.actors import Actor
-from harness.http.api_base import IdField, NewestFirstPagination, end_user_scope, scope
+from harness.http.api_base import IdField, NewestFirstPagination, VersionField, end_user_scope, scope
 from harness.http.auth import AgentPrincipal
 from harness.http.body import InSerializer
 from harness.http.errors import Forbidden, NotFoundError, ValidationFailed
@@ -212,13 +212,13 @@ class SupersedeInSerializer(InSerializer):
     source_item_seq = IdField(required=False, allow_null=True)
     valid_until = serializers.DateTimeField(required=False, allow_null=True)
     expires_at = serializers.DateTimeField(required=False, allow_null=True)
-    expected_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text=_VERSION_HELP)
+    expected_version = VersionField(help_text=_VERSION_HELP)
     reason = serializers.CharField(required=False, allow_blank=True, max_length=services.REASON_MAX,
                                    help_text=_REASON_HELP + " Agents editing what they wrote may leave it out.")
 
 
 class VersionInSerializer(InSerializer):
-    expected_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text=_VERSION_HELP)
+    expected_version = VersionField(help_text=_VERSION_HELP)
 
 
 class ReviewInSerializer(VersionInSerializer):

@@ -18,6 +18,7 @@ from harness.http.api_base import (
     IdField,
     ReachedFirst,
     SeqPagination,
+    VersionField,
     agent_project,
     end_user_scope,
     scope,
@@ -67,7 +68,7 @@ class SessionCreateInSerializer(InSerializer):
 
 class SessionTransitionInSerializer(InSerializer):
     to = serializers.ChoiceField(choices=SessionStatus.choices)
-    expected_version = IdField(help_text="The session's version you read: a stale one is refused 409 "
+    expected_version = VersionField(help_text="The session's version you read: a stale one is refused 409 "
                                          "version_conflict, nothing written.")
 
 

@@ -54,6 +54,12 @@ def IdField(**kwargs: Any) -> serializers.IntegerField:  # noqa: N802 - reads as
     return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
 
 
+def VersionField(**kwargs: Any) -> serializers.IntegerField:  # noqa: N802 - reads as a field class
+    """An `expected_version`: every version column is a PostgreSQL integer, so a larger number is refused 400 here
+    rather than reaching a compare-and-set's statement as a database error (500; the schema fuzz found one)."""
+    return serializers.IntegerField(min_value=1, max_value=MAX_INT, **kwargs)
+
+
 def scope(request: Request) -> list[int]:
     """The ids of the projects the caller may read (an agent token's one project, or the user's
     memberships), computed once per request (kept in its context: harness.http.context): every read's

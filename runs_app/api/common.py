@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from rest_framework import serializers
 
-from harness.http.api_base import IdField, ReachedFirst
+from harness.http.api_base import ReachedFirst, VersionField
 from harness.http.body import InSerializer
 from harness.tenancy import EndUserScope
 from runs_app.models import FailureCategory
@@ -48,9 +48,9 @@ def lease_owner_field() -> serializers.CharField:
 def expected_version_field(what: str, optional_because: str = "") -> serializers.IntegerField:
     """The `expected_version` of a compare-and-set door: required, or optional with the reason in the schema."""
     if not optional_because:
-        return IdField(help_text=f"The {what}'s version you read: a stale one is refused 409 version_conflict, "
+        return VersionField(help_text=f"The {what}'s version you read: a stale one is refused 409 version_conflict, "
                                  "nothing written.")
-    return IdField(required=False, allow_null=True, default=None,
+    return VersionField(required=False, allow_null=True, default=None,
                    help_text=f"The {what}'s version you read: a stale one is refused 409 version_conflict, nothing "
                              f"written. Optional: {optional_because}")
 

@@ -9,7 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from harness.http.api_base import MAX_INT, AgentApiView, AgentListView, IdField, agent_project, scope
+from harness.http.api_base import MAX_INT, AgentApiView, AgentListView, IdField, VersionField, agent_project, scope
 from harness.http.body import InSerializer
 from harness.models import Project
 from runs_app import services
@@ -77,7 +77,7 @@ class TaskCreateInSerializer(TaskFieldsSerializer):
 
 class TaskSaveInSerializer(TaskFieldsSerializer):
     objective = serializers.CharField(max_length=TEXT_MAX, required=False)
-    expected_version = IdField()
+    expected_version = VersionField()
 
 
 class TaskTransitionInSerializer(InSerializer):
