@@ -9,7 +9,7 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from harness.http.api_base import MAX_INT, AgentApiView, AgentListView, IdField, VersionField, agent_project, scope
+from harness.http.api_base import MAX_INT, AgentApiView, AgentListView, VersionField, agent_project, scope
 from harness.http.body import InSerializer
 from harness.models import Project
 from runs_app import services
