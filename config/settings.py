@@ -309,8 +309,6 @@ CELERY_BEAT_SCHEDULE = {
     # Each project's retention policy (runs_app.retention): bounded rounds per pass, so a pass that overlaps
     # the next hour's is only slower, never wrong (each round re-reads the keep rules).
     "retention-pass": {"task": "runs.retention_pass", "schedule": 3600.0, "options": {"expires": 3600.0}},
-    # Running runs whose agent stopped renewing its lease past their project's grace: failed, with why.
-    "end-stale-runs": {"task": "runs.end_stale", "schedule": 300.0, "options": {"expires": 300.0}},
     # Proves beat -> broker -> worker -> database end to end; /readyz reads its time (harness.ops.health).
     "worker-heartbeat": {
         "task": "worker.heartbeat",

@@ -155,7 +155,8 @@ _VARIABLES = (
     EnvVar("HARNESS_WORKER_HEARTBEAT_MAX_AGE", "int", Derived("3 × HARNESS_WORKER_HEARTBEAT_SECONDS"),
            "/readyz is not ready when no worker has beaten for this many seconds.", "worker", minimum=1),
     EnvVar("HARNESS_STALE_RUN_GRACE", "int", 3600, "Seconds a running run may stay past its expired lease "
-           "before it is failed as stale, for a project that sets no grace of its own.", "worker", minimum=1),
+           "before the recovery pass blocks it as stale, for a project that sets no grace of its own.", "worker",
+           minimum=1),
     EnvVar("HARNESS_WORKER_LEASE_SECONDS", "int", 60, "The worker's lease on a run, renewed while a call runs.",
            "worker", minimum=1),
     EnvVar("HARNESS_DEFAULT_LEASE_SECONDS", "int", 60, "An agent's lease on a run when its claim names none.",

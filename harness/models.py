@@ -35,11 +35,11 @@ class Project(models.Model):
     frozen_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                                   editable=False, related_name="+")
     frozen_reason = models.TextField(blank=True, default="", editable=False)
-    # How long a running run may sit past its lease before runs_app.services.stale_runs ends it (issue 32,
-    # part 5); empty: HARNESS_STALE_RUN_GRACE.
+    # How long a running run may sit past its agent's lease before the recovery pass blocks it
+    # (worker.recovery.agent_leases_expired_block, issue 32 part 5); empty: HARNESS_STALE_RUN_GRACE.
     stale_run_grace_seconds = models.PositiveIntegerField(
         null=True, blank=True,
-        help_text="Seconds a running run may stay past its expired lease before it is failed as stale; "
+        help_text="Seconds a running run may stay past its expired lease before it is blocked as stale; "
                   "empty: the HARNESS_STALE_RUN_GRACE default.")
 
     class Meta:

@@ -7,10 +7,14 @@ delays a resume until the next pass. Enqueueing a run twice is harmless: the res
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Now
 
+from harness.actors import Actor, ActorKind
+from harness.audit import audit_record
 from harness.http.errors import ConflictError, NotFoundError
 from runs_app.fencing import UNFENCED
 from runs_app.limits import DEADLINE
@@ -22,6 +26,7 @@ from runs_app.models import (
     RunStatus,
 )
 from runs_app.resume_due import WORKER_OWNER_PREFIX, resume_due
+from runs_app.selectors.runs import stale_past_grace
 from runs_app.services import approval_expire_due, effect_mark_unknown, handoff_expire_due, run_transition
 from worker.handlers import is_worker_plan
 
@@ -54,19 +59,36 @@ def effects_reconcile() -> list[int]:
 
 
 AGENT_LEASE_EXPIRED = "agent_lease_expired"
+# The event and audit action of a run blocked because its agent's lease stayed expired past the grace.
+STALE_BLOCKED = "run.stale_blocked"
+RECOVERY_ACTOR = Actor(ActorKind.WORKER, "recovery")
+
+# What a block records of the run it blocks, beside its error: (event and audit action, its data), or None.
+Record = Callable[[Run, str], tuple[str, dict[str, Any]] | None]
 
 
-def _block_each(runs: QuerySet[Run], step: str, reason: Callable[[Run], str], category: str) -> list[int]:
+def _block_each(runs: QuerySet[Run], step: str, reason: Callable[[Run], str], category: str,
+                record: Record = lambda run, reason: None) -> list[int]:
     """Block each run (a compare-and-set at the version read: a run that moved on meanwhile is left alone),
-    its lease released and the reason in its error and its `status.blocked` event."""
+    its lease released and the reason in its error and its `status.blocked` event; what `record` returns is
+    an event before that one and an audit entry, in the same transaction."""
     blocked: list[int] = []
     for run in runs.only("pk", "project_id", "version", "lease_owner", "lease_expires_at", "deadline"):
-        error = {"step": step, "reason": reason(run), "category": category}
+        why = reason(run)
+        error = {"step": step, "reason": why, "category": category}
+        recorded = record(run, why)
         try:
-            # The recovery pass ends the lease (UNFENCED) at the version it read.
-            run_transition(project=run.project_id, run_id=run.pk, to=RunStatus.BLOCKED, expected_version=run.version,
-                           lease_owner=UNFENCED, blocked_step=step, error=error, failure_category=category,
-                           updates={"lease_owner": "", "lease_expires_at": None})
+            with transaction.atomic():
+                # The recovery pass ends the lease (UNFENCED) at the version it read.
+                moved = run_transition(
+                    project=run.project_id, run_id=run.pk, to=RunStatus.BLOCKED, expected_version=run.version,
+                    lease_owner=UNFENCED, blocked_step=step, error=error, failure_category=category,
+                    actor=RECOVERY_ACTOR, updates={"lease_owner": "", "lease_expires_at": None},
+                    events=[recorded] if recorded else None)
+                if recorded:
+                    action, data = recorded
+                    audit_record(project=run.project_id, actor=RECOVERY_ACTOR, action=action, target=moved,
+                                 data={**data, "from": RunStatus.RUNNING, "to": RunStatus.BLOCKED})
         except (ConflictError, NotFoundError) as exc:
             log.info("recovery: run %s left as it is: %s", run.pk, exc)
             continue
@@ -88,15 +110,24 @@ def runs_past_deadline_block() -> list[int]:
 
 
 def agent_leases_expired_block() -> list[int]:
-    """A `running` run whose agent's lease expired is noticed, not left `running` forever (seed 001): it is
-    blocked at `agent_lease_expired` with a `status.blocked` event naming the owner and when its lease ran
-    out, for a person to decide; the session can go on in a new run (which inherits none of this run's node)."""
-    expired = Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lte=Now()).exclude(
-        lease_owner="").exclude(lease_owner__startswith=WORKER_OWNER_PREFIX)
-    return _block_each(
-        expired, AGENT_LEASE_EXPIRED,
-        lambda run: f"the lease of {run.lease_owner} expired at {run.lease_expires_at.isoformat()} and was not renewed"
-        if run.lease_expires_at else f"the lease of {run.lease_owner} expired", FailureCategory.TRANSIENT)
+    """A `running` run whose agent's lease expired is noticed, not left `running` forever (seed 001): shown as
+    stale meanwhile (runs_app.selectors.runs.stale_runs), and once stale past its project's grace it is blocked
+    at `agent_lease_expired`, with a `run.stale_blocked` event and audit entry naming the owner, when its lease
+    ran out and the grace, for a person to decide: an operator's retry hands it back to its agent, or they fail
+    or cancel it. The session can go on in a new run (which inherits none of this run's node)."""
+    def reason(run: Run) -> str:
+        expired = run.lease_expires_at.isoformat() if run.lease_expires_at else "?"
+        return (f"the lease of {run.lease_owner} expired at {expired} and was not renewed within the project's "
+                f"grace of {run.grace_seconds} s")  # type: ignore[attr-defined]  # stale_past_grace's annotation
+
+    def record(run: Run, why: str) -> tuple[str, dict[str, Any]]:
+        return STALE_BLOCKED, {
+            "reason": why, "lease_owner": run.lease_owner, "grace_seconds": run.grace_seconds,  # type: ignore[attr-defined]
+            "lease_expired_at": run.lease_expires_at.isoformat() if run.lease_expires_at else None,
+            "version": run.version}
+
+    return _block_each(stale_past_grace(Run.objects.all()), AGENT_LEASE_EXPIRED, reason,
+                       FailureCategory.TRANSIENT, record)
 
 
 def recovery_pass(*, enqueue: Callable[[int], None]) -> dict[str, list[int]]:

@@ -11,12 +11,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import DurationField, ExpressionWrapper, F, Q, QuerySet, Value
+from django.db.models.functions import Coalesce, Now
 
 from harness.http.errors import NotFoundError
 from harness.tenancy import EndUserScope
 from runs_app.models import NodeExecution, Run, RunEvent, RunStatus
+from runs_app.resume_due import WORKER_OWNER_PREFIX
 from runs_app.selectors.paging import COUNT_CAP, MAX_SEEK_BRANCHES, parse_seek_cursor, seek_window
 
 
@@ -27,15 +30,27 @@ def run_list(*, project_ids: Sequence[int], end_user: EndUserScope | None = None
     return end_user.hanging_off(runs, "session") if end_user is not None else runs
 
 
-def stale_runs(runs: QuerySet[Run], *, now: dt.datetime) -> QuerySet[Run]:
-    """The runs of `runs` that are stale at `now`: running, with a lease that expired before it (its agent or
-    worker stopped renewing it). A running run that holds no lease is not stale: nobody claimed to drive it."""
-    return runs.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
+def stale_runs(runs: QuerySet[Run], *, now: dt.datetime | Now) -> QuerySet[Run]:
+    """The runs of `runs` that are stale at `now`: running, with an agent's lease that expired before it (the
+    agent stopped renewing it). A running run that holds no lease is not stale: nobody claimed to drive it; nor is
+    one whose resume worker's lease ran out, which the recovery pass resumes again (runs_app.resume_due)."""
+    return runs.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now).exclude(lease_owner="").exclude(
+        lease_owner__startswith=WORKER_OWNER_PREFIX)
 
 
 def run_is_stale(run: Run, *, now: dt.datetime) -> bool:
     """`stale_runs` for one run already read (a page's badge costs no query); the two say the same."""
-    return run.status == RunStatus.RUNNING and run.lease_expires_at is not None and run.lease_expires_at < now
+    return (run.status == RunStatus.RUNNING and run.lease_expires_at is not None and run.lease_expires_at < now
+            and run.lease_owner != "" and not run.lease_owner.startswith(WORKER_OWNER_PREFIX))
+
+
+def stale_past_grace(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """The runs of `runs` stale for longer than their project's grace (its `stale_run_grace_seconds`, else
+    HARNESS_STALE_RUN_GRACE), at the database's clock as every lease decision is; each annotated with
+    `grace_seconds`. The recovery pass blocks them (worker.recovery.agent_leases_expired_block)."""
+    grace = Coalesce(F("project__stale_run_grace_seconds"), Value(settings.HARNESS_STALE_RUN_GRACE))
+    window = ExpressionWrapper(F("grace_seconds") * Value(dt.timedelta(seconds=1)), output_field=DurationField())
+    return stale_runs(runs, now=Now()).annotate(grace_seconds=grace).filter(lease_expires_at__lt=Now() - window)
 
 
 def run_get(*, project_ids: Sequence[int], run_id: int, end_user: EndUserScope | None = None) -> Run:

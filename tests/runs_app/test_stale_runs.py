@@ -1,110 +1,118 @@
-"""Stale runs (issue 32, part 5): a running run whose lease expired is stale; once stale for longer than its
-project's grace, runs_end_stale fails it with the reason, an event and an audit entry. A live lease, a run within
-its grace, a run without a lease and another project's longer grace are left alone."""
+"""Stale runs (issue 32, part 5): a running run whose agent's lease expired is stale; once stale for longer than its
+project's grace, the recovery pass blocks it at `agent_lease_expired` with the reason, a `run.stale_blocked` event
+and an audit entry, and an operator's retry hands it back to its agent. A live lease, a run within its grace, a run
+without a lease, a resume worker's expired lease and another project's longer grace are left alone."""
 
 import datetime as dt
 import logging
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
-from config.celery import app
+from harness.actors import Actor
 from harness.audit import audit_chain_verify
 from harness.models import AuditEntry, Project
 from runs_app.models import Run, RunEvent, RunStatus
+from runs_app.resume_due import WORKER_OWNER_PREFIX
 from runs_app.selectors.runs import run_is_stale, stale_runs
 from runs_app.services import run_claim, run_transition
-from runs_app.services.stale_runs import ENDED_STALE, runs_end_stale
+from runs_app.services.run_actions import run_act
 from tests import factories
+from worker.recovery import AGENT_LEASE_EXPIRED, STALE_BLOCKED, agent_leases_expired_block, recovery_pass
 
 pytestmark = pytest.mark.django_db
 
 
-def _leased(project: Project, ref: str, *, lease_seconds: int = 60) -> Run:
+def _leased(project: Project, ref: str, *, owner: str = "", lease_seconds: int = 60) -> Run:
     run = factories.make_run(project, ref=ref)
     run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
-    return run_claim(project=project, run_id=run.pk, owner=f"agent-{ref}", lease_seconds=lease_seconds)
+    return run_claim(project=project, run_id=run.pk, owner=owner or f"agent-{ref}", lease_seconds=lease_seconds)
 
 
-def _expiry(run: Run) -> dt.datetime:
-    assert run.lease_expires_at is not None
-    return run.lease_expires_at
+def _expired_ago(run: Run, seconds: int) -> Run:
+    """The run as if its lease had run out `seconds` ago (the pass compares at the database's clock)."""
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - dt.timedelta(seconds=seconds))
+    return Run.objects.get(pk=run.pk)
 
 
-def test_a_running_run_past_its_lease_is_stale_and_the_two_definitions_agree(project: Project) -> None:
+def _running_unleased(project: Project, ref: str) -> Run:
+    run = factories.make_run(project, ref=ref)
+    return run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
+
+
+def test_a_running_run_past_its_agents_lease_is_stale_and_the_two_definitions_agree(project: Project) -> None:
     run = _leased(project, "R-1")
-    unleased = factories.make_run(project, ref="R-2")
-    run_transition(project=project, run_id=unleased.pk, to=RunStatus.RUNNING, expected_version=None)
-    unleased.refresh_from_db()
-    for now, expected in ((_expiry(run) - dt.timedelta(seconds=1), set()),
-                          (_expiry(run) + dt.timedelta(seconds=1), {run.pk})):
+    unleased = _running_unleased(project, "R-2")
+    worker = _leased(project, "R-3", owner=f"{WORKER_OWNER_PREFIX}host-1")  # the recovery pass resumes it again
+    assert run.lease_expires_at is not None
+    for now, expected in ((run.lease_expires_at - dt.timedelta(seconds=1), set()),
+                          (run.lease_expires_at + dt.timedelta(seconds=120), {run.pk})):
         assert set(stale_runs(Run.objects.filter(project=project), now=now).values_list("pk", flat=True)) == expected
-        assert {r.pk for r in (run, unleased) if run_is_stale(r, now=now)} == expected
+        assert {r.pk for r in (run, unleased, worker) if run_is_stale(r, now=now)} == expected
 
 
 @override_settings(HARNESS_STALE_RUN_GRACE=3600)
-def test_only_runs_stale_past_their_projects_grace_are_failed_with_the_reason(
+def test_only_runs_stale_past_their_projects_grace_are_blocked_with_the_reason(
         project: Project, other_project: Project, caplog: pytest.LogCaptureFixture) -> None:
     project.stale_run_grace_seconds = 600
     project.save(update_fields=["stale_run_grace_seconds"])
-    old = _leased(project, "R-old")
-    live = _leased(project, "R-live", lease_seconds=3600)  # its agent renews it: a long lease still running
-    other = _leased(other_project, "R-other")  # the default grace: an hour
-    unleased = factories.make_run(project, ref="R-free")
-    run_transition(project=project, run_id=unleased.pk, to=RunStatus.RUNNING, expected_version=None)
-    expired = _expiry(old)
+    old = _expired_ago(_leased(project, "R-old"), 700)
+    within = _expired_ago(_leased(project, "R-within"), 500)  # stale, but within the project's grace
+    live = _leased(project, "R-live", lease_seconds=3600)
+    other = _expired_ago(_leased(other_project, "R-other"), 700)  # the default grace: an hour
+    worker = _expired_ago(_leased(project, "R-worker", owner=f"{WORKER_OWNER_PREFIX}host-1"), 7200)
+    unleased = _running_unleased(project, "R-free")
 
-    assert runs_end_stale(now=expired + dt.timedelta(seconds=599)) == 0  # within the grace: untouched
-    assert Run.objects.get(pk=old.pk).status == RunStatus.RUNNING
-
-    with caplog.at_level(logging.DEBUG, logger="runs_app.services.stale_runs"):
-        assert runs_end_stale(now=expired + dt.timedelta(seconds=601)) == 1
-    assert [r.levelno for r in caplog.records] == [logging.INFO]  # it did something: not at DEBUG
-    ended = Run.objects.get(pk=old.pk)
-    assert (ended.status, ended.failure_category, ended.lease_owner, ended.lease_expires_at) == (
-        RunStatus.FAILED, "transient", "", None)
-    assert isinstance(ended.error, dict) and ended.error["stale"] is True
-    assert "agent-R-old" in ended.error["reason"] and "600 s" in ended.error["reason"]
-    kinds = list(RunEvent.objects.filter(run=ended).order_by("seq").values_list("kind", flat=True))
-    assert kinds[-2:] == [ENDED_STALE, "status.failed"]
-    event = RunEvent.objects.get(run=ended, kind=ENDED_STALE)
-    assert (event.data["lease_owner"], event.data["grace_seconds"]) == ("agent-R-old", 600)
-    entry = AuditEntry.objects.get(action=ENDED_STALE, target_id=str(ended.pk))
-    assert (entry.project_id, entry.actor, entry.data["to"]) == (project.pk, "worker:stale-runs", "failed")
+    with caplog.at_level(logging.INFO, logger="worker.recovery"):
+        passed = recovery_pass(enqueue=lambda run_id: None)
+    assert passed["agent_lease_expired"] == [old.pk]
+    assert any(f"agent's lease expired [{old.pk}]" in r.getMessage() for r in caplog.records)
+    blocked = Run.objects.get(pk=old.pk)
+    assert (blocked.status, blocked.blocked_step, blocked.failure_category, blocked.lease_owner,
+            blocked.lease_expires_at) == (RunStatus.BLOCKED, AGENT_LEASE_EXPIRED, "transient", "", None)
+    assert isinstance(blocked.error, dict)
+    assert "agent-R-old" in blocked.error["reason"] and "grace of 600 s" in blocked.error["reason"]
+    kinds = list(RunEvent.objects.filter(run=blocked).order_by("seq").values_list("kind", flat=True))
+    assert kinds[-2:] == [STALE_BLOCKED, "status.blocked"]
+    event = RunEvent.objects.get(run=blocked, kind=STALE_BLOCKED)
+    assert (event.data["lease_owner"], event.data["grace_seconds"], event.data["version"]) == (
+        "agent-R-old", 600, old.version)
+    entry = AuditEntry.objects.get(action=STALE_BLOCKED, target_id=str(blocked.pk))
+    assert (entry.project_id, entry.actor, entry.data["from"], entry.data["to"]) == (
+        project.pk, "worker:recovery", "running", "blocked")
     assert not any(report.breaks for report in audit_chain_verify(project_ids=[project.pk]))
 
-    for untouched in (live, other, unleased):
-        assert Run.objects.get(pk=untouched.pk).status == RunStatus.RUNNING
-    # The other project's own grace (the default hour) ends its run only once that hour is over.
-    assert runs_end_stale(now=_expiry(other) + dt.timedelta(seconds=3601)) == 1
-    assert Run.objects.get(pk=other.pk).status == RunStatus.FAILED
-    assert Run.objects.get(pk=unleased.pk).status == RunStatus.RUNNING
-    caplog.clear()
-    with caplog.at_level(logging.DEBUG, logger="runs_app.services.stale_runs"):
-        assert runs_end_stale(now=_expiry(other) + dt.timedelta(seconds=3601)) == 0
-    assert [r.levelno for r in caplog.records] == [logging.DEBUG]  # nothing done: only at DEBUG
+    for untouched in (within, live, other, worker, unleased):
+        assert Run.objects.get(pk=untouched.pk).status == RunStatus.RUNNING, untouched.ref
+    # The other project's own grace (the default hour) blocks its run only once that hour is over.
+    _expired_ago(other, 3700)
+    assert agent_leases_expired_block() == [other.pk]
+    assert agent_leases_expired_block() == []
 
 
 def test_a_lease_renewed_since_it_went_stale_wins(project: Project) -> None:
-    run = _leased(project, "R-renew")
-    expired = _expiry(run)
+    run = _expired_ago(_leased(project, "R-renew"), 7200)
+    stale_read = Run.objects.get(pk=run.pk)
     renewed = run_claim(project=project, run_id=run.pk, owner="agent-R-renew", lease_seconds=3600)
-    assert runs_end_stale(now=expired + dt.timedelta(seconds=3601)) == 0
+    assert agent_leases_expired_block() == []
     assert Run.objects.get(pk=renewed.pk).status == RunStatus.RUNNING
-    assert runs_end_stale(now=timezone.now()) == 0
+    assert renewed.version >= stale_read.version
 
 
-def test_beat_runs_the_pass_through_a_registered_task(project: Project) -> None:
-    app.loader.import_default_modules()  # the autodiscovery a worker does as it starts
-    entry = settings.CELERY_BEAT_SCHEDULE["end-stale-runs"]
-    run = _leased(project, "R-beat")
-    Run.objects.filter(pk=run.pk).update(lease_expires_at=dt.datetime(2020, 1, 1, tzinfo=dt.UTC))
-    assert app.tasks[entry["task"]].apply().get() == 1  # the task itself, in this process, at the real clock
-    assert Run.objects.get(pk=run.pk).status == RunStatus.FAILED
+def test_an_operators_retry_hands_a_stale_blocked_run_back_to_its_agent(project: Project) -> None:
+    run = _expired_ago(_leased(project, "R-back"), 7200)
+    assert agent_leases_expired_block() == [run.pk]
+    blocked = Run.objects.get(pk=run.pk)
+    operator = User.objects.create_superuser("root-retry", password="pw-123456")
+    back = run_act(project=project, run_id=run.pk, actor=Actor.for_user(operator), action="retry",
+                   reason="the agent is back", expected_version=blocked.version)
+    assert (back.status, back.blocked_step) == (RunStatus.RUNNING, "")
+    again = run_claim(project=project, run_id=run.pk, owner="agent-R-back", lease_seconds=60)
+    assert again.lease_owner == "agent-R-back"
+    assert agent_leases_expired_block() == []  # a fresh lease: not stale
 
 
 def test_the_grace_is_set_on_the_admins_project_page(project: Project) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.test import override_settings
 from django.utils import timezone
@@ -219,7 +220,9 @@ def test_an_agents_expired_lease_is_noticed_and_a_new_run_in_the_session_starts_
     run_transition(project=project, run_id=dead.pk, to=RunStatus.RUNNING, expected_version=None,
                    updates={"current_node": "edit auth.py"})
     run_claim(project=project, run_id=dead.pk, owner="agent-7", lease_seconds=30)
-    Run.objects.filter(pk=dead.pk).update(lease_expires_at=timezone.now() - dt.timedelta(seconds=1))
+    # Stale for longer than the grace (tests/runs_app/test_stale_runs.py holds the grace's edges).
+    Run.objects.filter(pk=dead.pk).update(
+        lease_expires_at=timezone.now() - dt.timedelta(seconds=settings.HARNESS_STALE_RUN_GRACE + 60))
     alive = factories.make_run(project, session)
     run_transition(project=project, run_id=alive.pk, to=RunStatus.RUNNING, expected_version=None)
     run_claim(project=project, run_id=alive.pk, owner="agent-8", lease_seconds=30)
