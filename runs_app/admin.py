@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -13,6 +15,7 @@ from harness.http.errors import DomainError
 from runs_app.machines import RUN_MACHINE, TASK_MACHINE
 from runs_app.models import (
     ApprovalExpiryDefault,
+    ApprovalPolicy,
     ApprovalRequest,
     ApprovalStatus,
     Checkpoint,
@@ -22,6 +25,7 @@ from runs_app.models import (
     HandoffStatus,
     NodeExecution,
     RetentionPolicy,
+    ReviewerGroup,
     Run,
     RunEvent,
     RunStatus,
@@ -38,6 +42,7 @@ from runs_app.services import (
     task_transition,
     tool_schema_register,
 )
+from runs_app.services.approval_policies import approval_policy_publish
 from runs_app.tool_schemas import schema_problem
 
 # The admin's moves that are an operator's action on a run (runs_app.services.run_actions): the same service,
@@ -255,6 +260,54 @@ class ToolSchemaAdmin(TenantAdmin[ToolSchema]):
         registered, _ = tool_schema_register(project=obj.project_id, tool=obj.tool, schema=obj.schema,
                                              actor=Actor.of(request.user))
         obj.pk, obj.version = registered.pk, registered.version
+
+
+@admin.register(ReviewerGroup)
+class ReviewerGroupAdmin(TenantAdmin[ReviewerGroup]):
+    """The groups policies name (runs_app.policies): membership narrows who of a project's reviewers decides."""
+
+    list_display = ["name", "project", "email_members", "created_at"]
+    list_filter = ["project"]
+    filter_horizontal = ["members"]
+
+
+class ApprovalPolicyForm(ModelForm[ApprovalPolicy]):
+    class Meta:
+        model = ApprovalPolicy
+        fields = ["project", "tool", "required_approvals", "eligible_groups", "expires_after", "on_expiry",
+                  "escalate_to", "escalation_expires_after", "always_ask", "reject_options"]
+
+
+@admin.register(ApprovalPolicy)
+class ApprovalPolicyAdmin(TenantAdmin[ApprovalPolicy]):
+    """Policies are versioned: a version is never changed or deleted (requests name it); adding one publishes the
+    tool's next version through `approval_policy_publish`."""
+
+    form = ApprovalPolicyForm
+    list_display = ["tool", "version", "project", "required_approvals", "on_expiry", "always_ask", "created_at"]
+    list_filter = ["project"]
+    search_fields = ["tool"]
+    list_select_related = ["project"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApprovalPolicy | None = None) -> list[str]:
+        return [*ApprovalPolicyForm.Meta.fields, "version", "created_by", "created_at"] if obj else []
+
+    def has_delete_permission(self, request: HttpRequest, obj: ApprovalPolicy | None = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: ApprovalPolicy, form: ModelForm[ApprovalPolicy],
+                   change: bool) -> None:
+        data = form.cleaned_data
+        published = approval_policy_publish(
+            project=obj.project_id, tool=obj.tool, actor=Actor.of(request.user),
+            required_approvals=obj.required_approvals, eligible_groups=list(data.get("eligible_groups") or []),
+            expires_after=obj.expires_after, on_expiry=obj.on_expiry, escalate_to=obj.escalate_to_id,
+            escalation_expires_after=obj.escalation_expires_after, always_ask=obj.always_ask,
+            reject_options=obj.reject_options)
+        obj.pk, obj.version = published.pk, published.version
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """The groups were set by approval_policy_publish with the version."""
 
 
 @admin.register(RetentionPolicy)

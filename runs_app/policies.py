@@ -9,14 +9,16 @@ empty), else by none (one reviewer of the project decides, as before policies). 
 
 The reviewer role and the freeze stay `harness.tenancy.acting_filter`'s: these conditions narrow it, never widen it.
 Both are conditions on the approval row (subqueries), so a decision's write, a queue and a count hold them without
-a read of their own.
+a read of their own. So is the quorum (`quorum_reached`): a request whose policy asks N approvals is approved by the
+decision that has N-1 other distinct reviewers' votes for the same action beside it.
 """
 
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
-from runs_app.models import ApprovalPolicy, ReviewerGroup
+from runs_app.models import ApprovalPolicy, ApprovalVote, ReviewerGroup
 
 
 def current_policies(project_id: int, tool: str) -> QuerySet[ApprovalPolicy]:
@@ -42,3 +44,14 @@ def may_decide(user: Any) -> Q:
     before_escalation = Q(routed_group__isnull=True) & (~policy_names_groups | in_eligible_group)
     after_escalation = Q(routed_group__in=member_of.values("pk"))
     return before_escalation | after_escalation
+
+
+def quorum_reached(user: Any, approving: str | None = None) -> Q:
+    """The condition, on ApprovalRequest rows, that `user`'s approval completes the quorum: one approval is
+    required, or at least `approvals_required - 1` other reviewers voted for the action approved (`approving`, an
+    edit's fingerprint, or the requested action's). `user`'s own earlier votes never count twice."""
+    fingerprint = Value(approving) if approving else OuterRef("action_fingerprint")
+    others = (ApprovalVote.objects.filter(approval=OuterRef("pk"), fingerprint=fingerprint).exclude(user=user.pk)
+              .values("approval").annotate(n=Count("user", distinct=True)).values("n"))
+    votes = Coalesce(Subquery(others, output_field=IntegerField()), Value(0))
+    return Q(approvals_required__lte=1) | Q(approvals_required__lte=votes + Value(1))

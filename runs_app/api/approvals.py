@@ -5,7 +5,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,10 +24,19 @@ from runs_app.selectors.approvals import approval_get, approval_list
 # --- approvals -----------------------------------------------------------------------------------
 
 
+class VoteOutSerializer(serializers.Serializer[Any]):
+    by = serializers.CharField()
+    fingerprint = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
 class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
     project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     decided_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True)
+    votes = serializers.SerializerMethodField(
+        help_text="Under a quorum policy (approvals_required > 1): each reviewer's approval so far, per action "
+                  "(fingerprint); the request is approved when approvals_required of them name the same action.")
 
     class Meta:
         model = ApprovalRequest
@@ -35,9 +44,18 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
             "id", "project", "run", "tool", "arguments", "action_fingerprint", "risk", "idempotency_key", "reason",
             "requested_by", "status", "version", "decided_by", "decided_at", "decision_reason",
             "approved_arguments", "approved_fingerprint", "expires_at", "executor", "arguments_changes", "outcome",
-            "outcome_reason", "outcome_at", "tool_schema", "tool_schema_version", "created_at", "updated_at",
+            "outcome_reason", "outcome_at", "tool_schema", "tool_schema_version", "policy", "policy_version",
+            "approvals_required", "votes", "created_at", "updated_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(VoteOutSerializer(many=True))
+    def get_votes(self, approval: ApprovalRequest) -> list[dict[str, Any]]:
+        # A request of one reviewer has no votes: no query (the decision's answer stays three statements).
+        if approval.approvals_required <= 1:
+            return []
+        return [{"by": vote.user.get_username(), "fingerprint": vote.fingerprint, "at": vote.created_at}
+                for vote in approval.votes.select_related("user").order_by("created_at", "id")]
 
 
 class ApprovalCreateInSerializer(InSerializer):

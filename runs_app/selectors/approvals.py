@@ -8,13 +8,14 @@ Every read a door makes takes `project_ids`, the ids of the projects the caller 
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, F, QuerySet
 
 from harness.http.errors import NotFoundError
 from harness.tenancy import EndUserScope
-from runs_app.models import ApprovalRequest, ApprovalStatus, Run, RunEvent
+from runs_app.models import ApprovalRequest, ApprovalStatus, ApprovalVote, Run, RunEvent
 from runs_app.selectors.paging import MAX_SEEK_BRANCHES, capped_count, parse_seek_cursor, seek_window
 from sessions_app.models import SessionItem
 from sessions_app.trimming import APPROVAL_PAGE_ITEMS
@@ -40,7 +41,7 @@ def approval_for_decision(*, project_ids: Sequence[int], approval_id: int) -> Ap
     approval = (
         ApprovalRequest.objects.for_projects(project_ids).filter(pk=approval_id)
         .select_related("project", "run", "run__session", "run__last_checkpoint", "run__task", "decided_by",
-                        "assigned_to", "tool_schema")
+                        "assigned_to", "tool_schema", "policy", "routed_group")
         .first()
     )
     if approval is None:
@@ -81,6 +82,8 @@ class InboxPage:
     object_list: list[ApprovalRequest]
     newer: str | None
     older: str | None
+    # Of each row under a quorum policy: how many reviewers approved its requested action so far.
+    votes: dict[int, int] = field(default_factory=dict)
 
 
 def _seek(qs: QuerySet[ApprovalRequest], cursor: tuple[dt.datetime, int] | None, backwards: bool
@@ -124,7 +127,51 @@ def inbox_page(
         rows = [found[pk] for pk, _ in picked if pk in found]
     rows, newer, older = seek_window(rows, size=INBOX_PAGE_SIZE, backwards=backwards, came_from=cursor,
                                      position=lambda a: (a.created_at, a.pk))
-    return InboxPage(rows, newer, older)
+    return InboxPage(rows, newer, older, votes=requested_votes([a.pk for a in rows if a.approvals_required > 1]))
+
+
+def requested_votes(approval_ids: Sequence[int]) -> dict[int, int]:
+    """How many distinct reviewers voted for each approval's requested action (one statement; none for none)."""
+    if not approval_ids:
+        return {}
+    return dict(ApprovalVote.objects.filter(approval_id__in=approval_ids, fingerprint=F("approval__action_fingerprint"))
+                .values("approval_id").annotate(n=Count("user", distinct=True)).values_list("approval_id", "n"))
+
+
+@dataclass(frozen=True)
+class QuorumState:
+    """What an approval page says of its policy: who may decide, how many approvals it needs and has."""
+
+    required: int
+    policy: str  # "wire_money policy v2", or "" without a policy
+    eligible: tuple[str, ...]  # the groups whose members may decide (empty: any reviewer of the project)
+    routed_to: str  # the group it was escalated to, or ""
+    requested: tuple[str, ...]  # who approved the requested action so far
+    other_actions: tuple[tuple[str, tuple[str, ...]], ...]  # (fingerprint, who) for edited actions
+    mine: bool  # the reader approved already
+
+    @property
+    def text(self) -> str:
+        return f"{len(self.requested)} of {self.required} approvals"
+
+
+def approval_quorum(approval: ApprovalRequest, user: Any) -> QuorumState | None:
+    """The page's account of the approval's policy and votes (None: no policy, one reviewer decides)."""
+    policy = approval.policy if approval.policy_id is not None else None
+    if policy is None:
+        return None
+    by_action: dict[str, list[str]] = {}
+    voted = False
+    for fingerprint, name, user_id in (approval.votes.order_by("created_at", "id")
+                                       .values_list("fingerprint", "user__username", "user_id")):
+        by_action.setdefault(fingerprint, []).append(name)
+        voted = voted or user_id == user.pk
+    return QuorumState(
+        required=approval.approvals_required, policy=str(policy),
+        eligible=tuple(policy.eligible_groups.values_list("name", flat=True)),
+        routed_to=approval.routed_group.name if approval.routed_group_id and approval.routed_group else "",
+        requested=tuple(by_action.pop(approval.action_fingerprint, [])),
+        other_actions=tuple((fp, tuple(names)) for fp, names in by_action.items()), mine=voted)
 
 
 def inbox_agents(*, project_ids: Sequence[int]) -> list[str]:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from harness.actors import Actor
 from harness.http.errors import DomainError, ValidationFailed
+from runs_app.models import ApprovalStatus
+from runs_app.services.approval_quorum import votes_for
 from runs_app.services.approvals import Decision, approval_decide
 
 MAX_BULK_ITEMS = 200
@@ -72,5 +74,10 @@ def approval_decide_bulk(
         except DomainError as exc:
             results.append(BulkResult(item, False, exc.code, exc.detail))
         else:
-            results.append(BulkResult(item, True, approval.status, f"{approval.status} by {actor.label}"))
+            if approval.status == ApprovalStatus.PENDING:  # one vote of the quorum its policy asks (issue 33)
+                votes = len(votes_for(approval.pk, approval.action_fingerprint))
+                results.append(BulkResult(item, True, "voted", f"{votes} of {approval.approvals_required} "
+                                          f"approvals, with {actor.label}'s"))
+            else:
+                results.append(BulkResult(item, True, approval.status, f"{approval.status} by {actor.label}"))
     return results

@@ -29,7 +29,9 @@ from runs_app.models import (
     RunStatus,
     ToolSchema,
 )
+from runs_app.policies import current_policies, may_decide, quorum_reached
 from runs_app.presentation.arguments_diff import arguments_diff
+from runs_app.services.approval_quorum import QuorumPending, quorum_vote, vote_record
 from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.signals import approval_requested, resume_requested
@@ -81,6 +83,7 @@ def approval_request_create(
         effects, approvals = _key_taken(project, idempotency_key, tool, arguments, fingerprint)
         # The tool's current schema version, read in the run's statement (no round trip of its own).
         schemas = ToolSchema.objects.filter(project=project, tool=tool).order_by("-version")
+        policies = current_policies(project.pk, tool)
         run = Run.objects.filter(project=project, pk=run_id).annotate(
             key_effect=Exists(effects), key_approval=Exists(approvals),
             default_expiry=Subquery(_expiry_default(project, tool, risk), output_field=DurationField())
@@ -88,13 +91,19 @@ def approval_request_create(
             schema_id=Subquery(schemas.values("id")[:1], output_field=IntegerField()),
             schema_version=Subquery(schemas.values("version")[:1], output_field=IntegerField()),
             schema_body=Subquery(schemas.values("schema")[:1], output_field=JSONField()),
+            # The governing policy's current version (runs_app.policies), in the same statement.
+            policy_id=Subquery(policies.values("id")[:1], output_field=IntegerField()),
+            policy_version=Subquery(policies.values("version")[:1], output_field=IntegerField()),
+            policy_quorum=Subquery(policies.values("required_approvals")[:1], output_field=IntegerField()),
+            policy_expiry=Subquery(policies.values("expires_after")[:1], output_field=DurationField()),
         ).first()
         if run is None:
             raise NotFoundError(f"Run {run_id} does not exist.")
         if run.schema_id is not None:
             check_arguments(run.schema_body, arguments, version=run.schema_version, tool=tool)
-        if expires_at is None and run.default_expiry is not None:
-            expires_at = timezone.now() + run.default_expiry
+        if expires_at is None and (run.policy_expiry or run.default_expiry) is not None:
+            # The policy's default wait, else the project's per-tool default (ApprovalExpiryDefault).
+            expires_at = timezone.now() + (run.policy_expiry or run.default_expiry)
         if run.key_effect or run.key_approval:
             raise ConflictError(
                 "This idempotency key already names a different action: approving this one could only end blocked.",
@@ -108,6 +117,8 @@ def approval_request_create(
                     idempotency_key=idempotency_key, reason=reason, requested_by=actor.label,
                     requested_by_token=actor.token, expires_at=expires_at, executor=executor,
                     tool_schema_id=run.schema_id, tool_schema_version=run.schema_version,
+                    policy_id=run.policy_id, policy_version=run.policy_version,
+                    approvals_required=run.policy_quorum or 1,
                 )
         except IntegrityError:
             raise ConflictError(
@@ -205,7 +216,8 @@ def approval_decide(
         ApprovalRequest.objects.all(), actor_user=actor.user, role=Role.REVIEWER, project=project,
         project_ids=project_ids,
         missing=f"Approval {approval_id} does not exist.", refused=_NOT_A_REVIEWER, code="not_a_reviewer")
-    approvals = visible.filter(acting_filter(user, Role.REVIEWER))
+    # The role and the freeze (acting_filter), and the policy's eligible reviewers (runs_app.policies).
+    approvals = visible.filter(acting_filter(user, Role.REVIEWER)).filter(may_decide(user))
     if decision not in (Decision.APPROVE, Decision.REJECT):
         raise ValidationFailed("decision is 'approve' or 'reject'.", code="invalid")
     now = timezone.now()
@@ -228,6 +240,8 @@ def approval_decide(
         updates["approved_fingerprint"] = action_fingerprint(tool, edited_arguments)
         # What changed, as the audit entry, the webhook and every page show it (one function for all of them).
         updates["arguments_changes"] = arguments_diff(requested, edited_arguments).as_data()
+    # The action this decision approves (an edit is another action): what a quorum's votes are counted for.
+    approving = updates.get("approved_fingerprint") if edited_arguments is not None else None
     with transaction.atomic():
         approval = None
         if edited_arguments is None:  # the usual decision: one prepared statement, nothing compiled
@@ -237,12 +251,23 @@ def approval_decide(
                 expected_version=expected_version, expected_fingerprint=expected_fingerprint)
         if approval is None:  # an edit, or a write the prepared statement refused: the ORM's, which says why
             try:
-                approval = _decide_orm(approvals, approval_id=approval_id, to=to, actor=actor, now=now,
+                approval = _decide_orm(approvals, approval_id=approval_id, to=to, actor=actor, user=user, now=now,
                                        updates=updates, expected_version=expected_version,
-                                       expected_fingerprint=expected_fingerprint)
+                                       expected_fingerprint=expected_fingerprint, approving=approving)
             except (ConflictError, NotFoundError) as exc:
-                raise _refusal(visible, approval_id, actor, now, exc, expected_fingerprint) from None
+                refusal = _refusal(visible, approval_id, actor, now, exc, expected_fingerprint,
+                                   to=to, expected_version=expected_version)
+                if not isinstance(refusal, QuorumPending):
+                    raise refusal from None
+                # Every guard holds but the quorum: this approval is one vote of the N the policy asks.
+                return quorum_vote(approvals, approval_id=approval_id, actor=actor, user=user,
+                                   reason=updates["decision_reason"], expected_version=expected_version,
+                                   row_guards=decidable(actor, now, expected_fingerprint),
+                                   fingerprint=approving or refusal.fingerprint,
+                                   arguments=edited_arguments, changes=updates.get("arguments_changes"))
         approval.decided_by = user
+        votes = vote_record(approval, user=user, reason=approval.decision_reason,
+                            arguments=edited_arguments) if to == ApprovalStatus.APPROVED else []
         audit_record(
             project=approval.project_id, actor=actor, action=f"approval.{to}", target=approval,
             data={
@@ -251,6 +276,7 @@ def approval_decide(
                 "approved_fingerprint": approval.approved_fingerprint,
                 "edited": edited_arguments is not None,
                 "changes": approval.arguments_changes,
+                **({"votes": votes, "policy_version": approval.policy_version} if votes else {}),
             },
         )
         run_event_append(
@@ -262,15 +288,20 @@ def approval_decide(
 
 
 def _decide_orm(
-    approvals: QuerySet[ApprovalRequest], *, approval_id: int, to: str, actor: Actor, now: dt.datetime,
+    approvals: QuerySet[ApprovalRequest], *, approval_id: int, to: str, actor: Actor, user: Any, now: dt.datetime,
     updates: dict[str, Any], expected_version: int | None, expected_fingerprint: str | None,
+    approving: str | None = None,
 ) -> ApprovalRequest:
     """The decision's write as the transition table's one conditional UPDATE (`cas_transition_row`): `approvals`
-    already narrowed to the caller's scope and `acting_filter`, plus what needs the row (`decidable`). The
-    statement `_decide_prepared` writes by hand is held to this one (tests/runs_app/test_fast_sql_differential.py)."""
+    already narrowed to the caller's scope, `acting_filter` and `may_decide`, plus what needs the row
+    (`decidable`) and, for an approval, the policy's quorum (`quorum_reached`: the other reviewers' votes for
+    the action approved, `approving`, or the requested one). The statement `_decide_prepared` writes by hand is
+    held to this one (tests/runs_app/test_fast_sql_differential.py)."""
+    condition = decidable(actor, now, expected_fingerprint)
+    if to == ApprovalStatus.APPROVED:
+        condition &= quorum_reached(user, approving)
     return cas_transition_row(approvals, pk=approval_id, machine=APPROVAL_MACHINE, to=to,
-                              expected_version=expected_version,
-                              extra_filter=decidable(actor, now, expected_fingerprint), updates=updates)
+                              expected_version=expected_version, extra_filter=condition, updates=updates)
 
 
 def decision_updates(user: Any, now: dt.datetime, reason: str, to: str) -> dict[str, Any]:
@@ -305,10 +336,12 @@ def _decide_prepared(
     """`approval_decide`'s write without an edit, as one prepared statement: the same conditional UPDATE the ORM
     compiles from `cas_transition_row` with the decision's filters (the approval among `project_ids`, a legal
     source state for `to`, the expected version and fingerprint when given, not the asker's own request, not
-    expired, and `acting_filter`: the project not frozen and, unless the user holds the role everywhere, a
-    membership of the user that names it), and the same values. The written row, or None when it matched
-    nothing: the caller then runs the ORM's write, which explains the refusal (or, if the row changed in
-    between, decides it the same way). Compiling that UPDATE was half of a decision's CPU (issue 14)."""
+    expired, `may_decide`: the user among the policy's eligible groups or the group it was escalated to, the
+    quorum for an approval (`quorum_reached`), and `acting_filter`: the project not frozen and, unless the user
+    holds the role everywhere, a membership of the user that names it), and the same values. The written row, or
+    None when it matched nothing: the caller then runs the ORM's write, which explains the refusal (or, if the
+    row changed in between, decides it the same way; a quorum not reached yet is a vote). Compiling that UPDATE
+    was half of a decision's CPU (issue 14)."""
     return fetch_instance(ApprovalRequest, _DECIDE_SQL[to == ApprovalStatus.APPROVED], {
         "to": to, "user": user.pk, "now": now, "reason": reason, "updated": timezone.now(), "id": approval_id,
         "projects": list(project_ids), "sources": sorted(APPROVAL_MACHINE.sources_of(to)),
@@ -322,6 +355,18 @@ _DECIDE_WHERE = """
    AND (%(version)s::integer IS NULL OR a.version = %(version)s::integer)
    AND NOT (a.requested_by = %(label)s) AND (a.expires_at IS NULL OR a.expires_at > %(now)s)
    AND (%(fingerprint)s::varchar IS NULL OR a.action_fingerprint = %(fingerprint)s::varchar)
+   AND ((a.routed_group_id IS NULL
+         AND (NOT EXISTS (SELECT 1 FROM runs_app_approvalpolicy_eligible_groups g
+                           WHERE g.approvalpolicy_id = a.policy_id)
+              OR EXISTS (SELECT 1 FROM runs_app_approvalpolicy_eligible_groups g
+                           JOIN runs_app_reviewergroup_members gm ON gm.reviewergroup_id = g.reviewergroup_id
+                          WHERE g.approvalpolicy_id = a.policy_id AND gm.user_id = %(user)s)))
+        OR EXISTS (SELECT 1 FROM runs_app_reviewergroup_members gm
+                    WHERE gm.reviewergroup_id = a.routed_group_id AND gm.user_id = %(user)s))
+   AND (%(to)s <> 'approved' OR a.approvals_required <= 1
+        OR a.approvals_required <= 1 + (SELECT count(DISTINCT v.user_id) FROM runs_app_approvalvote v
+                                         WHERE v.approval_id = a.id AND v.fingerprint = a.action_fingerprint
+                                           AND v.user_id <> %(user)s))
    AND a.project_id IN (
        SELECT p.id FROM harness_project p
         WHERE p.frozen_at IS NULL
@@ -342,9 +387,11 @@ _DECIDE_SQL = (
 
 def _refusal(
     approvals: QuerySet[ApprovalRequest], approval_id: int, actor: Actor, now: dt.datetime,
-    exc: ConflictError | NotFoundError, expected_fingerprint: str | None = None,
+    exc: ConflictError | NotFoundError, expected_fingerprint: str | None = None, *, to: str = "",
+    expected_version: int | None = None,
 ) -> Exception:
-    """Why a decision's write was refused, read after it: in the order the checks were always made."""
+    """Why a decision's write was refused, read after it: in the order the checks were always made. When the only
+    guard that does not hold is an approval's quorum, QuorumPending: the caller records a vote instead."""
     current = approvals.select_related("decided_by").filter(pk=approval_id).first()
     if current is None:
         return NotFoundError(f"Approval {approval_id} does not exist.")
@@ -354,6 +401,8 @@ def _refusal(
         return scope_refusal
     if current.requested_by == actor.label:
         return Forbidden("Nobody approves their own request.", code="self_approval")
+    if not approvals.filter(pk=approval_id).filter(may_decide(actor.user)).exists():
+        return Forbidden("The approval's policy routes it to reviewers you are not among.", code="not_eligible")
     if current.status == ApprovalStatus.PENDING and current.expires_at and current.expires_at <= now:
         return ConflictError("This approval has expired.", code="approval_expired", current_status="pending")
     if current.status == ApprovalStatus.EXPIRED:
@@ -366,6 +415,9 @@ def _refusal(
             "The action is not the one shown: its fingerprint changed.", code="fingerprint_changed",
             current_status=current.status, current_version=current.version,
         )
+    if (to == ApprovalStatus.APPROVED and current.status == ApprovalStatus.PENDING and current.approvals_required > 1
+            and expected_version in (None, current.version)):
+        return QuorumPending(current.action_fingerprint)
     if isinstance(exc, ConflictError) and current.decided_by is not None:
         exc.extra["decided_by"] = current.decided_by.get_username()
         exc.extra["decided_at"] = current.decided_at.isoformat() if current.decided_at else None

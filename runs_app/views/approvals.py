@@ -146,6 +146,8 @@ def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extr
         "edit_form": extra.pop("edit_form", None)
         or EditApproveForm(initial={"version": approval.version, "arguments": pretty(approval.arguments)}),
         "typed_form": extra.pop("typed_form", None) or _typed_form(approval),
+        # The policy's quorum and eligible groups, and the votes so far (issue 33).
+        "quorum": approvals_sel.approval_quorum(approval, request.user),
         **extra,
     }
     if not deciding:

@@ -36,7 +36,18 @@ from harness.http.errors import DomainError
 from harness.models import Membership, Project
 from harness.tenancy import Role, acting_filter, decision_scope
 from runs_app.machines import APPROVAL_MACHINE, EFFECT_MACHINE
-from runs_app.models import ApprovalRequest, ApprovalStatus, EffectStatus, ExternalEffect, Run, RunEvent
+from runs_app.models import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    ApprovalStatus,
+    ApprovalVote,
+    EffectStatus,
+    ExternalEffect,
+    ReviewerGroup,
+    Run,
+    RunEvent,
+)
+from runs_app.policies import may_decide
 from runs_app.services import approval_decide, approval_request_create, approvals, effects, run_transition
 from runs_app.services.effects import effect_deliver, effect_intend
 from tests import factories
@@ -78,6 +89,8 @@ class Approvals:
     other: Project
     approval_id: int
     users: dict[str, User]
+    groups: dict[str, ReviewerGroup]
+    policies: dict[str, ApprovalPolicy]
 
 
 @pytest.fixture
@@ -94,9 +107,17 @@ def approval_rows(monkeypatch: pytest.MonkeyPatch) -> Approvals:
     Membership.objects.create(user=member, project=project, roles=[Role.REVIEWER])
     Membership.objects.create(user=outsider, project=project, roles=[])  # a reviewer, but only elsewhere
     Membership.objects.create(user=outsider, project=other, roles=[Role.REVIEWER])
+    voter = factories.make_user("fast-voter", role=Role.REVIEWER, projects=[project])
     users = {"global": factories.make_user("fast-global", role=Role.REVIEWER, projects=[project, other]),
-             "member": member, "outsider": outsider}
-    return Approvals(project, other, approval.pk, users)
+             "member": member, "outsider": outsider, "voter": voter}
+    # Eligibility (runs_app.policies): a group the decider is put in for the state, and one it is never in.
+    groups = {name: ReviewerGroup.objects.create(project=project, name=name) for name in ("mine", "theirs")}
+    groups["theirs"].members.set([voter])  # a group with members, none of them the decider
+    policies = {"open": ApprovalPolicy.objects.create(project=project, tool="publish", version=1)}
+    for name in ("mine", "theirs"):
+        policies[name] = ApprovalPolicy.objects.create(project=project, tool="publish", version=len(policies) + 1)
+        policies[name].eligible_groups.set([groups[name]])
+    return Approvals(project, other, approval.pk, users, groups, policies)
 
 
 # Each dimension of a decision's state: the values that let it through, and those that stop it.
@@ -108,7 +129,17 @@ _APPROVAL_GUARDS: dict[str, tuple[list[Any], list[Any]]] = {
     "frozen": ([False], [True]),
     "who": (["global", "member"], ["outsider"]),  # the reviewer role: everywhere, in the project, or elsewhere only
     "scope": (["project", "ids"], ["other_ids"]),  # the caller's project, or the API's project_ids
+    # Who the policy lets decide: no policy, one naming no groups, the decider's group, or escalated to it; or
+    # another group only, or escalated away from the decider's.
+    "eligible": (["no_policy", "open", "in_group", "routed_to_me"], ["not_in_group", "routed_elsewhere"]),
+    # The quorum (an approval's only): one approval, or two with another reviewer's vote for the action; two with
+    # no vote, another's vote for another action, or only the decider's own earlier vote.
+    "quorum": (["one", "met"], ["short", "other_action", "own_vote"]),
 }
+# (policy, routed group) of each eligibility.
+_ELIGIBLE = {"no_policy": (None, None), "open": ("open", None), "in_group": ("mine", None),
+             "routed_to_me": ("theirs", "mine"), "not_in_group": ("theirs", None),
+             "routed_elsewhere": ("mine", "theirs")}
 
 
 @st.composite
@@ -128,7 +159,13 @@ def approval_states(draw: Any) -> dict[str, Any]:
 
 def _approval_moves(state: dict[str, Any]) -> bool:
     """The guards, stated from the table's data and approval_decide's documented rules."""
-    return (state["status"] in APPROVAL_MACHINE.sources_of(state["to"])
+    return _guards_but_quorum_hold(state) and (state["to"] != ApprovalStatus.APPROVED
+                                               or state["quorum"] in ("one", "met"))
+
+
+def _guards_but_quorum_hold(state: dict[str, Any]) -> bool:
+    return (state["eligible"] in ("no_policy", "open", "in_group", "routed_to_me")
+            and state["status"] in APPROVAL_MACHINE.sources_of(state["to"])
             and state["expected"] != "stale" and not state["own"] and state["expiry"] != "past"
             and state["fingerprint"] != "changed" and not state["frozen"] and state["who"] != "outsider"
             and state["scope"] != "other_ids")
@@ -146,7 +183,20 @@ def _set_approval(rows: Approvals, state: dict[str, Any], actor: Actor) -> Appro
         decision_reason="earlier" if decided else "",
         approved_fingerprint="f" * 64 if state["status"] == ApprovalStatus.APPROVED else "")
     Project.objects.filter(pk=rows.project.pk).update(frozen_at=now if state["frozen"] else None)
-    return ApprovalRequest.objects.get(pk=rows.approval_id)
+    policy, routed = _ELIGIBLE[state["eligible"]]
+    rows.groups["mine"].members.set([actor.user])
+    ApprovalRequest.objects.filter(pk=rows.approval_id).update(
+        policy=rows.policies[policy] if policy else None, routed_group=rows.groups[routed] if routed else None,
+        approvals_required=1 if state["quorum"] == "one" else 2)
+    approval = ApprovalRequest.objects.get(pk=rows.approval_id)
+    ApprovalVote.objects.filter(approval=approval).delete()
+    voter, fingerprint = {"one": (None, ""), "short": (None, ""), "met": ("voter", approval.action_fingerprint),
+                          "other_action": ("voter", "e" * 64), "own_vote": ("self", approval.action_fingerprint),
+                          }[state["quorum"]]
+    if voter:
+        ApprovalVote.objects.create(approval=approval, fingerprint=fingerprint,
+                                    user=actor.user if voter == "self" else rows.users["voter"])
+    return approval
 
 
 def _decision_call(rows: Approvals, state: dict[str, Any], approval: ApprovalRequest) -> dict[str, Any]:
@@ -196,8 +246,9 @@ def test_the_prepared_decision_moves_exactly_the_rows_the_table_and_the_guards_m
                                     missing="missing", refused="refused", code="not_a_reviewer")
         try:
             return _written(approvals._decide_orm(
-                visible.filter(acting_filter(user, Role.REVIEWER)), approval_id=rows.approval_id, to=to,
-                actor=actor, now=now, updates=approvals.decision_updates(user, now, reason, to),
+                visible.filter(acting_filter(user, Role.REVIEWER)).filter(may_decide(user)),
+                approval_id=rows.approval_id, to=to, actor=actor, user=user, now=now,
+                updates=approvals.decision_updates(user, now, reason, to),
                 expected_version=call["expected_version"], expected_fingerprint=call["expected_fingerprint"]))
         except DomainError:  # the table's write matched nothing
             return None
@@ -225,7 +276,11 @@ def test_a_decision_answers_the_same_with_and_without_the_prepared_statement(
         m.setattr(approvals, "_decide_prepared", lambda **kw: None)
         without = _in_savepoint(lambda: _decided(approval_rows, state, actor))
     assert with_fast == without, state
-    assert (with_fast[0] != "refused") == _approval_moves(state), (state, with_fast)
+    assert (with_fast[0] == state["to"]) == _approval_moves(state), (state, with_fast)
+    # Every guard but the quorum holds: the approval is a vote, the request still pending at its next version.
+    vote = (state["to"] == ApprovalStatus.APPROVED and state["quorum"] in ("short", "other_action")
+            and _guards_but_quorum_hold(state))
+    assert (with_fast[0] == ApprovalStatus.PENDING) == vote, (state, with_fast)
 
 
 # --- effects -------------------------------------------------------------------------------------------------

@@ -18,14 +18,17 @@ from memory_app.models import ContextSnapshot, MemoryRecord
 from memory_app.services import memory_delete, memory_write
 from runs_app.models import (
     ApprovalRequest,
+    ApprovalVote,
     Checkpoint,
     CheckpointWrite,
     ExternalEffect,
     Handoff,
+    HumanQuestion,
     NodeExecution,
     Run,
     RunEvent,
     RunStatus,
+    StandingApproval,
 )
 from runs_app.retention import KINDS, retention_pass, retention_policy_set, retention_report
 from runs_app.services import (
@@ -107,6 +110,10 @@ def _history_of(run_id: int) -> dict[str, int]:
         "items": SessionItem.objects.filter(run_id=run_id).count(),
         "snapshots": ContextSnapshot.objects.filter(run_id=run_id).count(),
         "memory_sources": MemoryRecord.objects.filter(source_run_id=run_id).count(),
+        # Issue 33's rows (migration 0030: the prune deletes them before what they point at).
+        "votes": ApprovalVote.objects.filter(approval__run_id=run_id).count(),
+        "standing_approvals": StandingApproval.objects.filter(run_id=run_id).count(),
+        "questions": HumanQuestion.objects.filter(run_id=run_id).count(),
     }
 
 
@@ -133,9 +140,15 @@ def _full_history_run(project: Project) -> Run:
                             output_schema={"type": "object"}, deadline=timezone.now() + dt.timedelta(hours=1),
                             actor=AGENT)
     handoff_cancel(project=project, handoff_id=handoff.pk, actor=AGENT, reason="not needed")
-    approval_request_create(project=project, run_id=run.pk, tool="send", arguments={"n": 1},
-                            idempotency_key=f"ask-{run.pk}", actor=AGENT)
-    approve(Run.objects.get(pk=run.pk), reviewer(project, "rita-full"))
+    asked = approval_request_create(project=project, run_id=run.pk, tool="send", arguments={"n": 1},
+                                    idempotency_key=f"ask-{run.pk}", actor=AGENT)
+    rita = reviewer(project, "rita-full")
+    ApprovalVote.objects.create(approval=asked, user=rita, fingerprint=asked.action_fingerprint)
+    StandingApproval.objects.create(project=project, tool="send", created_by=rita, run=run, max_uses=1,
+                                    expires_at=timezone.now() + dt.timedelta(hours=1))
+    HumanQuestion.objects.create(project=project, run=run, question="Which chapter?", fingerprint="q" * 64,
+                                 idempotency_key=f"q-{run.pk}", asked_by=AGENT.label)
+    approve(Run.objects.get(pk=run.pk), rita)
     _finish(project, run, RunStatus.CANCELLED)
     # A memory record that cites the run but is no longer live: it stays, without its source run.
     record = memory_write(project=project, actor=AGENT, scope="project", content="Chapter 3 is due.",
