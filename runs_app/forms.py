@@ -174,3 +174,49 @@ class RunActionForm(forms.Form):
 
 class ApprovalExtendForm(RunActionForm):
     hours = forms.IntegerField(min_value=1, max_value=EXTEND_MAX_HOURS, initial=24)
+
+
+class PolicyPublishForm(forms.Form):
+    """Publish the next version of a tool's approval policy (runs_app.services.approval_policies). The groups and
+    the escalation target are the chosen project's; the service checks that, and the operator role, again."""
+
+    project = forms.ChoiceField()
+    tool = forms.CharField(max_length=120, required=False, help_text="Empty: the project's default policy.")
+    required_approvals = forms.IntegerField(min_value=1, max_value=20, initial=1,
+                                            help_text="Distinct reviewers who must approve (one reject rejects).")
+    eligible_groups = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                                help_text="None checked: any reviewer of the project.")
+    expires_after_hours = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2, required=False,
+                                             label="Expires after (hours)")
+    on_expiry = forms.ChoiceField()
+    escalate_to = forms.ChoiceField(required=False)
+    escalation_expires_after_hours = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2,
+                                                        required=False, label="Escalated wait (hours)")
+    always_ask = forms.BooleanField(required=False, label="Always ask (no standing approval covers this tool)")
+    reject_options = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        help_text="One per line: name | text for the reviewer | text for the agent.")
+
+    def __init__(self, *args: Any, projects: Any = (), groups: Any = (), **kwargs: Any) -> None:
+        from runs_app.models import ExpiryAction
+
+        kwargs.setdefault("auto_id", "policy_%s")
+        super().__init__(*args, **kwargs)
+        group_choices = [(g.pk, f"{g.project.slug} / {g.name}") for g in groups]
+        for name, choices in (("project", [(p.pk, p.slug) for p in projects]), ("eligible_groups", group_choices),
+                              ("escalate_to", [("", "nobody"), *group_choices]),
+                              ("on_expiry", ExpiryAction.choices)):
+            field = self.fields[name]
+            if isinstance(field, forms.ChoiceField):  # each is declared one above (MultipleChoiceField is one too)
+                field.choices = choices
+
+    def clean_reject_options(self) -> list[dict[str, str]]:
+        options = []
+        for line in self.cleaned_data["reject_options"].splitlines():
+            if not line.strip():
+                continue
+            parts = [part.strip() for part in line.split("|")]
+            if len(parts) != 3 or not parts[0]:
+                raise forms.ValidationError(f"Not 'name | reviewer text | agent text': {line.strip()!r}")
+            options.append({"name": parts[0], "reviewer_text": parts[1], "agent_text": parts[2]})
+        return options

@@ -22,6 +22,7 @@ from harness_client.errors import (
 )
 from harness_client.models import (
     Approval,
+    ApprovalPolicy,
     BulkResult,
     Checkpoint,
     ContextSnapshot,
@@ -46,6 +47,7 @@ from harness_client.models import (
     Provenance,
     Retention,
     RetentionDryRun,
+    ReviewerGroup,
     Run,
     RunEvent,
     Session,
@@ -101,6 +103,8 @@ __all__ = [
     "Session",
     "Task",
     "ToolSchema",
+    "ApprovalPolicy",
+    "ReviewerGroup",
     "Webhook",
     "TransportError",
     "ValidationError",

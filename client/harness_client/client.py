@@ -343,6 +343,10 @@ class _Operations:
     get_retention = _CallOp(ops.get_retention)
     set_retention = _CallOp(ops.set_retention)
     retention_dry_run = _CallOp(ops.retention_dry_run)
+    # approval policies
+    list_approval_policies = _PagedOp(ops.list_approval_policies)
+    publish_approval_policy = _CallOp(ops.publish_approval_policy)
+    list_reviewer_groups = _PagedOp(ops.list_reviewer_groups)
     # handoffs
     issue_handoff = _CallOp(ops.issue_handoff)
     list_handoffs = _PagedOp(ops.list_handoffs)

@@ -372,6 +372,11 @@ class Approval(Model):
     outcome: ApprovalOutcome = ""
     outcome_reason: str = ""
     outcome_at: dt.datetime | None = None
+    # The policy version it is decided under (None: no policy) and the quorum: distinct reviewers' approvals it
+    # needs, and those given so far ([{"by", "fingerprint", "at"}]).
+    policy_version: int | None = None
+    approvals_required: int = 1
+    votes: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     PENDING: ClassVar[str] = "pending"
 
@@ -527,6 +532,39 @@ class ToolSchema(Model):
     schema: dict[str, Any]
     schema_digest: str
     registered_by: str
+    created_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ApprovalPolicy(Model):
+    """One version of a tool's approval policy (`tool` "": the project's default): how many distinct reviewers must
+    approve, which reviewer groups decide, the default wait and what happens when it runs out."""
+
+    id: int
+    project: str
+    tool: str
+    version: int
+    required_approvals: int
+    eligible_groups: list[int]
+    expires_after: str | None  # a duration as the API writes it ("04:00:00", "1 02:00:00"), None: no default
+    on_expiry: str  # "reject" | "escalate" | "wait"
+    escalate_to: int | None
+    escalation_expires_after: str | None
+    always_ask: bool
+    reject_options: list[dict[str, Any]]
+    created_by: str
+    created_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReviewerGroup(Model):
+    """A project's reviewer group: the people a policy routes requests to (membership alone grants no role)."""
+
+    id: int
+    project: str
+    name: str
+    members: list[str]
+    email_members: bool
     created_at: dt.datetime
 
 

@@ -22,6 +22,7 @@ from harness_client.models import (
     Approval,
     ApprovalExecutor,
     ApprovalOutcome,
+    ApprovalPolicy,
     ApprovalStatus,
     BulkResult,
     Checkpoint,
@@ -55,6 +56,7 @@ from harness_client.models import (
     ResumePolicy,
     Retention,
     RetentionDryRun,
+    ReviewerGroup,
     Risk,
     Run,
     RunEvent,
@@ -784,6 +786,38 @@ def set_retention(project_id: int, **settings: int | None) -> Call[Retention]:
 def retention_dry_run(project_id: int) -> Call[RetentionDryRun]:
     """What a retention pass would remove now, per kind, and how many rows each keep rule keeps."""
     return _RETENTION_DRY_RUN.call(parse=RetentionDryRun.from_json, id=project_id)
+
+
+# --- approval policies ------------------------------------------------------------------------------------
+_POLICIES_LIST = route("GET", "approval-policies/", "approval_policies_list")
+_POLICIES_PUBLISH = route("POST", "approval-policies/", "approval_policies_publish")
+_GROUPS_LIST = route("GET", "reviewer-groups/", "reviewer_groups_list")
+
+
+def list_reviewer_groups(*, page_size: int | None = None) -> Paged[ReviewerGroup]:
+    """The caller's projects' reviewer groups and their members (what a policy's `eligible_groups` name)."""
+    return _GROUPS_LIST.paged(ReviewerGroup.from_json, page_size=_page_size(page_size))
+
+
+def list_approval_policies(*, page_size: int | None = None) -> Paged[ApprovalPolicy]:
+    """Every version of the caller's projects' approval policies, newest first (an agent may read what its
+    requests will need; only an operator's personal token publishes)."""
+    return _POLICIES_LIST.paged(ApprovalPolicy.from_json, page_size=_page_size(page_size))
+
+
+def publish_approval_policy(project: str, tool: str = "", *, required_approvals: int = 1,
+                            eligible_groups: Sequence[int] = (), expires_after: str | None = None,
+                            on_expiry: str = "reject", escalate_to: int | None = None,
+                            escalation_expires_after: str | None = None, always_ask: bool = False,
+                            reject_options: Sequence[Mapping[str, str]] = (),
+                            request_key: str | None = None) -> Call[ApprovalPolicy]:
+    """Publish the next version of `tool`'s policy in the project (slug; `tool` "": the default), with a person's
+    token holding the operator role there (an agent token: 403 `not_an_operator`). Durations as "HH:MM:SS"."""
+    body = {"project": project, "tool": tool, "required_approvals": required_approvals,
+            "eligible_groups": list(eligible_groups), "expires_after": expires_after, "on_expiry": on_expiry,
+            "escalate_to": escalate_to, "escalation_expires_after": escalation_expires_after,
+            "always_ask": always_ask, "reject_options": [dict(option) for option in reject_options]}
+    return _POLICIES_PUBLISH.call(parse=ApprovalPolicy.from_json, json=body, request_key=request_key)
 
 
 # --- memory -----------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -18,7 +18,7 @@ from harness.models import Project
 from runs_app import services
 from runs_app.api.common import TEXT_MAX, RunReachable, expected_version_field, lease_owner_field, validated
 from runs_app.filters import ApprovalFilter
-from runs_app.models import ApprovalExecutor, ApprovalOutcome, ApprovalRequest, Risk
+from runs_app.models import ApprovalExecutor, ApprovalOutcome, ApprovalRequest, ApprovalVote, Risk
 from runs_app.selectors.approvals import approval_get, approval_list
 
 # --- approvals -----------------------------------------------------------------------------------
@@ -54,8 +54,10 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
         # A request of one reviewer has no votes: no query (the decision's answer stays three statements).
         if approval.approvals_required <= 1:
             return []
+        # The list prefetches them for its page (one query for all its rows); one approval reads its own.
         return [{"by": vote.user.get_username(), "fingerprint": vote.fingerprint, "at": vote.created_at}
-                for vote in approval.votes.select_related("user").order_by("created_at", "id")]
+                for vote in (approval.votes.all() if "votes" in getattr(approval, "_prefetched_objects_cache", {})
+                             else approval.votes.select_related("user"))]
 
 
 class ApprovalCreateInSerializer(InSerializer):
@@ -105,7 +107,8 @@ class ApprovalListApi(AgentListView[ApprovalRequest]):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[ApprovalRequest]:
-        return approval_list(project_ids=scope(self.request), end_user=end_user_scope(self.request))
+        return approval_list(project_ids=scope(self.request), end_user=end_user_scope(self.request)).prefetch_related(
+            Prefetch("votes", queryset=ApprovalVote.objects.select_related("user").order_by("created_at", "id")))
 
 
 class ApprovalDetailApi(AgentApiView):

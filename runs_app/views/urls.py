@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from runs_app.views import approvals, effects, forks, handoffs, lineage, runs, tasks
+from runs_app.views import approvals, effects, forks, handoffs, lineage, policies, runs, tasks
 
 app_name = "runs"
 
@@ -17,6 +17,8 @@ urlpatterns = [
     path("approvals/<int:approval_id>/edit-typed/", approvals.approval_edit_typed, name="approval_edit_typed"),
     path("approvals/<int:approval_id>/cancel/", runs.approval_cancel_view, name="approval_cancel"),
     path("approvals/<int:approval_id>/extend/", runs.approval_extend_view, name="approval_extend"),
+    path("policies/", policies.policy_list, name="policy_list"),
+    path("policies/publish/", policies.policy_publish, name="policy_publish"),
     path("runs/", runs.run_list, name="run_list"),
     path("effects/<int:effect_id>/", effects.effect_detail, name="effect_detail"),
     path("effects/<int:effect_id>/mark-delivered/", effects.effect_mark_delivered, name="effect_mark_delivered"),

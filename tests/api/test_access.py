@@ -326,7 +326,33 @@ TOOL_SCHEMA_ENDPOINTS = [
       lambda w: f"/api/v1/tools/schemas/{_tool_schema(w).pk}/"),
 ]
 
-ENDPOINTS += THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS + TOOL_SCHEMA_ENDPOINTS
+
+
+def _policy(w: World) -> Any:
+    """A published policy and a reviewer group of the world's project (made once per world)."""
+    if "policy" not in w.__dict__:
+        from harness.actors import Actor
+        from runs_app.models import ReviewerGroup
+        from runs_app.services.approval_policies import approval_policy_publish
+        from tests import factories
+
+        w.__dict__["group"] = ReviewerGroup.objects.create(project=w.project, name="seeded")
+        admin = factories.make_user(f"policy-admin-{w.project.slug}", role="admin", projects=[w.project])
+        w.__dict__["policy"] = approval_policy_publish(project=w.project, tool="seeded", actor=Actor.for_user(admin))
+    return w.__dict__["policy"]
+
+
+POLICY_ENDPOINTS = [
+    E("approval_policies_list", "GET", "/api/v1/approval-policies/",
+      lambda w: _policy(w) and "/api/v1/approval-policies/", listed_ids=lambda w: {_policy(w).pk}),
+    E("approval_policies_publish", "POST", "/api/v1/approval-policies/", lambda w: "/api/v1/approval-policies/",
+      lambda w: {"project": w.project.slug, "tool": "new_tool", "required_approvals": 2}, 201, OPERATE),
+    E("reviewer_groups_list", "GET", "/api/v1/reviewer-groups/",
+      lambda w: _policy(w) and "/api/v1/reviewer-groups/", listed_ids=lambda w: {w.__dict__["group"].pk}),
+]
+
+ENDPOINTS += (THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS + TOOL_SCHEMA_ENDPOINTS
+              + POLICY_ENDPOINTS)
 IDS = [e.operation for e in ENDPOINTS]
 
 
