@@ -367,6 +367,8 @@ _DEMO_TOOL_ADAPTERS = {
     # The demo's tool derives its publish record from the key, so it honours idempotency keys.
     "publish_chapter": {"kind": "python", "callable": "demo.tools.publish_chapter",
                         "required_arguments": ["chapter", "title"], "honours_idempotency_key": True},
+    "pay_royalties": {"kind": "python", "callable": "demo.tools.pay_royalties",
+                      "required_arguments": ["payee", "amount_eur"], "honours_idempotency_key": True},
 }
 # Values are JSON from the environment as given; worker.adapters checks each entry when it resolves it.
 HARNESS_TOOL_ADAPTERS: dict[str, Any] = {

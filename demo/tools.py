@@ -30,3 +30,22 @@ def publish_chapter(arguments: dict[str, Any], *, idempotency_key: str) -> dict[
         "url": f"/novelforge/chapters/{chapter}",
         "publish_id": digest(idempotency_key)[:12],
     }
+
+
+# pay_royalties (demo.policies): the tool two editors must approve (the demo's quorum policy).
+PAY_ROYALTIES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "title": "pay_royalties",
+    "properties": {
+        "payee": {"type": "string", "minLength": 1, "maxLength": 120},
+        "amount_eur": {"type": "integer", "minimum": 1, "maximum": 100_000, "description": "Whole euros."},
+    },
+    "required": ["payee", "amount_eur"],
+    "additionalProperties": False,
+}
+
+
+def pay_royalties(arguments: dict[str, Any], *, idempotency_key: str) -> dict[str, Any]:
+    """The demo's payment: a deterministic transfer record, keyed by the idempotency key (nothing leaves)."""
+    return {"paid": True, "payee": arguments.get("payee", ""), "amount_eur": arguments.get("amount_eur"),
+            "transfer_id": digest(idempotency_key)[:12]}

@@ -29,7 +29,7 @@ def test_load_demo_builds_the_seed_scenario_once():
     assert task.latest_checkpoint.parent.label.startswith("day 3")
     assert task.latest_checkpoint.parent.parent.parent.parent_id is None
 
-    pending = ApprovalRequest.objects.get(project=project, status="pending")
+    pending = ApprovalRequest.objects.get(project=project, status="pending", run__session=session)
     assert pending.run_id == runs["R-101"].pk and pending.risk == "high" and pending.tool == "publish_chapter"
     assert runs["R-101"].pending_approval_id == pending.pk
     effect = ExternalEffect.objects.get(project=project, run__ref="R-100")
@@ -39,7 +39,21 @@ def test_load_demo_builds_the_seed_scenario_once():
     assert memory.count() >= 3
     superseded = memory.get(status="superseded")
     assert superseded.superseded_by.status == "active"
-    # The scenario is one session and one approval; the history (demo.history) is the H- rest, none of it pending.
-    assert Session.objects.filter(project=project).exclude(ref__startswith="H-").count() == 1
-    assert ApprovalRequest.objects.filter(project=project).exclude(run__ref__startswith="H-").count() == 1
-    assert ApprovalRequest.objects.filter(project=project, status="pending").count() == 1
+    # The scenario is one session and one approval; the history (demo.history) is the H- rest, none of it pending;
+    # the policies' (demo.policies) are S-43 and its P- runs.
+    scenario = Session.objects.filter(project=project).exclude(ref__startswith="H-").exclude(ref="S-43")
+    assert scenario.count() == 1
+    assert ApprovalRequest.objects.filter(project=project, run__ref__startswith="R-").count() == 1
+    assert ApprovalRequest.objects.filter(project=project, status="pending", run__ref__startswith="R-").count() == 1
+
+
+@pytest.mark.django_db
+def test_the_demo_shows_a_quorum_half_way():
+    call_command("load_demo", with_users=True)
+    project = Project.objects.get(slug="novelforge")
+    quorum = ApprovalRequest.objects.get(project=project, run__ref="P-1")
+    assert (quorum.status, quorum.approvals_required, quorum.policy_version) == ("pending", 2, 1)
+    assert [v.user.username for v in quorum.votes.all()] == ["mira"]
+    assert quorum.policy.always_ask and quorum.policy.escalate_to.name == "publishers"
+    assert {g.name: sorted(u.username for u in g.members.all()) for g in project.reviewer_groups.all()} == {
+        "editors": ["admin", "mira", "reviewer"], "publishers": ["admin", "pat"]}

@@ -55,9 +55,12 @@ def test_harness_demo_installs_the_demo_and_its_tool_and_node_handlers() -> None
     assert shown["adapters"] == {
         "publish_chapter": {"kind": "python", "callable": "demo.tools.publish_chapter",
                             "required_arguments": ["chapter", "title"], "honours_idempotency_key": True},
+        "pay_royalties": {"kind": "python", "callable": "demo.tools.pay_royalties",
+                          "required_arguments": ["payee", "amount_eur"], "honours_idempotency_key": True},
     }
     assert shown["resolved"] == {
         "publish_chapter": "demo.tools.publish_chapter",
+        "pay_royalties": "demo.tools.pay_royalties",
         "outline": "demo.nodes.outline",
         "draft": "demo.nodes.draft",
         "summarize": "demo.nodes.summarize",
@@ -68,7 +71,7 @@ def test_the_users_json_is_merged_over_the_demo_and_null_removes_an_entry() -> N
     invoice = {"kind": "http", "url": "https://billing.example/api", "timeout": 10}
     shown = settings_of_a_process_with(
         HARNESS_DEMO="1",
-        HARNESS_TOOL_ADAPTERS=json.dumps({"publish_chapter": None, "send_invoice": invoice}),
+        HARNESS_TOOL_ADAPTERS=json.dumps({"publish_chapter": None, "pay_royalties": None, "send_invoice": invoice}),
         HARNESS_NODE_HANDLERS=json.dumps({"draft": None, "review": "demo.nodes.draft"}),
     )
     assert shown["adapters"] == {"send_invoice": invoice}

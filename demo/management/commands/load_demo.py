@@ -16,6 +16,7 @@ from django.db import transaction
 
 from demo.history import load_demo_history
 from demo.memory import load_demo_memory
+from demo.policies import load_demo_policies
 from demo.tools import PUBLISH_CHAPTER_SCHEMA
 from harness.actors import Actor
 from harness.canonical import digest
@@ -30,6 +31,8 @@ OUTLINE = "1. The keeper  2. The storm  3. The lighthouse"
 DRAFT = "Chapter 3. The lamp had not been lit for eleven years..."
 DEMO_USERS = {"reviewer": Role.REVIEWER, "operator": Role.OPERATOR, "admin": Role.ADMIN}
 HISTORY_REVIEWER = "mira"  # the history's decisions are hers; she has no password (no login)
+# The policies' operator and second group (demo.policies), no login either.
+POLICY_OPERATOR, PUBLISHER = "olga", "pat"
 
 
 class Command(BaseCommand):
@@ -59,6 +62,19 @@ class Command(BaseCommand):
             made = load_demo_history(project=project, reviewer=self._user(project, HISTORY_REVIEWER, Role.REVIEWER))
         if made:
             self.stdout.write(self.style.SUCCESS(f"Loaded its last 14 days: {made} runs."))
+        self._policies(project)
+
+    def _policies(self, project: Project) -> None:
+        mira = self._user(project, HISTORY_REVIEWER, Role.REVIEWER)
+        people = {u.username: u for u in User.objects.filter(username__in=DEMO_USERS)}
+        editors = [mira, *(people[name] for name in ("reviewer", "admin") if name in people)]
+        publishers = [self._user(project, PUBLISHER, Role.REVIEWER), *([people["admin"]] if "admin" in people else [])]
+        with transaction.atomic():
+            loaded = load_demo_policies(project=project, operator=self._user(project, POLICY_OPERATOR, Role.OPERATOR),
+                                        editors=editors, publishers=publishers, voter=mira)
+        if loaded:
+            self.stdout.write(self.style.SUCCESS("Loaded its approval policies: S-43, a quorum waiting for a second "
+                                                 "editor."))
 
     def _users(self, project: Project) -> None:
         for username, role in DEMO_USERS.items():
