@@ -521,6 +521,9 @@ class ApprovalRequest(models.Model):
                          name="approval_pending_inbox"),
             # An effect's intent and an approval request look up the approvals holding their idempotency key.
             models.Index(fields=["project", "idempotency_key"], name="approval_key_per_project"),
+            # The console's "recently decided" list reads a project's last days of decisions, newest first.
+            models.Index(fields=["project", "decided_at"], condition=Q(decided_at__isnull=False),
+                         name="approval_decided_recently"),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=ApprovalStatus.values), name="approval_status_valid"),

@@ -207,3 +207,16 @@ def resume_trace(approval: ApprovalRequest, limit: int = 200) -> list[RunEvent]:
 
 def run_approvals(run: Run, limit: int = 200) -> list[ApprovalRequest]:
     return list(ApprovalRequest.objects.filter(run=run).select_related("decided_by").order_by("-created_at")[:limit])
+
+
+RECENT_DECISIONS_DAYS = 7
+
+
+def recently_decided(*, project_ids: Sequence[int], now: dt.datetime) -> QuerySet[ApprovalRequest]:
+    """Approvals decided in the last RECENT_DECISIONS_DAYS days, newest first, with who decided and what changed:
+    the console's "recently decided" list. The window keeps the read to a range of the (project, decided_at) index
+    (approval_decided_recently) and a sort of one week's decisions, however long the history."""
+    since = now - dt.timedelta(days=RECENT_DECISIONS_DAYS)
+    return (ApprovalRequest.objects.for_projects(project_ids).filter(decided_at__gte=since)
+            .exclude(status=ApprovalStatus.PENDING)
+            .select_related("project", "run", "decided_by").order_by("-decided_at", "-id"))

@@ -7,9 +7,11 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from harness.actors import Actor
@@ -63,6 +65,18 @@ def approval_inbox(request: ConsoleRequest) -> HttpResponse:
 
 
 INBOX_PARTIALS = ("inbox-table",)
+
+
+@require_GET
+@console_page
+def approval_decided(request: ConsoleRequest) -> HttpResponse:
+    """The last week's decisions, newest first: who decided, the reason, and what the reviewer changed (the same
+    arguments diff as the approval page, the audit entry and the webhook)."""
+    decided = approvals_sel.recently_decided(project_ids=project_ids(request), now=timezone.now())
+    page = Paginator(decided, 50).get_page(request.GET.get("page"))
+    return render_page(request, "runs/approval_decided.html",
+                       {"page": page, "days": approvals_sel.RECENT_DECISIONS_DAYS,
+                        "query": query_without_page(request)})
 
 
 def _inbox_context(request: ConsoleRequest, version: str | None = None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ app_name = "runs"
 urlpatterns = [
     path("approvals/", approvals.approval_inbox, name="approval_inbox"),
     path("approvals/bulk/", approvals.approval_bulk, name="approval_bulk"),
+    path("approvals/decided/", approvals.approval_decided, name="approval_decided"),
     path("approvals/<int:approval_id>/", approvals.approval_detail, name="approval_detail"),
     path("approvals/<int:approval_id>/assign/", approvals.approval_assign_view, name="approval_assign"),
     path("approvals/<int:approval_id>/approve/", approvals.approval_approve, name="approval_approve"),
