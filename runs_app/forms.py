@@ -22,6 +22,8 @@ class RejectForm(forms.Form):
 
     version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     reason = forms.CharField(max_length=2000, widget=forms.Textarea(attrs={"rows": 3}))
+    # One of the policy's reject options (the page offers them as radio buttons); the service checks it.
+    reject_option = forms.CharField(max_length=80, required=False)
 
     def clean_reason(self) -> str:
         reason: str = self.cleaned_data["reason"].strip()  # a CharField's value

@@ -55,3 +55,15 @@ def quorum_reached(user: Any, approving: str | None = None) -> Q:
               .values("approval").annotate(n=Count("user", distinct=True)).values("n"))
     votes = Coalesce(Subquery(others, output_field=IntegerField()), Value(0))
     return Q(approvals_required__lte=1) | Q(approvals_required__lte=votes + Value(1))
+
+
+def reject_option_of(approval: Any) -> dict[str, str] | None:
+    """The reject option a rejection chose, as its policy version declares it ({"name", "reviewer_text",
+    "agent_text"}), or None (a plain rejection). Reads the policy only when there is an option."""
+    if not approval.reject_option or approval.policy_id is None:
+        return None
+    for option in approval.policy.reject_options or []:
+        if isinstance(option, dict) and option.get("name") == approval.reject_option:
+            return {"name": option["name"], "reviewer_text": str(option.get("reviewer_text", "")),
+                    "agent_text": str(option.get("agent_text", ""))}
+    return {"name": approval.reject_option, "reviewer_text": "", "agent_text": ""}

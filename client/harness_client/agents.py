@@ -425,7 +425,10 @@ def _rejection_message(approval: Approval) -> str:
         return (f"A reviewer ({by}) approved this tool only with other arguments: "
                 f"{json.dumps(approval.approved_arguments, sort_keys=True)}. It was not run.")
     if approval.status == "rejected":
-        return f"A reviewer ({by}) rejected this tool call: {approval.decision_reason or 'no reason given'}"
+        said = f"A reviewer ({by}) rejected this tool call: {approval.decision_reason or 'no reason given'}"
+        if approval.reject_option:  # the policy's option: what the agent should do instead
+            said += f" [{approval.reject_option}] {approval.reject_agent_text}".rstrip()
+        return said
     return f"This tool call was not approved ({approval.status}); it was not run."
 
 

@@ -377,6 +377,10 @@ class Approval(Model):
     policy_version: int | None = None
     approvals_required: int = 1
     votes: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # A rejection's reject option (its policy's `name`, "" for a plain rejection) and what the policy tells the
+    # agent to do instead: change course rather than only stop.
+    reject_option: str = ""
+    reject_agent_text: str = ""
 
     PENDING: ClassVar[str] = "pending"
 

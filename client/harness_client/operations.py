@@ -537,13 +537,15 @@ def list_approvals(*, status: ApprovalStatus | None = None, run: int | None = No
 
 def decide_approval(
     approval_id: int, decision: Decision, *, reason: str | None = None,
-    edited_arguments: Mapping[str, Any] | None = None, expected_version: int, request_key: str | None = None,
+    edited_arguments: Mapping[str, Any] | None = None, expected_version: int, reject_option: str | None = None,
+    request_key: str | None = None,
 ) -> Call[Approval]:
-    """Approve or reject (a reviewer's personal token; agent tokens get 403). A rejection needs a `reason`;
+    """Approve or reject (a reviewer's personal token; agent tokens get 403). A rejection needs a `reason`, and
+    may name one of the request's policy's `reject_option`s (the agent reads its text: `reject_agent_text`);
     `edited_arguments` approves changed arguments (a new fingerprint). `expected_version` is the approval's
     version you read (`get_approval(...).version`): one that changed since is refused `version_conflict`."""
     body = fields(decision=decision, reason=reason, edited_arguments=edited_arguments,
-                  expected_version=expected_version)
+                  expected_version=expected_version, reject_option=reject_option)
     return _APPROVALS_DECIDE.call(parse=Approval.from_json, id=approval_id, json=body, request_key=request_key)
 
 

@@ -19,6 +19,7 @@ from runs_app import services
 from runs_app.api.common import TEXT_MAX, RunReachable, expected_version_field, lease_owner_field, validated
 from runs_app.filters import ApprovalFilter
 from runs_app.models import ApprovalExecutor, ApprovalOutcome, ApprovalRequest, ApprovalVote, Risk
+from runs_app.policies import reject_option_of
 from runs_app.selectors.approvals import approval_get, approval_list
 
 # --- approvals -----------------------------------------------------------------------------------
@@ -34,6 +35,8 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
     project: serializers.SlugRelatedField[Project] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     decided_by: serializers.SlugRelatedField[User] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True)
+    reject_agent_text = serializers.SerializerMethodField(
+        help_text="For a rejection with a reject option: the policy's text for the agent, what to do instead.")
     votes = serializers.SerializerMethodField(
         help_text="Under a quorum policy (approvals_required > 1): each reviewer's approval so far, per action "
                   "(fingerprint); the request is approved when approvals_required of them name the same action.")
@@ -45,9 +48,13 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
             "requested_by", "status", "version", "decided_by", "decided_at", "decision_reason",
             "approved_arguments", "approved_fingerprint", "expires_at", "executor", "arguments_changes", "outcome",
             "outcome_reason", "outcome_at", "tool_schema", "tool_schema_version", "policy", "policy_version",
-            "approvals_required", "votes", "created_at", "updated_at",
+            "approvals_required", "votes", "reject_option", "reject_agent_text", "created_at", "updated_at",
         ]
         read_only_fields = fields
+
+    def get_reject_agent_text(self, approval: ApprovalRequest) -> str:
+        option = reject_option_of(approval)  # reads the policy only for a rejection with an option
+        return option["agent_text"] if option else ""
 
     @extend_schema_field(VoteOutSerializer(many=True))
     def get_votes(self, approval: ApprovalRequest) -> list[dict[str, Any]]:
@@ -81,6 +88,10 @@ class ApprovalDecisionInSerializer(InSerializer):
     decision = serializers.ChoiceField(choices=[services.Decision.APPROVE, services.Decision.REJECT])
     reason = serializers.CharField(max_length=TEXT_MAX, required=False, default="", allow_blank=True)
     edited_arguments = serializers.DictField(required=False, allow_null=True, default=None)
+    reject_option = serializers.CharField(
+        max_length=80, required=False, default="", allow_blank=True,
+        help_text="With a rejection: one of the request's policy's reject options (its `name`); the agent reads "
+                  "the option and its text for the agent. Anything else is 400 reject_option_invalid.")
     expected_version = expected_version_field("approval")
 
 

@@ -190,6 +190,7 @@ def approval_decide(
     expected_version: int | None = None,
     expected_fingerprint: str | None = None,
     project_ids: Sequence[int] | None = None,
+    reject_option: str = "",
 ) -> ApprovalRequest:
     """Record a reviewer's final decision and queue the run's resume.
 
@@ -209,6 +210,11 @@ def approval_decide(
        once, one stands and the other gets a conflict that names who decided.
     4. Audit the decision and enqueue the resume after commit (a rejection resumes the run too).
 
+    `reject_option`: for a rejection, one of the reject options the request's policy version declares (400
+    `reject_option_invalid` otherwise; nothing written). It is recorded on the request, in the audit entry, the
+    run's event, the webhook and the decision bound to the run, with the option's text for the agent
+    (runs_app.policies.reject_option_of), so the agent can change course.
+
     The decision is three statements (the write, the audit entry, the run's event), plus, once per
     request's user, the reads of its groups and memberships (harness.tenancy).
     """
@@ -225,6 +231,8 @@ def approval_decide(
         raise ValidationFailed("A rejection needs a reason.", code="reason_required")
     to = ApprovalStatus.REJECTED if decision == Decision.REJECT else ApprovalStatus.APPROVED
     updates = decision_updates(user, now, reason.strip(), to)
+    if reject_option:
+        updates["reject_option"] = _checked_reject_option(visible, approval_id, reject_option, to)
     if to == ApprovalStatus.APPROVED and edited_arguments is not None:  # the edited action and its fingerprint
         if not reason.strip():
             raise ValidationFailed("Edited arguments need a reason: say why they changed.", code="reason_required",
@@ -244,12 +252,12 @@ def approval_decide(
     approving = updates.get("approved_fingerprint") if edited_arguments is not None else None
     with transaction.atomic():
         approval = None
-        if edited_arguments is None:  # the usual decision: one prepared statement, nothing compiled
+        if edited_arguments is None and not reject_option:  # the usual decision: one prepared statement
             approval = _decide_prepared(
                 approval_id=approval_id, to=to, user=user, actor=actor, now=now, reason=updates["decision_reason"],
                 project_ids=project_ids if project_ids is not None else [_project_pk(project)],
                 expected_version=expected_version, expected_fingerprint=expected_fingerprint)
-        if approval is None:  # an edit, or a write the prepared statement refused: the ORM's, which says why
+        if approval is None:  # an edit, a reject option, or a write the prepared statement refused: the ORM's
             try:
                 approval = _decide_orm(approvals, approval_id=approval_id, to=to, actor=actor, user=user, now=now,
                                        updates=updates, expected_version=expected_version,
@@ -276,15 +284,33 @@ def approval_decide(
                 "approved_fingerprint": approval.approved_fingerprint,
                 "edited": edited_arguments is not None,
                 "changes": approval.arguments_changes,
+                **({"reject_option": approval.reject_option} if approval.reject_option else {}),
                 **({"votes": votes, "policy_version": approval.policy_version} if votes else {}),
             },
         )
         run_event_append(
             project=approval.project_id, run_id=approval.run_id, kind=f"approval.{to}",
-            data={"approval": approval.pk, "by": user.get_username(), "fingerprint": approval.approved_fingerprint},
+            data={"approval": approval.pk, "by": user.get_username(), "fingerprint": approval.approved_fingerprint,
+                  **({"reject_option": approval.reject_option} if approval.reject_option else {})},
         )
         _enqueue_resume(approval.run_id)
         return approval
+
+
+def _checked_reject_option(visible: QuerySet[ApprovalRequest], approval_id: int, option: str, to: str) -> str:
+    """`option` if it is one of the reject options of the request's policy version (read in one statement)."""
+    if to != ApprovalStatus.REJECTED:
+        raise ValidationFailed("A reject option goes with a rejection.", code="reject_option_invalid",
+                               field="reject_option")
+    row = visible.filter(pk=approval_id).values_list("policy__reject_options", flat=True)
+    declared = next(iter(row), None)
+    names = [o.get("name") for o in declared or [] if isinstance(o, dict)]
+    if option not in names:
+        raise ValidationFailed(
+            f"{option!r} is not a reject option of this request's policy"
+            + (f" (one of {', '.join(map(str, names))})." if names else " (it declares none)."),
+            code="reject_option_invalid", field="reject_option")
+    return option
 
 
 def _decide_orm(

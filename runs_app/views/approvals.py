@@ -246,6 +246,7 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
             reason=data.get("reason", ""),
             edited_arguments=form.arguments() if isinstance(form, TypedEditForm) else data.get("arguments"),
             expected_version=data.get("version"),
+            reject_option=data.get("reject_option") or "",
         )
     except Forbidden as exc:
         raise PermissionDenied(exc.detail) from None

@@ -168,6 +168,38 @@ def test_an_approved_tool_call_runs_once_after_the_reviewers_decision(env: Live)
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("resumes_in_process")
+def test_a_reject_option_tells_the_model_what_to_do_instead(env: Live) -> None:
+    """Issue 33, part 3: the policy's reject option and its text for the agent are in the tool's output the model
+    reads, and in the approval the caller gets."""
+    from runs_app.models import ApprovalPolicy
+
+    ApprovalPolicy.objects.create(project=env.project, tool="publish_chapter", version=1, reject_options=[
+        {"name": "not_edited", "reviewer_text": "The editor has not signed it off",
+         "agent_text": "Send the chapter to the editor first, then ask again."}])
+    model = FakeModel(function_call("publish_chapter", {"chapter": 7}, call_id="call-pub-7"),
+                      assistant_message("Sending it to the editor.", item_id="m1"))
+    published: list[int] = []
+    reviewer = reviewer_decides(env, lambda _: {"decision": "reject", "reason": "no sign-off",
+                                                "reject_option": "not_edited"})
+
+    async def publish() -> str:
+        async with HarnessSession("publisher-7") as session:
+            approvals = HarnessApprovals(session, poll_interval=0.05, max_poll_interval=0.2, timeout=30)
+            result = await run_with_approvals(publishing_agent(model, published), "Publish chapter 7.",
+                                              session=session, approvals=approvals, run_config=NO_TRACING)
+            assert approvals.outcomes == {"call-pub-7": "rejected"}
+            return str(result.final_output)
+
+    assert run_async(publish()) == "Sending it to the editor."
+    reviewer.join(5)
+    assert not reviewer.errors and published == []  # type: ignore[attr-defined]
+    output = model.inputs[-1][-1]["output"]
+    assert "no sign-off" in output and "[not_edited] Send the chapter to the editor first, then ask again." in output
+    assert ApprovalRequest.objects.get(project=env.project).reject_option == "not_edited"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("resumes_in_process")
 def test_a_rejected_tool_call_never_runs_and_the_model_reads_the_reason(env: Live) -> None:
     model = FakeModel(function_call("publish_chapter", {"chapter": 4}, call_id="call-pub-4"),
                       assistant_message("Understood, not publishing.", item_id="m1"))

@@ -149,3 +149,26 @@ def test_an_end_users_graph_asks_for_and_reads_its_approval_through_its_token(li
     result = graph.invoke(Command(resume=decision), config)
     assert result["notes"] == ["outline tea", "draft tea", "publish approved"]
     assert ApprovalRequest.objects.filter(run=approval.run).count() == 1  # asked once, though the node ran twice
+
+
+@pytest.mark.usefixtures("resumes_in_process")
+def test_a_reject_option_reaches_the_graph_with_the_text_for_the_agent(live: Live, hc: HarnessClient) -> None:
+    """Issue 33, part 3: the reviewer's reject option and the policy's text for the agent come back in the decision
+    the graph resumes with, so the graph can change course."""
+    from runs_app.models import ApprovalPolicy
+
+    ApprovalPolicy.objects.create(project=live.project, tool="publish", version=1, reject_options=[
+        {"name": "too_early", "reviewer_text": "Not before Friday", "agent_text": "Ask again after Friday."}])
+    saver = HarnessSaver(client=hc)
+    graph, config = _graph(saver, ask=True), _config("early-publish")
+    (approval_id,) = approval_ids(graph.invoke({"topic": "tea", "notes": []}, config)["__interrupt__"])
+    reviewer = reviewer_decides(live, lambda _: {"decision": "reject", "reason": "the launch is Friday",
+                                                 "reject_option": "too_early"})
+    decision = saver.wait_for_decision(approval_id, timeout=30, poll_interval=0.05, max_poll_interval=0.2)
+    reviewer.join(timeout=30)
+    assert not reviewer.errors  # type: ignore[attr-defined]
+    assert (decision["decision"], decision["reject_option"], decision["agent_text"], decision["reason"]) == (
+        "rejected", "too_early", "Ask again after Friday.", "the launch is Friday")
+    assert graph.invoke(Command(resume=decision), config)["notes"][-1] == "publish rejected"
+    seen = hc.get_approval(approval_id)
+    assert (seen.reject_option, seen.reject_agent_text) == ("too_early", "Ask again after Friday.")

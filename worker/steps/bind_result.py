@@ -20,6 +20,7 @@ from runs_app.models import (
     ExternalEffect,
     FailureCategory,
 )
+from runs_app.policies import reject_option_of
 from runs_app.resume_due import UNKNOWN_EFFECT  # the block a person decides (services.effects.effect_resolve)
 from runs_app.services import (
     Resend,
@@ -84,7 +85,8 @@ def dispatch(r: Resume) -> dict[str, Any] | None:
         return {"decision": r.bound["decision"], "executed": False, "executor": "agent"}
     if approval.status == ApprovalStatus.REJECTED:
         r.bound = {"decision": "rejected", "approval": approval.pk, "reason": approval.decision_reason,
-                   "by": approval.decided_by.get_username() if approval.decided_by else ""}
+                   "by": approval.decided_by.get_username() if approval.decided_by else "",
+                   **rejection_option(approval)}
         return {"decision": "rejected", "executed": False}
     try:
         effect, _ = effect_intend(
@@ -174,6 +176,13 @@ def _adapter(r: Resume) -> ToolAdapter:
     return r.adapter
 
 
+def rejection_option(approval: Any) -> dict[str, Any]:
+    """A rejection's reject option for the agent ({"reject_option": name, "agent_text": what to do instead}), or
+    nothing for a plain rejection (runs_app.policies.reject_option_of)."""
+    option = reject_option_of(approval)
+    return {"reject_option": option["name"], "agent_text": option["agent_text"]} if option else {}
+
+
 def agent_decision(r: Resume) -> dict[str, Any]:
     """What the run's `bound_result` tells the agent that runs the tool itself: the decision, and for an
     approval exactly what to run (the approved arguments, their fingerprint, the key to run it under)."""
@@ -189,7 +198,7 @@ def agent_decision(r: Resume) -> dict[str, Any]:
         bound.update(arguments=approval.approved_arguments, fingerprint=approval.approved_fingerprint,
                      edited=approval.approved_fingerprint != approval.action_fingerprint)
     elif approval.status == ApprovalStatus.REJECTED:
-        bound["reason"] = approval.decision_reason
+        bound.update(reason=approval.decision_reason, **rejection_option(approval))
     else:  # expired: nobody decided in time
         bound["reason"] = "the approval expired before a decision"
     return bound
