@@ -13,6 +13,7 @@ from harness.models import Project
 class WebhookEvent(models.TextChoices):
     APPROVAL_REQUESTED = "approval.requested"
     APPROVAL_DECIDED = "approval.decided"  # approved, rejected or expired
+    APPROVAL_ESCALATED = "approval.escalated"  # routed to the policy's escalation group when its time ran out
     RUN_STATUS_CHANGED = "run.status_changed"
 
 

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from notify_app import tasks
+from notify_app.groups import routed_groups
 from notify_app.models import WebhookEvent
 from notify_app.reviewers import approval_summary
 from notify_app.services import deliveries_create
-from runs_app.signals import approval_requested
+from runs_app.signals import approval_escalated, approval_requested
 
 
 def _owe(project_id: int, event: str, data: dict[str, Any],
@@ -21,9 +22,24 @@ def _owe(project_id: int, event: str, data: dict[str, Any],
 
 def on_approval_requested(sender: Any, **facts: Any) -> None:
     facts.pop("signal", None)
-    tasks.enqueue(tasks.email_reviewers_task, facts)
+    # A policy that names groups routes the request to them: their members are told, not every reviewer.
+    groups = routed_groups(facts["approval_id"])
+    if groups:
+        tasks.enqueue(tasks.notify_groups_task, facts, groups, WebhookEvent.APPROVAL_REQUESTED.value,
+                      "Approval requested")
+    else:
+        tasks.enqueue(tasks.email_reviewers_task, facts)
     _owe(facts["project_id"], WebhookEvent.APPROVAL_REQUESTED, facts,
          slack_text=lambda slug: approval_summary(facts, slug))
 
 
+def on_approval_escalated(sender: Any, **facts: Any) -> None:
+    """The escalation group is told (email, chat); agents' webhooks subscribed to approval.escalated too."""
+    facts.pop("signal", None)
+    tasks.enqueue(tasks.notify_groups_task, facts, [facts["group_id"]], WebhookEvent.APPROVAL_ESCALATED.value,
+                  "Approval escalated to your group")
+    _owe(facts["project_id"], WebhookEvent.APPROVAL_ESCALATED, facts)
+
+
 approval_requested.connect(on_approval_requested, dispatch_uid="notify_app.approval_requested")
+approval_escalated.connect(on_approval_escalated, dispatch_uid="notify_app.approval_escalated")

@@ -5,6 +5,7 @@ from typing import Any
 
 from celery import Task, shared_task
 
+from notify_app.groups import notify_groups
 from notify_app.reviewers import email_reviewers
 from notify_app.services import deliveries_to_send, delivery_attempt
 
@@ -23,6 +24,15 @@ def deliver_webhook(self: Task, delivery_id: int) -> str:
 @shared_task(name="notify.email_reviewers", acks_late=True)
 def email_reviewers_task(facts: dict[str, Any]) -> int:
     return email_reviewers(facts=facts)
+
+
+@shared_task(name="notify.notify_groups", acks_late=True)
+def notify_groups_task(facts: dict[str, Any], group_ids: list[int], event: str, headline: str) -> int:
+    """A routed request's notices (notify_app.groups): the groups' members' email, then their chat messages."""
+    sent, deliveries = notify_groups(facts=facts, group_ids=group_ids, event=event, headline=headline)
+    for delivery_id in deliveries:
+        enqueue(deliver_webhook, delivery_id)
+    return sent
 
 
 @shared_task(name="notify.send_due")

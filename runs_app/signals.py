@@ -13,3 +13,7 @@ resume_requested = Signal()  # sent with run_id=<int>
 # Sent after an approval request commits, for notifications (notify_app listens: reviewer emails, the project's
 # Slack-compatible URL, agents' webhooks), with plain values, so a listener needs no read to describe it.
 approval_requested = Signal()  # project_id, approval_id, run_id, tool, risk, fingerprint, requested_by
+
+# Sent after an approval's escalation commits (runs_app.services.approval_escalation), for the escalated group's
+# notices (notify_app: its members' email, its chat webhook).
+approval_escalated = Signal()  # project_id, approval_id, run_id, tool, risk, fingerprint, requested_by, group_id

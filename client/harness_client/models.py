@@ -507,7 +507,7 @@ class RetentionDryRun(Model):
 
 # --- webhooks -------------------------------------------------------------------------------------------
 
-WebhookEvent = Literal["approval.requested", "approval.decided", "run.status_changed"]
+WebhookEvent = Literal["approval.requested", "approval.decided", "approval.escalated", "run.status_changed"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -6,7 +6,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Case, DurationField, Exists, F, IntegerField, JSONField, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    Case,
+    CharField,
+    DurationField,
+    Exists,
+    F,
+    IntegerField,
+    JSONField,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -24,6 +37,7 @@ from runs_app.models import (
     ApprovalExpiryDefault,
     ApprovalRequest,
     ApprovalStatus,
+    ExpiryAction,
     ExternalEffect,
     Run,
     RunStatus,
@@ -31,6 +45,7 @@ from runs_app.models import (
 )
 from runs_app.policies import current_policies, may_decide, quorum_reached
 from runs_app.presentation.arguments_diff import arguments_diff
+from runs_app.services.approval_escalation import approval_escalate
 from runs_app.services.approval_quorum import QuorumPending, quorum_vote, vote_record
 from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
@@ -96,13 +111,16 @@ def approval_request_create(
             policy_version=Subquery(policies.values("version")[:1], output_field=IntegerField()),
             policy_quorum=Subquery(policies.values("required_approvals")[:1], output_field=IntegerField()),
             policy_expiry=Subquery(policies.values("expires_after")[:1], output_field=DurationField()),
+            policy_on_expiry=Subquery(policies.values("on_expiry")[:1], output_field=CharField()),
         ).first()
         if run is None:
             raise NotFoundError(f"Run {run_id} does not exist.")
         if run.schema_id is not None:
             check_arguments(run.schema_body, arguments, version=run.schema_version, tool=tool)
-        if expires_at is None and (run.policy_expiry or run.default_expiry) is not None:
-            # The policy's default wait, else the project's per-tool default (ApprovalExpiryDefault).
+        if (expires_at is None and run.policy_on_expiry != ExpiryAction.WAIT
+                and (run.policy_expiry or run.default_expiry) is not None):
+            # The policy's default wait, else the project's per-tool default (ApprovalExpiryDefault). A policy that
+            # says "keep waiting" sets no deadline: only the agent's own `expires_at` would end the wait.
             expires_at = timezone.now() + (run.policy_expiry or run.default_expiry)
         if run.key_effect or run.key_approval:
             raise ConflictError(
@@ -454,13 +472,18 @@ def _refusal(
 
 def approval_expire_due(*, now: dt.datetime | None = None) -> list[int]:
     """Expire pending approvals past their deadline; their runs resume (a worker's approval into
-    `blocked`, an agent's with the expiry bound, back to the agent)."""
+    `blocked`, an agent's with the expiry bound, back to the agent). A request whose policy escalates and that
+    was not escalated yet is routed to the escalation group instead (runs_app.services.approval_escalation), and
+    its run keeps waiting."""
     now = now or timezone.now()
     expired: list[int] = []
-    for approval_id, project_id, run_id in ApprovalRequest.objects.filter(
+    for approval_id, project_id, run_id, on_expiry, escalated_at in ApprovalRequest.objects.filter(
         status=ApprovalStatus.PENDING, expires_at__lte=now
-    ).values_list("pk", "project_id", "run_id"):
+    ).values_list("pk", "project_id", "run_id", "policy__on_expiry", "escalated_at"):
         with transaction.atomic():
+            if on_expiry == ExpiryAction.ESCALATE and escalated_at is None:
+                approval_escalate(approval_id=approval_id, now=now)
+                continue
             try:
                 approval_expire(project=project_id, approval_id=approval_id, run_id=run_id)
             except ConflictError:

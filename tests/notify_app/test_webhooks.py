@@ -26,14 +26,6 @@ from tests.notify_app.receiver import receiving_server
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def sent(monkeypatch) -> list[tuple[str, tuple[Any, ...]]]:  # type: ignore[no-untyped-def]
-    """The tasks the receivers queued (instead of the broker), to run them here with `.apply()`."""
-    queued: list[tuple[str, tuple[Any, ...]]] = []
-    monkeypatch.setattr(tasks, "enqueue", lambda task, *args: queued.append((task.name, args)))
-    return queued
-
-
 def _deliveries(sent: list[tuple[str, tuple[Any, ...]]]) -> list[int]:
     return [args[0] for name, args in sent if name == "notify.deliver_webhook"]
 
