@@ -1,10 +1,10 @@
-"""The demo's approval policies (issue 33), so a newcomer sees each part at work: a quorum waiting for its second
-reviewer, a standing rule that approved a request without asking, a question waiting for its answer, and a request
-escalated to a second group when the first let its time run out.
+"""The demo's approval policies (issue 33), so a newcomer sees them at work: a quorum waiting for its second
+reviewer, and a request escalated to a second group when the first let its time run out.
 
-Session S-43 ("royalties"), runs P-1.. of the agent `accountant`. Written through the services, as an agent, the
-reviewers and an operator would. Groups: `editors` (reviewer, mira, admin) decide `pay_royalties` two at a time;
-`publishers` (admin) take what the editors let expire.
+Session S-43 ("royalties"), runs of the agent `accountant`: P-1 waits for its second editor ("1 of 2"), P-2 was
+escalated to the publishers when the editors let it wait past its 8 hours. Written through the services, as an
+agent, the reviewers and an operator would. Groups: `editors` (reviewer, mira, admin) decide `pay_royalties` two
+at a time; `publishers` (pat, admin) take what the editors let expire.
 """
 
 import datetime as dt
@@ -16,6 +16,7 @@ from harness.actors import Actor
 from harness.models import Project
 from runs_app import services as runs
 from runs_app.models import ExpiryAction, ReviewerGroup, Run
+from runs_app.services.approval_escalation import approval_escalate
 from runs_app.services.approval_policies import approval_policy_publish
 from sessions_app.services import session_create, session_items_append
 
@@ -52,6 +53,14 @@ def load_demo_policies(*, project: Project, operator: User, editors: list[User],
         idempotency_key="S-43/royalties/2026-11", risk="high", reason="Money leaves the account.", actor=AGENT)
     runs.approval_decide(project=project, approval_id=asked.pk, actor=Actor.for_user(voter),
                          decision="approve", reason="Matches the November sales report.")
+    # An escalation: the editors let October's payment wait past its 8 hours, so the publishers decide it now.
+    late = _waiting_run(project, session.pk, "P-2", "Pay October's royalties to the translator.")
+    overdue = runs.approval_request_create(
+        project=project, run_id=late.pk, tool="pay_royalties", arguments={"payee": "translator", "amount_eur": 420},
+        idempotency_key="S-43/royalties/2026-10-translator", risk="high", reason="Money leaves the account.",
+        actor=AGENT)
+    assert overdue.expires_at is not None  # the policy's 8 hours  # noqa: S101 - the demo's own invariant
+    approval_escalate(approval_id=overdue.pk, now=overdue.expires_at)
     return True
 
 

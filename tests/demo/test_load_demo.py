@@ -57,3 +57,11 @@ def test_the_demo_shows_a_quorum_half_way():
     assert quorum.policy.always_ask and quorum.policy.escalate_to.name == "publishers"
     assert {g.name: sorted(u.username for u in g.members.all()) for g in project.reviewer_groups.all()} == {
         "editors": ["admin", "mira", "reviewer"], "publishers": ["admin", "pat"]}
+
+
+@pytest.mark.django_db
+def test_the_demo_shows_an_escalation():
+    call_command("load_demo", with_users=True)
+    escalated = ApprovalRequest.objects.get(project__slug="novelforge", run__ref="P-2")
+    assert (escalated.status, escalated.routed_group.name) == ("pending", "publishers")
+    assert escalated.escalated_at is not None and escalated.expires_at > escalated.escalated_at
