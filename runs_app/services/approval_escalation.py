@@ -11,7 +11,7 @@ from django.db.models import F
 
 from harness.actors import Actor
 from harness.audit import audit_record
-from runs_app.models import ApprovalRequest, ApprovalStatus
+from runs_app.models import ApprovalRequest, ApprovalStatus, ExpiryAction
 from runs_app.services.runs import run_event_append
 from runs_app.signals import approval_escalated
 
@@ -19,11 +19,14 @@ RECOVERY = Actor.for_worker("worker:recovery")
 
 
 def approval_escalate(*, approval_id: int, now: dt.datetime) -> bool:
-    """Route one pending, overdue, not yet escalated request to its policy's escalation group, in one conditional
-    UPDATE (a decision or another pass that got there first leaves it alone: False). Audited
+    """Route one pending, overdue, not yet escalated request whose policy escalates to the policy's escalation group,
+    in one conditional UPDATE (False: its policy does not escalate, it was escalated already, or a decision or
+    another pass got there first). Both doors where a request's time runs out call it before they expire one: the
+    recovery pass (approval_expire_due) and the resume of an agent-executed approval (approval_preconditions). Audited
     (`approval.escalated`), with a run event, and the group is told after commit. Call inside a transaction."""
     row = (ApprovalRequest.objects.filter(pk=approval_id, status=ApprovalStatus.PENDING, escalated_at__isnull=True,
-                                          expires_at__lte=now, policy__escalate_to__isnull=False)
+                                          expires_at__lte=now, policy__on_expiry=ExpiryAction.ESCALATE,
+                                          policy__escalate_to__isnull=False)
            .values("project_id", "run_id", "tool", "risk", "action_fingerprint", "requested_by",
                    "policy__escalate_to_id", "policy__escalation_expires_after").first())
     if row is None:

@@ -77,6 +77,24 @@ def test_an_expired_agent_approval_is_bound_as_expired_and_handed_back(project) 
     assert not ExternalEffect.objects.exists()
 
 
+def test_an_overdue_agent_approval_whose_policy_escalates_is_escalated_not_expired(project) -> None:  # type: ignore[no-untyped-def]
+    """The resume is a second door where a request's time runs out: it escalates as the recovery pass does."""
+    from runs_app.models import ApprovalPolicy, ExpiryAction, ReviewerGroup
+
+    managers = ReviewerGroup.objects.create(project=project, name="managers")
+    ApprovalPolicy.objects.create(project=project, tool="send_invoice", version=1, on_expiry=ExpiryAction.ESCALATE,
+                                  escalate_to=managers, escalation_expires_after=dt.timedelta(hours=4))
+    run, approval = _asking_run(project, expires_at=timezone.now() - dt.timedelta(seconds=1))
+
+    resume_run_by_id(run.pk, owner=OWNER)
+
+    escalated = ApprovalRequest.objects.get(pk=approval.pk)
+    assert (escalated.status, escalated.routed_group_id) == (ApprovalStatus.PENDING, managers.pk)
+    assert escalated.expires_at > timezone.now()
+    assert Run.objects.get(pk=run.pk).status == RunStatus.WAITING_APPROVAL
+    assert AuditEntry.objects.filter(action="approval.escalated").count() == 1
+
+
 def test_a_worker_approval_that_expired_still_blocks(project) -> None:  # type: ignore[no-untyped-def]
     run = factories.make_run(project)
     run_transition(project=project, run_id=run.pk, to=RunStatus.RUNNING, expected_version=None)
