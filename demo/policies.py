@@ -59,7 +59,8 @@ def load_demo_policies(*, project: Project, operator: User, editors: list[User],
         project=project, run_id=late.pk, tool="pay_royalties", arguments={"payee": "translator", "amount_eur": 420},
         idempotency_key="S-43/royalties/2026-10-translator", risk="high", reason="Money leaves the account.",
         actor=AGENT)
-    assert overdue.expires_at is not None  # the policy's 8 hours  # noqa: S101 - the demo's own invariant
+    if overdue.expires_at is None:  # the policy's 8 hours set it; without them there is nothing to escalate
+        raise RuntimeError("the demo's pay_royalties policy set no deadline")
     approval_escalate(approval_id=overdue.pk, now=overdue.expires_at)
     return True
 

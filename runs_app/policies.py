@@ -57,13 +57,20 @@ def quorum_reached(user: Any, approving: str | None = None) -> Q:
     return Q(approvals_required__lte=1) | Q(approvals_required__lte=votes + Value(1))
 
 
+def declared_reject_option(options: Any, name: str) -> dict[str, str] | None:
+    """The option `name` among a policy version's `reject_options` ({"name", "reviewer_text", "agent_text"}), or
+    None when it declares no such option: what a rejection is checked against and what the agent is told."""
+    for option in options or []:
+        if isinstance(option, dict) and option.get("name") == name:
+            return {"name": name, "reviewer_text": str(option.get("reviewer_text", "")),
+                    "agent_text": str(option.get("agent_text", ""))}
+    return None
+
+
 def reject_option_of(approval: Any) -> dict[str, str] | None:
-    """The reject option a rejection chose, as its policy version declares it ({"name", "reviewer_text",
-    "agent_text"}), or None (a plain rejection). Reads the policy only when there is an option."""
+    """The reject option a rejection chose, as its policy version declares it, or None (a plain rejection). Reads
+    the policy only when there is an option."""
     if not approval.reject_option or approval.policy_id is None:
         return None
-    for option in approval.policy.reject_options or []:
-        if isinstance(option, dict) and option.get("name") == approval.reject_option:
-            return {"name": option["name"], "reviewer_text": str(option.get("reviewer_text", "")),
-                    "agent_text": str(option.get("agent_text", ""))}
-    return {"name": approval.reject_option, "reviewer_text": "", "agent_text": ""}
+    return (declared_reject_option(approval.policy.reject_options, approval.reject_option)
+            or {"name": approval.reject_option, "reviewer_text": "", "agent_text": ""})

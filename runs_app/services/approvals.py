@@ -43,7 +43,7 @@ from runs_app.models import (
     RunStatus,
     ToolSchema,
 )
-from runs_app.policies import current_policies, may_decide, quorum_reached
+from runs_app.policies import current_policies, declared_reject_option, may_decide, quorum_reached
 from runs_app.presentation.arguments_diff import arguments_diff
 from runs_app.services.approval_escalation import approval_escalate
 from runs_app.services.approval_quorum import QuorumPending, quorum_vote, vote_record
@@ -320,10 +320,9 @@ def _checked_reject_option(visible: QuerySet[ApprovalRequest], approval_id: int,
     if to != ApprovalStatus.REJECTED:
         raise ValidationFailed("A reject option goes with a rejection.", code="reject_option_invalid",
                                field="reject_option")
-    row = visible.filter(pk=approval_id).values_list("policy__reject_options", flat=True)
-    declared = next(iter(row), None)
-    names = [o.get("name") for o in declared or [] if isinstance(o, dict)]
-    if option not in names:
+    declared = next(iter(visible.filter(pk=approval_id).values_list("policy__reject_options", flat=True)), None)
+    if declared_reject_option(declared, option) is None:
+        names = [o.get("name") for o in declared or [] if isinstance(o, dict)]
         raise ValidationFailed(
             f"{option!r} is not a reject option of this request's policy"
             + (f" (one of {', '.join(map(str, names))})." if names else " (it declares none)."),
