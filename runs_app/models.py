@@ -528,9 +528,11 @@ class ApprovalRequest(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(status__in=ApprovalStatus.values), name="approval_status_valid"),
             models.CheckConstraint(condition=Q(executor__in=ApprovalExecutor.values), name="approval_executor_valid"),
-            # Only an approved action the agent runs has an outcome to report.
-            models.CheckConstraint(condition=Q(outcome="") | Q(executor="agent", status="approved"),
-                                   name="approval_outcome_agent_approved"),
+            # Only an approved action has an outcome: the agent's report when it runs the action itself, or the
+            # resume's "not run" when the standing approval behind it no longer stood (runs_app.services.
+            # standing_approvals.approval_ask_again).
+            models.CheckConstraint(condition=Q(outcome="") | (Q(status="approved") & (
+                Q(executor="agent") | Q(standing_approval__isnull=False))), name="approval_outcome_agent_approved"),
             # A decision records who, when and (for approvals) exactly which action.
             models.CheckConstraint(
                 condition=Q(status__in=["pending", "expired", "cancelled"])

@@ -48,6 +48,8 @@ _EXTRA = (("u", "username"), ("s", "status"), ("ts", "schema"), *(("au", column)
 _GRANT = (("u", "grant"), ("tk", "revoked_at"), ("tk", "expired"), ("p", "frozen_at"))
 # What the checkpoint's integrity is checked against (Sealed): its parent's hash, the run its approval belongs to.
 _SEALED = (("cp", "content_hash"), ("ca", "run_id"))
+# The standing approval behind the decision, as it is now (Grant's rule_*): after _SEALED.
+_RULE = (("sa", "revoked_at"), ("sa", "expired"))
 
 
 @functools.cache
@@ -55,7 +57,7 @@ def _names() -> tuple[str, ...]:
     """The statement's column names in order, known from how it is built: reading them back from the cursor
     costs an object per column on every resume (a hundred of them)."""
     return (*(f"{alias}__{column}" for alias, model in _PREFIXES for column, _, _ in _fields(model)),
-            *(f"{alias}__{column}" for alias, column in (*_EXTRA, *_GRANT, *_SEALED)))
+            *(f"{alias}__{column}" for alias, column in (*_EXTRA, *_GRANT, *_SEALED, *_RULE)))
 
 
 @functools.cache
@@ -75,7 +77,8 @@ SELECT {selected}, {extra},
        tk.revoked_at AS "tk__revoked_at",
        (tk.expires_at IS NOT NULL AND tk.expires_at <= statement_timestamp()) AS "tk__expired",
        p.frozen_at AS "p__frozen_at",
-       cp.content_hash AS "cp__content_hash", ca.run_id AS "ca__run_id"
+       cp.content_hash AS "cp__content_hash", ca.run_id AS "ca__run_id",
+       sa.revoked_at AS "sa__revoked_at", (sa.expires_at <= statement_timestamp()) AS "sa__expired"
   FROM runs_app_run r
   JOIN harness_project p ON p.id = r.project_id
   JOIN sessions_app_session s ON s.id = r.session_id
@@ -87,6 +90,7 @@ SELECT {selected}, {extra},
   LEFT JOIN auth_user u ON u.id = a.decided_by_id
   LEFT JOIN runs_app_toolschema ts ON ts.id = a.tool_schema_id
   LEFT JOIN harness_apitoken tk ON tk.id = a.requested_by_token_id
+  LEFT JOIN runs_app_standingapproval sa ON sa.id = a.standing_approval_id
   LEFT JOIN LATERAL (
         SELECT e.action, e.data, e.actor, e.target_type, e.target_id, e.created_at, e.project_id, e.seq,
                e.prev_hash, e.hash, e.mac,
@@ -137,6 +141,10 @@ class Grant:
     token_revoked_at: dt.datetime | None
     token_expired: bool = False
     project_frozen_at: dt.datetime | None = None
+    # The standing approval that decided it, if one did (runs_app.services.standing_approvals): revoked since
+    # (when), or past its time (by the database's clock).
+    rule_revoked_at: dt.datetime | None = None
+    rule_expired: bool = False
 
 
 @dataclass(frozen=True)
@@ -183,7 +191,8 @@ def load_run(run_id: int) -> tuple[Run, DecisionAudit | None, Grant, Sealed] | N
             if approval.tool_schema_id is not None else None)
     run.pending_approval = approval
     grant = Grant(reviewer_holds_role=row["u__grant"], token_revoked_at=row["tk__revoked_at"],
-                  token_expired=bool(row["tk__expired"]), project_frozen_at=row["p__frozen_at"])
+                  token_expired=bool(row["tk__expired"]), project_frozen_at=row["p__frozen_at"],
+                  rule_revoked_at=row["sa__revoked_at"], rule_expired=bool(row["sa__expired"]))
     return run, _decision_audit(row), grant, Sealed(row["cp__content_hash"], row["ca__run_id"])
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import (
+    BooleanField,
     Case,
     CharField,
     DurationField,
@@ -20,6 +21,7 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -49,6 +51,7 @@ from runs_app.services.approval_escalation import approval_escalate
 from runs_app.services.approval_quorum import QuorumPending, quorum_vote, vote_record
 from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
+from runs_app.services.standing_approvals import live_rules, standing_approval_apply
 from runs_app.signals import approval_requested, resume_requested
 from runs_app.tool_schemas import check_arguments
 
@@ -112,6 +115,9 @@ def approval_request_create(
             policy_quorum=Subquery(policies.values("required_approvals")[:1], output_field=IntegerField()),
             policy_expiry=Subquery(policies.values("expires_after")[:1], output_field=DurationField()),
             policy_on_expiry=Subquery(policies.values("on_expiry")[:1], output_field=CharField()),
+            policy_always_ask=Subquery(policies.values("always_ask")[:1], output_field=BooleanField()),
+            # Whether a standing approval could cover it (runs_app.services.standing_approvals): read only then.
+            live_rule=Exists(live_rules(project.pk, tool, Now())),
         ).first()
         if run is None:
             raise NotFoundError(f"Run {run_id} does not exist.")
@@ -155,6 +161,15 @@ def approval_request_create(
             data={"approval": approval.pk, "tool": tool, "fingerprint": approval.action_fingerprint,
                   "executor": executor},
         )
+        if run.live_rule and not run.policy_always_ask and (run.policy_quorum or 1) <= 1:
+            decided = standing_approval_apply(approval=approval, run=moved)
+            if decided is not None:  # approved in advance by a reviewer's rule: nobody needs telling
+                run_event_append(
+                    project=project, run_id=run_id, kind="approval.approved",
+                    data={"approval": decided.pk, "by": decided.decided_by.get_username(),
+                          "fingerprint": decided.approved_fingerprint, "standing_approval": decided.standing_approval_id})
+                _enqueue_resume(run_id)
+                return decided
         # Reviewers are told after commit (notify_app); decisions and run state changes owe their webhook
         # deliveries from triggers instead (notify_app 0002), at no statement on the decision's path.
         facts = {"project_id": project.pk, "approval_id": approval.pk, "run_id": run_id, "tool": tool,
