@@ -167,7 +167,8 @@ def approval_request_create(
                 run_event_append(
                     project=project, run_id=run_id, kind="approval.approved",
                     data={"approval": decided.pk, "by": decided.decided_by.get_username(),
-                          "fingerprint": decided.approved_fingerprint, "standing_approval": decided.standing_approval_id})
+                          "fingerprint": decided.approved_fingerprint,
+                          "standing_approval": decided.standing_approval_id})
                 _enqueue_resume(run_id)
                 return decided
         # Reviewers are told after commit (notify_app); decisions and run state changes owe their webhook

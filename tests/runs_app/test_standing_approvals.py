@@ -86,7 +86,8 @@ def test_a_rule_approves_the_request_it_covers_and_names_itself(project: Project
     assert approval.decision_reason == f"standing approval {rule.pk}: chapter 3 is ready"
     rule.refresh_from_db()
     assert rule.uses == 1
-    entry = AuditEntry.objects.get(target_type="approvalrequest", target_id=str(approval.pk), action="approval.approved")
+    entry = AuditEntry.objects.get(target_type="approvalrequest", target_id=str(approval.pk),
+                                   action="approval.approved")
     assert entry.actor == "user:rita" and entry.data["standing_approval"] == rule.pk
     assert AuditEntry.objects.filter(action="standing_approval.created", target_id=str(rule.pk)).exists()
     assert not any(report.breaks for report in audit_chain_verify(project_ids=[project.pk]))

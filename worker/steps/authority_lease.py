@@ -7,8 +7,8 @@ from typing import Any
 
 from django.conf import settings
 
-from harness.http.errors import ConflictError
 from harness.actors import Actor
+from harness.http.errors import ConflictError
 from runs_app.models import ApprovalStatus
 from runs_app.services import (
     run_claim_attempt,
