@@ -158,6 +158,23 @@ class OperatorWrites(AgentApiAccess):
         return True
 
 
+class ReviewerWrites(AgentApiAccess):
+    """Reads as AgentApiAccess; a write is a person's with the reviewer role (a personal token or a login session),
+    never an agent token's: what it writes approves for the agents (a standing approval). The role in the record's
+    own project is the service's check."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if request.method in SAFE_METHODS or not _authenticated(request):
+            return super().has_permission(request, view)
+        user = request.user
+        if isinstance(user, AgentPrincipal):
+            refuse_receiver_token(request, view)
+            raise Forbidden("Only a person writes this; agent tokens cannot.", code="not_a_person")
+        if not user_has_role(user, Role.REVIEWER):
+            raise Forbidden("Only a reviewer writes this.", code="not_a_reviewer")
+        return True
+
+
 class ReviewerOnly(BasePermission):
     """A console user with the reviewer role (login session or personal token); no agent token, ever."""
 

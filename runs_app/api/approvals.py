@@ -48,7 +48,8 @@ class ApprovalOutSerializer(serializers.ModelSerializer[ApprovalRequest]):
             "requested_by", "status", "version", "decided_by", "decided_at", "decision_reason",
             "approved_arguments", "approved_fingerprint", "expires_at", "executor", "arguments_changes", "outcome",
             "outcome_reason", "outcome_at", "tool_schema", "tool_schema_version", "policy", "policy_version",
-            "approvals_required", "votes", "reject_option", "reject_agent_text", "created_at", "updated_at",
+            "approvals_required", "votes", "reject_option", "reject_agent_text", "standing_approval", "created_at",
+            "updated_at",
         ]
         read_only_fields = fields
 

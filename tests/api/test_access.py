@@ -14,7 +14,7 @@ from django.test import Client
 from runs_app.models import Checkpoint, Run
 from tests.api.conftest import ApiClient, World
 
-READ, WRITE, DECIDE, OPERATE = "read", "write", "decide", "operate"
+READ, WRITE, DECIDE, OPERATE, REVIEW = "read", "write", "decide", "operate", "review"
 
 
 @dataclass(frozen=True)
@@ -351,8 +351,36 @@ POLICY_ENDPOINTS = [
       lambda w: _policy(w) and "/api/v1/reviewer-groups/", listed_ids=lambda w: {w.__dict__["group"].pk}),
 ]
 
+
+
+def _rule(w: World) -> Any:
+    """A standing approval of the world's project, by a reviewer of it (made once per world)."""
+    if "rule" not in w.__dict__:
+        import datetime as dt
+
+        from harness.actors import Actor
+        from runs_app.services.standing_approvals import standing_approval_create
+        from tests import factories
+
+        author = factories.make_user(f"rule-author-{w.project.slug}", role="reviewer", projects=[w.project])
+        w.__dict__["rule"] = standing_approval_create(project=w.project, actor=Actor.for_user(author), tool="seeded",
+                                                      max_uses=3, expires_in=dt.timedelta(hours=1))
+    return w.__dict__["rule"]
+
+
+STANDING_APPROVAL_ENDPOINTS = [
+    E("standing_approvals_list", "GET", "/api/v1/standing-approvals/",
+      lambda w: _rule(w) and "/api/v1/standing-approvals/", listed_ids=lambda w: {_rule(w).pk}),
+    E("standing_approvals_create", "POST", "/api/v1/standing-approvals/", lambda w: "/api/v1/standing-approvals/",
+      lambda w: {"project": w.project.slug, "tool": "publish", "max_uses": 2, "expires_in": "01:00:00"}, 201, REVIEW),
+    E("standing_approvals_read", "GET", "/api/v1/standing-approvals/{id}/",
+      lambda w: f"/api/v1/standing-approvals/{_rule(w).pk}/"),
+    E("standing_approvals_revoke", "POST", "/api/v1/standing-approvals/{id}/revoke/",
+      lambda w: f"/api/v1/standing-approvals/{_rule(w).pk}/revoke/", lambda w: {}, 200, REVIEW),
+]
+
 ENDPOINTS += (THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS + TOOL_SCHEMA_ENDPOINTS
-              + POLICY_ENDPOINTS)
+              + POLICY_ENDPOINTS + STANDING_APPROVAL_ENDPOINTS)
 IDS = [e.operation for e in ENDPOINTS]
 
 
@@ -364,7 +392,7 @@ def _call(client: ApiClient, endpoint: Endpoint, world: World) -> Any:
 
 
 def _owner(world: World, endpoint: Endpoint) -> ApiClient:
-    return {DECIDE: world.reviewer, OPERATE: world.operator}.get(endpoint.kind, world.agent)
+    return {DECIDE: world.reviewer, OPERATE: world.operator, REVIEW: world.reviewer}.get(endpoint.kind, world.agent)
 
 
 @pytest.mark.django_db
@@ -425,6 +453,7 @@ def test_wrong_role_is_403(endpoint: Endpoint, world: World) -> None:
         WRITE: (world.reader, "token_read_only"),
         DECIDE: (world.agent, "agent_cannot_decide"),
         OPERATE: (world.agent, "not_an_operator"),
+        REVIEW: (world.agent, "not_a_person"),
     }[endpoint.kind]
     response = _call(wrong, endpoint, world)
     assert response.status_code == 403, response.content
