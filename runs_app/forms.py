@@ -12,6 +12,18 @@ from runs_app.services.approval_actions import EXTEND_MAX_HOURS
 
 class ApproveForm(forms.Form):
     version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    # "Approve and don't ask again" (issue 33): the same approval, and a standing approval beside it
+    # (runs_app.services.standing_approvals), written together or not at all.
+    standing = forms.BooleanField(required=False)
+    standing_scope = forms.ChoiceField(required=False, initial="agent", choices=[
+        ("agent", "this agent's requests, in any run"), ("session", "this session's requests"),
+        ("run", "this run's requests only")])
+    standing_match = forms.ChoiceField(required=False, initial="exact", choices=[
+        ("exact", "only these exact arguments"), ("any", "any arguments (the tool's schema still applies)")])
+    standing_hours = forms.IntegerField(required=False, min_value=1, max_value=24 * 30, initial=8,
+                                        widget=forms.NumberInput(attrs={"min": 1, "max": 720}))
+    standing_uses = forms.IntegerField(required=False, min_value=1, max_value=1000, initial=10,
+                                       widget=forms.NumberInput(attrs={"min": 1, "max": 1000}))
 
 
 class RejectForm(forms.Form):

@@ -41,6 +41,10 @@ def approval_outcome(approval: ApprovalRequest) -> ApprovalOutcomeView:
     heading = _HEADINGS.get(status, "The action")
     if status != ApprovalStatus.APPROVED:
         return ApprovalOutcomeView(status, status, heading)
+    if approval.outcome == ApprovalOutcome.NOT_RUN and approval.standing_approval_id is not None:
+        # The standing approval behind it no longer stood at the resume: a person was asked again.
+        return ApprovalOutcomeView(OutcomeState.NOT_RUN, "approved by a standing approval, not run",
+                                   "The approved action (not run)", approval.outcome_reason)
     if approval.executor != ApprovalExecutor.AGENT:
         return ApprovalOutcomeView(OutcomeState.APPROVED, "approved", heading)
     if approval.outcome == ApprovalOutcome.RAN:

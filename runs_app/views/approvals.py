@@ -3,11 +3,13 @@ what a reviewer decides on, the resume's dry run, the decision itself, and the r
 (polled while the worker is on it).
 """
 
+import datetime as dt
 from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -28,7 +30,7 @@ from harness.http.views import (
 from harness.tenancy import Role, role_project_ids
 from runs_app.filters import ApprovalInboxFilter
 from runs_app.forms import ApproveForm, AssignForm, BulkDecisionForm, EditApproveForm, RejectForm
-from runs_app.models import ApprovalRequest, ApprovalStatus
+from runs_app.models import ApprovalRequest, ApprovalStatus, StandingApproval
 from runs_app.presentation.approval_outcome import approval_outcome
 from runs_app.presentation.bulk_preview import bulk_previews
 from runs_app.presentation.events import events_shown
@@ -47,6 +49,7 @@ from runs_app.services import (
     approval_decide_bulk,
     project_reviewers,
 )
+from runs_app.services.standing_approvals import standing_approval_create
 from runs_app.typed_edit import TypedEditForm
 from runs_app.views.common import query_without_page
 from runs_app.views.live import poll_of, unchanged
@@ -162,6 +165,8 @@ def _decision_context(request: ConsoleRequest, approval: ApprovalRequest, **extr
         "typed_form": extra.pop("typed_form", None) or _typed_form(approval),
         # The policy's quorum and eligible groups, and the votes so far (issue 33).
         "quorum": approvals_sel.approval_quorum(approval, request.user),
+        **dict(zip(("standing_offer", "standing_refusal"), standing_offer(approval) if deciding else (False, ""),
+                   strict=True)),
         **extra,
     }
     if not deciding:
@@ -237,17 +242,23 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     # run fails is still the reviewer's to do (a person may approve and then fix what blocks it, e.g. configure
     # the adapter); the panel that answers the decision says which checks failed at that moment.
     at_decision = _dry_run(request, approval, project_roles(request, approval.project_id))
+    asked = approval
     try:
-        approval = approval_decide(
-            project=approval.project_id,
-            approval_id=approval.pk,
-            actor=Actor.of(request.user),
-            decision=decision,
-            reason=data.get("reason", ""),
-            edited_arguments=form.arguments() if isinstance(form, TypedEditForm) else data.get("arguments"),
-            expected_version=data.get("version"),
-            reject_option=data.get("reject_option") or "",
-        )
+        with transaction.atomic():  # "approve and don't ask again": both written, or neither
+            approval = approval_decide(
+                project=approval.project_id,
+                approval_id=approval.pk,
+                actor=Actor.of(request.user),
+                decision=decision,
+                reason=data.get("reason", ""),
+                edited_arguments=form.arguments() if isinstance(form, TypedEditForm) else data.get("arguments"),
+                expected_version=data.get("version"),
+                reject_option=data.get("reject_option") or "",
+            )
+            if isinstance(form, ApproveForm) and data.get("standing"):
+                rule = _standing_from(request, asked, data)
+                messages.success(request, f"Standing approval #{rule.pk}: {rule.tool} is approved without asking "
+                                          f"until {rule.expires_at:%Y-%m-%d %H:%M}, at most {rule.max_uses} times.")
     except Forbidden as exc:
         raise PermissionDenied(exc.detail) from None
     except ConflictError as exc:
@@ -268,6 +279,32 @@ def _decide(request: ConsoleRequest, approval_id: int, form_class: type[Decision
     approval = approvals_sel.approval_for_decision(project_ids=ids, approval_id=approval_id)
     return _decision_response(request, approval, status=200,
                               dry_run_at_decision=at_decision if decision == Decision.APPROVE else None)
+
+
+def _standing_from(request: ConsoleRequest, approval: ApprovalRequest, data: dict[str, Any]) -> StandingApproval:
+    """The standing approval the approve form's "don't ask again" asks for, beside its approval: the same tool, for
+    the requesting agent (or the session, or the run), these exact arguments or any, for the hours and uses given."""
+    scope = data.get("standing_scope") or "agent"
+    agent = approval.requested_by if scope == "agent" and approval.requested_by.startswith("agent:") else ""
+    if scope == "agent" and not agent:
+        scope = "session"  # a person's request: there is no agent to name, the session is the narrowest scope left
+    return standing_approval_create(
+        project=approval.project_id, actor=Actor.of(request.user), tool=approval.tool, agent=agent,
+        session_id=approval.run.session_id if scope == "session" else None,
+        run_id=approval.run_id if scope == "run" else None,
+        match_arguments=dict(approval.arguments) if data.get("standing_match", "exact") != "any" else None,
+        expires_in=dt.timedelta(hours=data.get("standing_hours") or 8), max_uses=data.get("standing_uses") or 10,
+        reason=f"from approval #{approval.pk}")
+
+
+def standing_offer(approval: ApprovalRequest) -> tuple[bool, str]:
+    """Whether the page offers "approve and don't ask again" for this request, or why not."""
+    policy = approval.policy
+    if policy is not None and policy.always_ask:
+        return False, "its policy says always ask."
+    if approval.approvals_required > 1:
+        return False, f"its policy asks for {approval.approvals_required} approvals."
+    return True, ""
 
 
 def _refuse_field(form: DecisionForm, field: str, exc: ValidationFailed) -> None:

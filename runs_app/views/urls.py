@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from runs_app.views import approvals, effects, forks, handoffs, lineage, policies, runs, tasks
+from runs_app.views import approvals, effects, forks, handoffs, lineage, policies, runs, standing_approvals, tasks
 
 app_name = "runs"
 
@@ -10,6 +10,9 @@ urlpatterns = [
     path("approvals/", approvals.approval_inbox, name="approval_inbox"),
     path("approvals/bulk/", approvals.approval_bulk, name="approval_bulk"),
     path("approvals/decided/", approvals.approval_decided, name="approval_decided"),
+    path("approvals/standing/", standing_approvals.standing_approval_list_view, name="standing_approval_list"),
+    path("approvals/standing/<int:rule_id>/revoke/", standing_approvals.standing_approval_revoke_view,
+         name="standing_approval_revoke"),
     path("approvals/<int:approval_id>/", approvals.approval_detail, name="approval_detail"),
     path("approvals/<int:approval_id>/assign/", approvals.approval_assign_view, name="approval_assign"),
     path("approvals/<int:approval_id>/approve/", approvals.approval_approve, name="approval_approve"),

@@ -22,6 +22,7 @@ def page_urls(scene: Scene) -> list[str]:
         reverse("runs:approval_detail", args=[scene.approval.pk]),
         reverse("runs:policy_list"),
         reverse("runs:approval_decided"),
+        reverse("runs:standing_approval_list"),
         reverse("runs:run_list"),
         reverse("runs:task_list"),
         reverse("runs:task_detail", args=[scene.task.pk]),
