@@ -29,6 +29,7 @@ from runs_app.models import (
     Run,
     RunEvent,
     RunStatus,
+    StandingApproval,
     Task,
     ToolSchema,
 )
@@ -43,6 +44,7 @@ from runs_app.services import (
     tool_schema_register,
 )
 from runs_app.services.approval_policies import approval_policy_publish
+from runs_app.services.standing_approvals import standing_approval_revoke
 from runs_app.tool_schemas import schema_problem
 
 # The admin's moves that are an operator's action on a run (runs_app.services.run_actions): the same service,
@@ -308,6 +310,36 @@ class ApprovalPolicyAdmin(TenantAdmin[ApprovalPolicy]):
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         """The groups were set by approval_policy_publish with the version."""
+
+
+@admin.register(StandingApproval)
+class StandingApprovalAdmin(TenantAdmin[StandingApproval]):
+    """Standing approvals (runs_app.services.standing_approvals): written from an approval's page or the API, read
+    here, and revoked through `standing_approval_revoke` (audited); never edited or deleted (approvals name them)."""
+
+    list_display = ["__str__", "project", "tool", "agent", "uses", "max_uses", "expires_at", "created_by",
+                    "revoked_at"]
+    list_filter = ["project", "tool"]
+    search_fields = ["tool", "agent"]
+    list_select_related = ["project", "created_by"]
+    readonly_fields = [f.name for f in StandingApproval._meta.fields]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: StandingApproval | None = None) -> bool:
+        return False
+
+    @admin.action(description="Revoke selected")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[StandingApproval]) -> None:
+        for rule in queryset:
+            try:
+                standing_approval_revoke(project=rule.project_id, rule_id=rule.pk, actor=Actor.of(request.user))
+            except DomainError as exc:
+                self.message_user(request, f"{rule}: {exc.detail}", messages.ERROR)
+            else:
+                self.message_user(request, f"{rule}: revoked.", messages.SUCCESS)
 
 
 @admin.register(RetentionPolicy)

@@ -270,3 +270,15 @@ def test_a_rule_is_time_boxed_and_well_formed(project: Project, rita: User, kwar
     assert not StandingApproval.objects.exists()
 
 
+
+
+def test_the_admin_lists_rules_and_revokes_through_the_service(client: Any, project: Project, rita: User) -> None:
+    rule = _rule(project, rita)
+    admin = User.objects.create_superuser("root", "root@example.com", "pw-123456")
+    client.force_login(admin)
+    assert client.get(f"/admin/runs_app/standingapproval/{rule.pk}/change/").status_code == 200
+    client.post("/admin/runs_app/standingapproval/", {"action": "revoke", "_selected_action": [rule.pk]})
+    rule.refresh_from_db()
+    assert rule.revoked_by == admin
+    assert AuditEntry.objects.filter(action="standing_approval.revoked", actor="user:root").exists()
+    assert _request(project).status == ApprovalStatus.PENDING
