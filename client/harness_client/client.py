@@ -347,6 +347,11 @@ class _Operations:
     list_approval_policies = _PagedOp(ops.list_approval_policies)
     publish_approval_policy = _CallOp(ops.publish_approval_policy)
     list_reviewer_groups = _PagedOp(ops.list_reviewer_groups)
+    # standing approvals
+    list_standing_approvals = _PagedOp(ops.list_standing_approvals)
+    get_standing_approval = _CallOp(ops.get_standing_approval)
+    create_standing_approval = _CallOp(ops.create_standing_approval)
+    revoke_standing_approval = _CallOp(ops.revoke_standing_approval)
     # handoffs
     issue_handoff = _CallOp(ops.issue_handoff)
     list_handoffs = _PagedOp(ops.list_handoffs)

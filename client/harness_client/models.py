@@ -381,6 +381,8 @@ class Approval(Model):
     # agent to do instead: change course rather than only stop.
     reject_option: str = ""
     reject_agent_text: str = ""
+    # The standing approval that approved it without asking (None: a person decided, or nobody yet).
+    standing_approval: int | None = None
 
     PENDING: ClassVar[str] = "pending"
 
@@ -569,6 +571,30 @@ class ReviewerGroup(Model):
     name: str
     members: list[str]
     email_members: bool
+    created_at: dt.datetime
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StandingApproval(Model):
+    """A reviewer's "approve and don't ask again": approves `tool`'s matching requests (for `agent`, `session` or
+    `run` when set; `match_arguments` exact values, `match_schema` a JSON Schema) until `expires_at`, at most
+    `max_uses` times. The approvals it makes name it (`Approval.standing_approval`)."""
+
+    id: int
+    project: str
+    tool: str
+    created_by: str
+    agent: str
+    session: int | None
+    run: int | None
+    match_arguments: dict[str, Any]
+    match_schema: dict[str, Any] | None
+    expires_at: dt.datetime
+    max_uses: int
+    uses: int
+    reason: str
+    revoked_at: dt.datetime | None
+    revoked_by: str | None
     created_at: dt.datetime
 
 

@@ -64,6 +64,7 @@ from harness_client.models import (
     Session,
     SessionRole,
     SessionStatus,
+    StandingApproval,
     Task,
     TaskStatus,
     ToolSchema,
@@ -820,6 +821,47 @@ def publish_approval_policy(project: str, tool: str = "", *, required_approvals:
             "escalate_to": escalate_to, "escalation_expires_after": escalation_expires_after,
             "always_ask": always_ask, "reject_options": [dict(option) for option in reject_options]}
     return _POLICIES_PUBLISH.call(parse=ApprovalPolicy.from_json, json=body, request_key=request_key)
+
+
+# --- standing approvals -----------------------------------------------------------------------------------
+_RULES_LIST = route("GET", "standing-approvals/", "standing_approvals_list")
+_RULES_CREATE = route("POST", "standing-approvals/", "standing_approvals_create")
+_RULES_READ = route("GET", "standing-approvals/{id}/", "standing_approvals_read")
+_RULES_REVOKE = route("POST", "standing-approvals/{id}/revoke/", "standing_approvals_revoke")
+
+
+def list_standing_approvals(*, live: bool | None = None, tool: str | None = None,
+                            page_size: int | None = None) -> Paged[StandingApproval]:
+    """The caller's projects' standing approvals, newest first; `live=True` only those that could approve now,
+    `False` only revoked, expired or used-up ones."""
+    return _RULES_LIST.paged(StandingApproval.from_json, params={"live": live, "tool": tool},
+                             page_size=_page_size(page_size))
+
+
+def get_standing_approval(rule_id: int) -> Call[StandingApproval]:
+    return _RULES_READ.call(parse=StandingApproval.from_json, id=rule_id)
+
+
+def create_standing_approval(project: str, tool: str, *, max_uses: int, expires_in: str | None = None,
+                             expires_at: dt.datetime | None = None, agent: str = "", session: int | None = None,
+                             run: int | None = None, match_arguments: Mapping[str, Any] | None = None,
+                             match_schema: Mapping[str, Any] | None = None, reason: str = "",
+                             request_key: str | None = None) -> Call[StandingApproval]:
+    """Approve `tool`'s matching requests in the project (slug) without asking, until `expires_at` or for
+    `expires_in` ("HH:MM:SS", at most 30 days), at most `max_uses` times: a person's token with the reviewer role
+    (an agent's: 403 `not_a_person`); never for an always-ask tool (409 `always_ask`) or a quorum (409
+    `quorum_policy`). Audited."""
+    body = {"project": project, "tool": tool, "max_uses": max_uses, "expires_in": expires_in,
+            "expires_at": expires_at.isoformat() if expires_at else None, "agent": agent, "session": session,
+            "run": run, "match_arguments": dict(match_arguments or {}),
+            "match_schema": dict(match_schema) if match_schema is not None else None, "reason": reason}
+    return _RULES_CREATE.call(parse=StandingApproval.from_json, json=body, request_key=request_key)
+
+
+def revoke_standing_approval(rule_id: int, *, request_key: str | None = None) -> Call[StandingApproval]:
+    """Revoke the rule at once (409 `already_revoked` the second time). An approval it made whose run has not
+    resumed yet is asked of a person again. Audited."""
+    return _RULES_REVOKE.call(parse=StandingApproval.from_json, id=rule_id, json={}, request_key=request_key)
 
 
 # --- memory -----------------------------------------------------------------------------------------------
