@@ -5,6 +5,7 @@ At 375 and 768 px wide no page scrolls sideways (a wide table scrolls in its own
 Log out included, is on screen where a finger can reach it. Screenshots: test-artifacts/layout/.
 """
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import Page
 
+from harness.actors import Actor
+from runs_app.services.standing_approvals import standing_approval_create
 from tests import factories
 from tests.browser.conftest import ARTIFACTS
 from tests.console.scenario import Scene, build_scene
@@ -29,6 +32,7 @@ def _pages(scene: Scene) -> dict[str, str]:
         "inbox": reverse("runs:approval_inbox"),
         "approval": reverse("runs:approval_detail", args=[scene.approval.pk]),
         "policies": reverse("runs:policy_list"),
+        "standing": reverse("runs:standing_approval_list"),
         "runs": reverse("runs:run_list"),
         "run": reverse("runs:run_inspector", args=[scene.run.pk]),
         "lineage": reverse("runs:run_lineage", args=[scene.run.pk]),
@@ -43,7 +47,9 @@ def _pages(scene: Scene) -> dict[str, str]:
 def admin_page(page: Page, live_server: Any, login: Any) -> tuple[Page, Scene]:
     project = factories.make_project("acme")
     scene = build_scene(project)
-    factories.make_user("ada", role="admin", projects=[project])
+    ada = factories.make_user("ada", role="admin", projects=[project])
+    standing_approval_create(project=project, actor=Actor.for_user(ada), tool="git.push", agent="coder",
+                             match_arguments={"branch": "fix/login"}, max_uses=3, expires_in=dt.timedelta(hours=8))
     login(page, "ada")
     return page, scene
 
