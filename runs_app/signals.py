@@ -17,3 +17,7 @@ approval_requested = Signal()  # project_id, approval_id, run_id, tool, risk, fi
 # Sent after an approval's escalation commits (runs_app.services.approval_escalation), for the escalated group's
 # notices (notify_app: its members' email, its chat webhook).
 approval_escalated = Signal()  # project_id, approval_id, run_id, tool, risk, fingerprint, requested_by, group_id
+
+# Sent after a question to a person commits (runs_app.services.questions), for its notices (notify_app: the routed
+# group's members, else the project's reviewers; subscribed webhooks).
+question_asked = Signal()  # project_id, question_id, run_id, question, asked_by, group_id

@@ -28,6 +28,7 @@ from runs_app.models import (
 from runs_app.resume_due import WORKER_OWNER_PREFIX, resume_due
 from runs_app.selectors.runs import stale_past_grace
 from runs_app.services import approval_expire_due, effect_mark_unknown, handoff_expire_due, run_transition
+from runs_app.services.questions import questions_expire_due
 from worker.handlers import is_worker_plan
 
 log = logging.getLogger(__name__)
@@ -134,6 +135,7 @@ def recovery_pass(*, enqueue: Callable[[int], None]) -> dict[str, list[int]]:
     """Expire due approvals and handoffs, mark orphaned effects unknown, block runs past their deadline and runs
     whose agent's lease expired, and `enqueue` every run that needs a resume."""
     expired = approval_expire_due()
+    expired_questions = questions_expire_due()
     expired_handoffs = handoff_expire_due()
     unknown = effects_reconcile()
     past_deadline = runs_past_deadline_block()
@@ -141,9 +143,12 @@ def recovery_pass(*, enqueue: Callable[[int], None]) -> dict[str, list[int]]:
     runs = recovery_candidates()
     for run_id in runs:
         enqueue(run_id)
+    if expired_questions:
+        log.info("recovery: expired questions %s", expired_questions)
     if expired or expired_handoffs or unknown or runs or past_deadline or lost_agents:
         log.info("recovery: expired approvals %s, expired handoffs %s, unknown effects %s, runs past deadline %s, "
                  "runs whose agent's lease expired %s, enqueued runs %s", expired, expired_handoffs, unknown,
                  past_deadline, lost_agents, runs)
-    return {"expired_approvals": expired, "expired_handoffs": expired_handoffs, "unknown_effects": unknown,
+    return {"expired_approvals": expired, "expired_questions": expired_questions,
+            "expired_handoffs": expired_handoffs, "unknown_effects": unknown,
             "deadline_blocked": past_deadline, "agent_lease_expired": lost_agents, "enqueued_runs": runs}

@@ -379,7 +379,32 @@ STANDING_APPROVAL_ENDPOINTS = [
       lambda w: f"/api/v1/standing-approvals/{_rule(w).pk}/revoke/", lambda w: {}, 200, REVIEW),
 ]
 
-ENDPOINTS += (THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS + TOOL_SCHEMA_ENDPOINTS
+def _question(w: World) -> Any:
+    """A pending question of the world's project, asked by the world's agent (made once per world)."""
+    if "question" not in w.__dict__:
+        from harness.actors import Actor
+        from runs_app.services.questions import question_ask
+
+        w.__dict__["question"] = question_ask(project=w.project, actor=Actor.for_agent(f"{w.project.slug}-agent"),
+                                              question="Which cover?", idempotency_key="q-seeded",
+                                              answer_schema={"type": "string", "enum": ["blue", "red"]})
+    return w.__dict__["question"]
+
+
+QUESTION_ENDPOINTS = [
+    E("questions_list", "GET", "/api/v1/questions/", lambda w: _question(w) and "/api/v1/questions/",
+      listed_ids=lambda w: {_question(w).pk}),
+    E("questions_ask", "POST", "/api/v1/questions/", lambda w: "/api/v1/questions/",
+      lambda w: {"question": "Which title?", "idempotency_key": "q-new"}, 201, WRITE, own_project_create=True),
+    E("questions_read", "GET", "/api/v1/questions/{id}/", lambda w: f"/api/v1/questions/{_question(w).pk}/"),
+    E("questions_answer", "POST", "/api/v1/questions/{id}/answer/",
+      lambda w: f"/api/v1/questions/{_question(w).pk}/answer/", lambda w: {"answer": "blue"}, 200, DECIDE),
+    E("questions_cancel", "POST", "/api/v1/questions/{id}/cancel/",
+      lambda w: f"/api/v1/questions/{_question(w).pk}/cancel/", lambda w: {}, 200, WRITE),
+]
+
+ENDPOINTS += (QUESTION_ENDPOINTS + THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS
+              + TOOL_SCHEMA_ENDPOINTS
               + POLICY_ENDPOINTS + STANDING_APPROVAL_ENDPOINTS)
 IDS = [e.operation for e in ENDPOINTS]
 
