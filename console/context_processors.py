@@ -19,6 +19,7 @@ from runs_app import console_counts as runs_counts
 COUNTS: dict[str, Callable[[Sequence[int]], int]] = {
     "approvals_waiting": runs_counts.pending_approvals,  # every approval /approvals/ lists (issue 32)
     "pending_approvals": runs_counts.pending_approvals,  # those the user may decide: the badge
+    "pending_questions": runs_counts.pending_questions,  # questions the user may answer (issue 33)
     "blocked_runs": runs_counts.blocked_runs,
     "held_memory": memory_counts.held_records,
 }
@@ -27,7 +28,7 @@ COUNTS: dict[str, Callable[[Sequence[int]], int]] = {
 # project A who only reads in project B is not told of B's approvals as if they were theirs to decide. The same
 # approvals over every visible project are `approvals_waiting`, the number the inbox lists, so the overview and
 # the inbox agree for every role that sees them (issue 32: an operator's overview said 0, its inbox 1).
-COUNT_ROLES: dict[str, str] = {"pending_approvals": Role.REVIEWER}
+COUNT_ROLES: dict[str, str] = {"pending_approvals": Role.REVIEWER, "pending_questions": Role.REVIEWER}
 
 
 class Counts(Mapping[str, int]):

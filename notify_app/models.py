@@ -14,6 +14,7 @@ class WebhookEvent(models.TextChoices):
     APPROVAL_REQUESTED = "approval.requested"
     APPROVAL_DECIDED = "approval.decided"  # approved, rejected or expired
     APPROVAL_ESCALATED = "approval.escalated"  # routed to the policy's escalation group when its time ran out
+    QUESTION_ASKED = "question.asked"  # an agent asked a person a question (runs_app.services.questions)
     RUN_STATUS_CHANGED = "run.status_changed"
 
 

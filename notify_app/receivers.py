@@ -9,9 +9,10 @@ from typing import Any
 from notify_app import tasks
 from notify_app.groups import routed_groups
 from notify_app.models import WebhookEvent
+from notify_app.questions import question_summary
 from notify_app.reviewers import approval_summary
 from notify_app.services import deliveries_create
-from runs_app.signals import approval_escalated, approval_requested
+from runs_app.signals import approval_escalated, approval_requested, question_asked
 
 
 def _owe(project_id: int, event: str, data: dict[str, Any],
@@ -41,5 +42,15 @@ def on_approval_escalated(sender: Any, **facts: Any) -> None:
     _owe(facts["project_id"], WebhookEvent.APPROVAL_ESCALATED, facts)
 
 
+def on_question_asked(sender: Any, **facts: Any) -> None:
+    """Whoever may answer is told (the routed group, else the project's reviewers); agents' webhooks subscribed to
+    question.asked too (and the project's Slack-compatible URL when nobody is routed)."""
+    facts.pop("signal", None)
+    tasks.enqueue(tasks.notify_question_task, facts)
+    _owe(facts["project_id"], WebhookEvent.QUESTION_ASKED, facts,
+         slack_text=None if facts.get("group_id") else lambda slug: question_summary(facts, slug))
+
+
 approval_requested.connect(on_approval_requested, dispatch_uid="notify_app.approval_requested")
 approval_escalated.connect(on_approval_escalated, dispatch_uid="notify_app.approval_escalated")
+question_asked.connect(on_question_asked, dispatch_uid="notify_app.question_asked")

@@ -6,6 +6,7 @@ from typing import Any
 from celery import Task, shared_task
 
 from notify_app.groups import notify_groups
+from notify_app.questions import notify_question
 from notify_app.reviewers import email_reviewers
 from notify_app.services import deliveries_to_send, delivery_attempt
 
@@ -30,6 +31,15 @@ def email_reviewers_task(facts: dict[str, Any]) -> int:
 def notify_groups_task(facts: dict[str, Any], group_ids: list[int], event: str, headline: str) -> int:
     """A routed request's notices (notify_app.groups): the groups' members' email, then their chat messages."""
     sent, deliveries = notify_groups(facts=facts, group_ids=group_ids, event=event, headline=headline)
+    for delivery_id in deliveries:
+        enqueue(deliver_webhook, delivery_id)
+    return sent
+
+
+@shared_task(name="notify.notify_question", acks_late=True)
+def notify_question_task(facts: dict[str, Any]) -> int:
+    """A question's notices (notify_app.questions): email, then the routed group's chat message."""
+    sent, deliveries = notify_question(facts=facts)
     for delivery_id in deliveries:
         enqueue(deliver_webhook, delivery_id)
     return sent

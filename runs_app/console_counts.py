@@ -5,6 +5,7 @@ Each takes the ids of the projects the viewer may see and answers one number.
 
 from collections.abc import Sequence
 
+from runs_app.models import HumanQuestion, QuestionStatus
 from runs_app.selectors.overview import blocked_run_count, pending_approval_count
 
 
@@ -19,3 +20,8 @@ def pending_approvals(project_ids: Sequence[int]) -> int:
 def blocked_runs(project_ids: Sequence[int]) -> int:
     """Runs a failed resume check left blocked, waiting for a person."""
     return blocked_run_count(project_ids=project_ids)
+
+
+def pending_questions(project_ids: Sequence[int]) -> int:
+    """Questions to people waiting for an answer (issue 33), counted up to 1,001 like the approvals."""
+    return HumanQuestion.objects.for_projects(project_ids).filter(status=QuestionStatus.PENDING)[:1001].count()

@@ -40,6 +40,7 @@ from runs_app.resume import DryRun, resume_checks, resume_dry_run
 from runs_app.selectors import approvals as approvals_sel
 from runs_app.selectors import live as live_sel
 from runs_app.selectors import paging as paging_sel
+from runs_app.selectors import questions as questions_sel
 from runs_app.services import (
     BulkItem,
     BulkResult,
@@ -59,6 +60,11 @@ from sessions_app.presentation import conversation, state_shown
 @require_GET
 @console_page
 def approval_inbox(request: ConsoleRequest) -> HttpResponse:
+    if request.GET.get("kind") == "question":  # the inbox's other kind of request (issue 33): questions to people
+        ids = project_ids(request)
+        return render_page(request, "runs/question_inbox.html", {
+            "questions": list(questions_sel.pending_questions(project_ids=ids)[:200]),
+            "answered": list(questions_sel.question_list(project_ids=ids, status="answered")[:20])})
     # The table polls itself (runs_app.views.live): an unchanged inbox answers 204 after one statement.
     version = live_sel.inbox_version(project_ids=project_ids(request))
     if asked_part(request, INBOX_PARTIALS) and (answer := unchanged(request, version)) is not None:

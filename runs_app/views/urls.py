@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from runs_app.views import approvals, effects, forks, handoffs, lineage, policies, runs, standing_approvals, tasks
+from runs_app.views import (
+    approvals,
+    effects,
+    forks,
+    handoffs,
+    lineage,
+    policies,
+    questions,
+    runs,
+    standing_approvals,
+    tasks,
+)
 
 app_name = "runs"
 
@@ -21,6 +32,8 @@ urlpatterns = [
     path("approvals/<int:approval_id>/edit-typed/", approvals.approval_edit_typed, name="approval_edit_typed"),
     path("approvals/<int:approval_id>/cancel/", runs.approval_cancel_view, name="approval_cancel"),
     path("approvals/<int:approval_id>/extend/", runs.approval_extend_view, name="approval_extend"),
+    path("questions/<int:question_id>/", questions.question_detail, name="question_detail"),
+    path("questions/<int:question_id>/answer/", questions.question_answer_view, name="question_answer"),
     path("policies/", policies.policy_list, name="policy_list"),
     path("policies/publish/", policies.policy_publish, name="policy_publish"),
     path("runs/", runs.run_list, name="run_list"),

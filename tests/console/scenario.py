@@ -8,13 +8,14 @@ from harness.actors import Actor
 from harness.models import Project
 from memory_app.models import MemoryRecord
 from memory_app.services import memory_write
-from runs_app.models import ApprovalRequest, Checkpoint, Run, RunStatus, Task
+from runs_app.models import ApprovalRequest, Checkpoint, HumanQuestion, Run, RunStatus, Task
 from runs_app.services import (
     approval_request_create,
     checkpoint_create,
     run_event_append,
     run_transition,
 )
+from runs_app.services.questions import question_ask
 from sessions_app.models import Session
 from sessions_app.services import session_items_append
 from tests import factories
@@ -30,6 +31,8 @@ class Scene:
     checkpoints: list[Checkpoint]
     fork: Checkpoint
     memory: MemoryRecord
+    question: HumanQuestion
+
 
 
 def build_scene(project: Project, *, suffix: str = "") -> Scene:
@@ -70,5 +73,8 @@ def build_scene(project: Project, *, suffix: str = "") -> Scene:
         source_run_id=run.pk,
     ).record
     assert memory is not None
+    question = question_ask(project=project, actor=Actor.for_agent("coder"), run_id=run.pk,
+                            question=f"Which branch should the fix go to{suffix}?", idempotency_key="q-branch",
+                            answer_schema={"type": "string", "enum": ["main", "release"]})
     run.refresh_from_db()
-    return Scene(project, session, task, run, approval, [root, located, fork, patched], fork, memory)
+    return Scene(project, session, task, run, approval, [root, located, fork, patched], fork, memory, question)

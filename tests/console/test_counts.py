@@ -47,7 +47,7 @@ def test_the_overview_shows_each_apps_count_once_per_request(scene: Scene, revie
 
 def test_a_page_counts_only_what_it_shows_and_a_fragment_nothing(scene: Scene, reviewer_client, calls) -> None:  # type: ignore[no-untyped-def]
     reviewer_client.get(reverse("runs:approval_inbox"))
-    assert calls == ["pending_approvals"]  # the navigation's badge
+    assert calls == ["pending_approvals", "pending_questions"]  # the navigation's badge, the questions tab's
     calls.clear()
     fragment = reviewer_client.get(reverse("runs:approval_inbox") + "?part=inbox-table", HTTP_HX_REQUEST="true")
     assert fragment.status_code == 200 and calls == ["pending_approvals"]  # the table's "for you to decide"

@@ -23,6 +23,8 @@ def page_urls(scene: Scene) -> list[str]:
         reverse("runs:policy_list"),
         reverse("runs:approval_decided"),
         reverse("runs:standing_approval_list"),
+        reverse("runs:approval_inbox") + "?kind=question",
+        reverse("runs:question_detail", args=[scene.question.pk]),
         reverse("runs:run_list"),
         reverse("runs:task_list"),
         reverse("runs:task_detail", args=[scene.task.pk]),
