@@ -347,6 +347,14 @@ class _Operations:
     list_approval_policies = _PagedOp(ops.list_approval_policies)
     publish_approval_policy = _CallOp(ops.publish_approval_policy)
     list_reviewer_groups = _PagedOp(ops.list_reviewer_groups)
+    # questions to people
+    ask_question = _CallOp(ops.ask_question)
+    get_question = _CallOp(ops.get_question)
+    list_questions = _PagedOp(ops.list_questions)
+    answer_question = _CallOp(ops.answer_question)
+    cancel_question = _CallOp(ops.cancel_question)
+    wait_for_question = _StepsOp(ops.wait_for_question)
+    ask = _StepsOp(ops.ask)
     # standing approvals
     list_standing_approvals = _PagedOp(ops.list_standing_approvals)
     get_standing_approval = _CallOp(ops.get_standing_approval)

@@ -134,6 +134,14 @@ class ApprovalWaitTimeout(HarnessError, TimeoutError):
         self.approval = approval
 
 
+class QuestionWaitTimeout(HarnessError, TimeoutError):
+    """`wait_for_question` ran out of time with the question still pending; `question` is the last seen."""
+
+    def __init__(self, detail: str, *, question: Any) -> None:
+        super().__init__(detail, code="wait_timeout")
+        self.question = question
+
+
 def error_from_response(status: int, body: Any, text: str = "", *, method: str = "", url: str = "") -> HarnessError:
     """The exception for an HTTP error answer: `body` is the decoded JSON (or None), `text` the raw body."""
     if isinstance(body, Mapping) and isinstance(body.get("code"), str):

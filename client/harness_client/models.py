@@ -598,6 +598,37 @@ class StandingApproval(Model):
     created_at: dt.datetime
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Question(Model):
+    """A question an agent asked a person (`ask_question`): its `answer_schema` (free text, a choice, a small form),
+    and once a reviewer answered it, the `answer` (bound to the question's `fingerprint`) and who gave it."""
+
+    id: int
+    project: str
+    run: int | None
+    question: str
+    answer_schema: dict[str, Any]
+    context: dict[str, Any]
+    fingerprint: str
+    idempotency_key: str
+    asked_by: str
+    status: str  # "pending" | "answered" | "expired" | "cancelled"
+    version: int
+    answer: Any
+    answer_fingerprint: str
+    answered_by: str | None
+    answered_at: dt.datetime | None
+    expires_at: dt.datetime | None
+    routed_group: int | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+    @property
+    def settled(self) -> bool:
+        """Answered, expired or cancelled: nothing more will change."""
+        return self.status != "pending"
+
+
 # --- memory ---------------------------------------------------------------------------------------------
 
 

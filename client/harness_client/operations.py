@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from harness_client.errors import ApprovalWaitTimeout, NotFoundError
+from harness_client.errors import ApprovalWaitTimeout, NotFoundError, QuestionWaitTimeout
 from harness_client.models import (
     Approval,
     ApprovalExecutor,
@@ -53,6 +53,7 @@ from harness_client.models import (
     NewItem,
     Page,
     ProvenanceKind,
+    Question,
     ResumePolicy,
     Retention,
     RetentionDryRun,
@@ -821,6 +822,85 @@ def publish_approval_policy(project: str, tool: str = "", *, required_approvals:
             "escalate_to": escalate_to, "escalation_expires_after": escalation_expires_after,
             "always_ask": always_ask, "reject_options": [dict(option) for option in reject_options]}
     return _POLICIES_PUBLISH.call(parse=ApprovalPolicy.from_json, json=body, request_key=request_key)
+
+
+# --- questions to people --------------------------------------------------------------------------------
+_QUESTIONS_LIST = route("GET", "questions/", "questions_list")
+_QUESTIONS_ASK = route("POST", "questions/", "questions_ask")
+_QUESTIONS_READ = route("GET", "questions/{id}/", "questions_read")
+_QUESTIONS_ANSWER = route("POST", "questions/{id}/answer/", "questions_answer")
+_QUESTIONS_CANCEL = route("POST", "questions/{id}/cancel/", "questions_cancel")
+
+
+def ask_question(question: str, *, idempotency_key: str, answer_schema: Mapping[str, Any] | None = None,
+                 context: Mapping[str, Any] | None = None, run: int | None = None,
+                 expires_at: dt.datetime | None = None, group: int | None = None,
+                 request_key: str | None = None) -> Call[Question]:
+    """Ask a person (the console's inbox, Questions): `answer_schema` a JSON Schema of the answer, free text by
+    default, `{"type": "string", "enum": [...]}` for a choice, `{"type": "object", "properties": {...}}` for a small
+    form. The same `idempotency_key` and question again is the question asked already (maybe answered by now)."""
+    body = {"question": question, "idempotency_key": idempotency_key,
+            "answer_schema": dict(answer_schema) if answer_schema is not None else None,
+            "context": dict(context) if context is not None else None, "run": run,
+            "expires_at": expires_at.isoformat() if expires_at else None, "group": group}
+    return _QUESTIONS_ASK.call(parse=Question.from_json, json=body, request_key=request_key or idempotency_key)
+
+
+def get_question(question_id: int) -> Call[Question]:
+    return _QUESTIONS_READ.call(parse=Question.from_json, id=question_id)
+
+
+def list_questions(*, status: str | None = None, run: int | None = None,
+                   page_size: int | None = None) -> Paged[Question]:
+    return _QUESTIONS_LIST.paged(Question.from_json, params={"status": status, "run": run},
+                                 page_size=_page_size(page_size))
+
+
+def answer_question(question_id: int, answer: Any, *, expected_version: int | None = None,
+                    expected_fingerprint: str | None = None, request_key: str | None = None) -> Call[Question]:
+    """Answer once (a reviewer's personal token; an agent's is 403): a second answer is 409 `already_answered`."""
+    return _QUESTIONS_ANSWER.call(parse=Question.from_json, id=question_id, request_key=request_key, json={
+        "answer": answer, "expected_version": expected_version, "expected_fingerprint": expected_fingerprint})
+
+
+def cancel_question(question_id: int, *, request_key: str | None = None) -> Call[Question]:
+    """Withdraw a pending question this agent asked (409 `question_not_pending` otherwise)."""
+    return _QUESTIONS_CANCEL.call(parse=Question.from_json, id=question_id, json={}, request_key=request_key)
+
+
+def wait_for_question(question_id: int, *, timeout: float = 600.0, poll_interval: float = 1.0,
+                      max_poll_interval: float = 10.0) -> Steps[Question]:
+    """Poll the question until it is answered, expired or cancelled, and return it (`.answer` once answered).
+    Polls every `poll_interval` seconds, growing by half each time up to `max_poll_interval`; raises
+    `QuestionWaitTimeout` (a `TimeoutError`, carrying the last seen question) after `timeout` seconds."""
+    if timeout < 0 or poll_interval <= 0 or max_poll_interval < poll_interval:
+        raise ValueError("timeout >= 0 and 0 < poll_interval <= max_poll_interval")
+    deadline = time.monotonic() + timeout
+    interval = poll_interval
+    question: Question = yield get_question(question_id)
+    while not question.settled:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise QuestionWaitTimeout(f"Question {question_id} is still pending after {timeout:g} s.",
+                                      question=question)
+        yield Sleep(min(interval, remaining))
+        interval = min(interval * 1.5, max_poll_interval)
+        question = yield get_question(question_id)
+    return question
+
+
+def ask(question: str, *, idempotency_key: str, answer_schema: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None, run: int | None = None, group: int | None = None,
+        timeout: float = 600.0, poll_interval: float = 1.0, max_poll_interval: float = 10.0) -> Steps[Question]:
+    """`ask_question`, then `wait_for_question`: the question as it was settled (`.answer` when answered). Asking
+    again with the same key after a crash finds the same question, answered or not."""
+    asked: Question = yield ask_question(question, idempotency_key=idempotency_key, answer_schema=answer_schema,
+                                         context=context, run=run, group=group)
+    if asked.settled:
+        return asked
+    settled: Question = yield from wait_for_question(asked.id, timeout=timeout, poll_interval=poll_interval,
+                                                     max_poll_interval=max_poll_interval)
+    return settled
 
 
 # --- standing approvals -----------------------------------------------------------------------------------
