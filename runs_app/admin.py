@@ -23,6 +23,7 @@ from runs_app.models import (
     ExternalEffect,
     Handoff,
     HandoffStatus,
+    HumanQuestion,
     NodeExecution,
     RetentionPolicy,
     ReviewerGroup,
@@ -310,6 +311,24 @@ class ApprovalPolicyAdmin(TenantAdmin[ApprovalPolicy]):
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         """The groups were set by approval_policy_publish with the version."""
+
+
+@admin.register(HumanQuestion)
+class HumanQuestionAdmin(TenantAdmin[HumanQuestion]):
+    """Questions to people (runs_app.services.questions): read here; answered on the console's question page or
+    through the API, once, never by editing the row."""
+
+    list_display = ["__str__", "project", "run", "asked_by", "status", "answered_by", "created_at"]
+    list_filter = ["status", "project"]
+    search_fields = ["question", "asked_by", "idempotency_key"]
+    list_select_related = ["project", "answered_by"]
+    readonly_fields = [f.name for f in HumanQuestion._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: HumanQuestion | None = None) -> bool:
+        return False
 
 
 @admin.register(StandingApproval)

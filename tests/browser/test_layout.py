@@ -33,6 +33,7 @@ def _pages(scene: Scene) -> dict[str, str]:
         "approval": reverse("runs:approval_detail", args=[scene.approval.pk]),
         "policies": reverse("runs:policy_list"),
         "standing": reverse("runs:standing_approval_list"),
+        "question": reverse("runs:question_detail", args=[scene.question.pk]),
         "runs": reverse("runs:run_list"),
         "run": reverse("runs:run_inspector", args=[scene.run.pk]),
         "lineage": reverse("runs:run_lineage", args=[scene.run.pk]),
