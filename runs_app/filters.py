@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from harness.http.api_base import IdField
 from harness.http.filters import ApiFilter
+from harness.tenancy import Role, acting_filter
 from runs_app.models import (
     ApprovalRequest,
     ApprovalStatus,
@@ -25,6 +26,7 @@ from runs_app.models import (
     TaskStatus,
     ToolSchema,
 )
+from runs_app.policies import may_decide
 
 # --- API -------------------------------------------------------------------------------------------
 
@@ -109,10 +111,22 @@ class ApprovalInboxFilter(django_filters.FilterSet):
     # A reviewer's own queue (approval_assign): the filter needs the request's user, so the view passes `request`.
     assigned = django_filters.ChoiceFilter(choices=[("me", "assigned to me")], empty_label="anyone",
                                            method="filter_assigned")
+    # "My queue" (issue 33, part 5): what the user may decide now, as a policy routes it: their groups' requests
+    # and those no group narrows, not another group's (escalated or eligible), not their own, not another
+    # project's where they do not review. The same conditions as the decision's own write.
+    queue = django_filters.ChoiceFilter(choices=[("mine", "mine to decide")], empty_label="everyone's",
+                                        method="filter_queue")
 
     class Meta:
         model = ApprovalRequest
         fields: list[str] = []
+
+    def filter_queue(self, queryset: QuerySet[ApprovalRequest], name: str, value: str) -> QuerySet[ApprovalRequest]:
+        user = getattr(self.request, "user", None)
+        if user is None or not user.pk:
+            return queryset.none()
+        return queryset.filter(acting_filter(user, Role.REVIEWER), may_decide(user)).exclude(
+            requested_by=f"user:{user.get_username()}")
 
     def filter_assigned(self, queryset: QuerySet[ApprovalRequest], name: str, value: str
                         ) -> QuerySet[ApprovalRequest]:

@@ -108,6 +108,7 @@ def _inbox_context(request: ConsoleRequest, version: str | None = None) -> dict[
         "bulk_form": BulkDecisionForm(),
         "bulk_previews": bulk_previews(page.object_list),
         "assigned_to_me": request.GET.get("assigned") == "me",
+        "my_queue": request.GET.get("queue") == "mine",
         "live": poll_of(request, version if version is not None else live_sel.inbox_version(project_ids=ids),
                         part="inbox-table", path=reverse("runs:approval_inbox")),
     }
