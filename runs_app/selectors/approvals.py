@@ -62,7 +62,8 @@ def approval_inbox(
     """Pending approvals, oldest first (the one waiting longest is the most urgent), narrowed by
     `refine` (the page's ApprovalInboxFilter)."""
     pending = ApprovalRequest.objects.for_projects(project_ids).filter(status=ApprovalStatus.PENDING)
-    return refine(pending).select_related("project", "run", "run__session", "assigned_to", "routed_group").order_by("created_at", "id")
+    return (refine(pending).select_related("project", "run", "run__session", "assigned_to", "routed_group")
+            .order_by("created_at", "id"))
 
 
 def pending_count(*, project_ids: Sequence[int], refine: Refine = approval_inbox_unfiltered) -> int:
