@@ -1,10 +1,13 @@
 """The demo's approval policies (issue 33), so a newcomer sees them at work: a quorum waiting for its second
-reviewer, and a request escalated to a second group when the first let its time run out.
+reviewer, a request escalated to a second group when the first let its time run out, a standing approval that
+approved a request without asking, and a question to a person that is not an approval.
 
 Session S-43 ("royalties"), runs of the agent `accountant`: P-1 waits for its second editor ("1 of 2"), P-2 was
-escalated to the publishers when the editors let it wait past its 8 hours. Written through the services, as an
-agent, the reviewers and an operator would. Groups: `editors` (reviewer, mira, admin) decide `pay_royalties` two
-at a time; `publishers` (pat, admin) take what the editors let expire.
+escalated to the publishers when the editors let it wait past its 8 hours, P-3's royalty statement was approved by
+mira's standing approval for `send_statement` ("don't ask again" for a week, 20 statements to the author), and the
+accountant asks which account November's royalties leave from (the inbox's Questions tab). Written through the
+services, as an agent, the reviewers and an operator would. Groups: `editors` (reviewer, mira, admin) decide
+`pay_royalties` two at a time; `publishers` (pat, admin) take what the editors let expire.
 """
 
 import datetime as dt
@@ -18,6 +21,8 @@ from runs_app import services as runs
 from runs_app.models import ExpiryAction, ReviewerGroup, Run
 from runs_app.services.approval_escalation import approval_escalate
 from runs_app.services.approval_policies import approval_policy_publish
+from runs_app.services.questions import question_ask
+from runs_app.services.standing_approvals import standing_approval_create
 from sessions_app.services import session_create, session_items_append
 
 SESSION_REF = "S-43"
@@ -62,6 +67,21 @@ def load_demo_policies(*, project: Project, operator: User, editors: list[User],
     if overdue.expires_at is None:  # the policy's 8 hours set it; without them there is nothing to escalate
         raise RuntimeError("the demo's pay_royalties policy set no deadline")
     approval_escalate(approval_id=overdue.pk, now=overdue.expires_at)
+    # A standing approval: mira said "don't ask again" for the author's monthly statements; P-3's was approved by it.
+    standing_approval_create(
+        project=project, actor=Actor.for_user(voter), tool="send_statement", agent=AGENT.name,
+        match_arguments={"to": "author"}, max_uses=20, expires_in=dt.timedelta(days=7),
+        reason="Monthly statements to the author are routine.")
+    statement = _waiting_run(project, session.pk, "P-3", "Send the author November's royalty statement.")
+    runs.approval_request_create(
+        project=project, run_id=statement.pk, tool="send_statement", arguments={"to": "author", "month": "2026-11"},
+        idempotency_key="S-43/statement/2026-11", risk="low", reason="The author reads it.", actor=AGENT,
+        executor="agent")
+    # A question that is not an approval: which account the quorum's payment leaves from.
+    question_ask(project=project, actor=AGENT, run_id=quorum.pk, idempotency_key="S-43/question/account",
+                 question="Which account should November's royalties leave from?",
+                 answer_schema={"type": "string", "enum": ["operating account", "royalties reserve"]},
+                 context={"amount_eur": 1840, "payee": "author"})
     return True
 
 

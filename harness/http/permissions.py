@@ -141,10 +141,16 @@ class AgentApiAccess(BasePermission):
         return True
 
 
-class OperatorWrites(AgentApiAccess):
-    """Reads as AgentApiAccess; a write is a person's with the operator role (a personal token or a login
-    session), never an agent token's: what it sets decides for the agents (a project's retention policy).
-    The role in the record's own project is the service's check (harness.tenancy.user_has_role)."""
+class PersonWrites(AgentApiAccess):
+    """Reads as AgentApiAccess; a write is a person's holding `role` (a personal token or a login session), never
+    an agent token's (403 `agent_code`): what it writes decides for the agents. The role in the record's own
+    project is the service's check (harness.tenancy.user_has_role); here, the role in some project (403
+    `role_code`)."""
+
+    role = Role.OPERATOR
+    agent_code = role_code = "not_an_operator"
+    agent_detail = "Only an operator sets this; agent tokens cannot."
+    role_detail = "Only an operator sets this."
 
     def has_permission(self, request: Request, view: Any) -> bool:
         if request.method in SAFE_METHODS or not _authenticated(request):
@@ -152,27 +158,24 @@ class OperatorWrites(AgentApiAccess):
         user = request.user
         if isinstance(user, AgentPrincipal):
             refuse_receiver_token(request, view)
-            raise Forbidden("Only an operator sets this; agent tokens cannot.", code="not_an_operator")
-        if not user_has_role(user, Role.OPERATOR):
-            raise Forbidden("Only an operator sets this.", code="not_an_operator")
+            raise Forbidden(self.agent_detail, code=self.agent_code)
+        if not user_has_role(user, self.role):
+            raise Forbidden(self.role_detail, code=self.role_code)
         return True
 
 
-class ReviewerWrites(AgentApiAccess):
-    """Reads as AgentApiAccess; a write is a person's with the reviewer role (a personal token or a login session),
-    never an agent token's: what it writes approves for the agents (a standing approval). The role in the record's
-    own project is the service's check."""
+class OperatorWrites(PersonWrites):
+    """A write is an operator's: what it sets decides for the agents (a project's retention policy, an approval
+    policy)."""
 
-    def has_permission(self, request: Request, view: Any) -> bool:
-        if request.method in SAFE_METHODS or not _authenticated(request):
-            return super().has_permission(request, view)
-        user = request.user
-        if isinstance(user, AgentPrincipal):
-            refuse_receiver_token(request, view)
-            raise Forbidden("Only a person writes this; agent tokens cannot.", code="not_a_person")
-        if not user_has_role(user, Role.REVIEWER):
-            raise Forbidden("Only a reviewer writes this.", code="not_a_reviewer")
-        return True
+
+class ReviewerWrites(PersonWrites):
+    """A write is a reviewer's: what it writes approves for the agents (a standing approval)."""
+
+    role = Role.REVIEWER
+    agent_code, role_code = "not_a_person", "not_a_reviewer"
+    agent_detail = "Only a person writes this; agent tokens cannot."
+    role_detail = "Only a reviewer writes this."
 
 
 class ReviewerOnly(BasePermission):

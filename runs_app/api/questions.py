@@ -42,13 +42,19 @@ class QuestionAskInSerializer(InSerializer):
         required=False, default=None, allow_null=True,
         help_text='A JSON Schema: free text {"type": "string"} (the default), a choice {"type": "string", "enum": '
                   '[...]}, or a small form {"type": "object", "properties": {...}}.')
-    context = serializers.JSONField(required=False, default=None, allow_null=True,
-                                    help_text="What the person should see beside the question (an object).")
     idempotency_key = serializers.CharField(max_length=200)
     run = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     group = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
                                      help_text="A reviewer group of the project: only its members answer.")
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # `context` is also the serializer's own attribute (its context): the field is added by name here.
+        fields = super().get_fields()
+        fields["context"] = serializers.JSONField(
+            required=False, default=None, allow_null=True,
+            help_text="What the person should see beside the question (an object).")
+        return fields
 
 
 class QuestionAnswerInSerializer(InSerializer):

@@ -166,7 +166,8 @@ def approval_request_create(
             if decided is not None:  # approved in advance by a reviewer's rule: nobody needs telling
                 run_event_append(
                     project=project, run_id=run_id, kind="approval.approved",
-                    data={"approval": decided.pk, "by": decided.decided_by.get_username(),
+                    data={"approval": decided.pk,
+                          "by": decided.decided_by.get_username() if decided.decided_by else "",
                           "fingerprint": decided.approved_fingerprint,
                           "standing_approval": decided.standing_approval_id})
                 _enqueue_resume(run_id)

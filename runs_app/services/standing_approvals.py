@@ -75,11 +75,7 @@ def standing_approval_create(
     `match_schema` is a JSON Schema the arguments must also match (on top of the tool's own schema, which every
     request is checked against: the rule can only narrow it)."""
     project_id = project if isinstance(project, int) else project.pk
-    user = _person(actor)
-    if not user_can_see_project(user, project_id):
-        raise NotFoundError("This project does not exist.")
-    if not user_has_role(user, Role.REVIEWER, project_id):
-        raise Forbidden("Only reviewers of this project create standing approvals.", code="not_a_reviewer")
+    user = _reviewer_of(actor, project_id, doing="create standing approvals")
     tool = tool.strip()
     if not tool:
         raise ValidationFailed("A standing approval names its tool.", code="invalid", field="tool")
@@ -134,11 +130,7 @@ def standing_approval_revoke(*, project: Project | int, rule_id: int, actor: Act
     approval it made whose run has not resumed yet is asked of a person again when the resume starts. Any reviewer
     of the project may revoke (stopping a rule is always safe); revoked already: 409 `already_revoked`."""
     project_id = project if isinstance(project, int) else project.pk
-    user = _person(actor)
-    if not user_can_see_project(user, project_id):
-        raise NotFoundError("This project does not exist.")
-    if not user_has_role(user, Role.REVIEWER, project_id):
-        raise Forbidden("Only reviewers of this project revoke standing approvals.", code="not_a_reviewer")
+    user = _reviewer_of(actor, project_id, doing="revoke standing approvals")
     now = timezone.now()
     with transaction.atomic():
         moved = StandingApproval.objects.filter(project_id=project_id, pk=rule_id, revoked_at__isnull=True).update(
@@ -272,14 +264,20 @@ def approval_ask_again(*, approval: ApprovalRequest, run: Run, why: str, actor: 
     return again
 
 
-def _person(actor: Actor) -> User:
+def _reviewer_of(actor: Actor, project_id: int, *, doing: str) -> User:
+    """The person acting, who reviews in the project: an agent, 403 `not_a_person` (it never approves its own
+    requests in advance); a project the person cannot see, 404; without the reviewer role there, 403."""
     if not actor.is_user or actor.user is None or not actor.user.is_active:
-        raise Forbidden("Only a person creates or revokes a standing approval: an agent never approves its own "
-                        "requests in advance.", code="not_a_person")
+        raise Forbidden(f"Only a person may {doing}: an agent never approves its own requests in advance.",
+                        code="not_a_person")
+    if not user_can_see_project(actor.user, project_id):
+        raise NotFoundError("This project does not exist.")
+    if not user_has_role(actor.user, Role.REVIEWER, project_id):
+        raise Forbidden(f"Only reviewers of this project {doing}.", code="not_a_reviewer")
     return actor.user
 
 
 def _project_has(model_label: str, project_id: int, pk: int) -> bool:
     from django.apps import apps
 
-    return apps.get_model(model_label).objects.filter(project_id=project_id, pk=pk).exists()
+    return bool(apps.get_model(model_label).objects.filter(project_id=project_id, pk=pk).exists())

@@ -3,7 +3,7 @@ from django.core.management import call_command
 
 from harness.models import Project
 from memory_app.models import MemoryRecord
-from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, Run, Task
+from runs_app.models import ApprovalRequest, Checkpoint, ExternalEffect, HumanQuestion, Run, Task
 from sessions_app.models import Session
 
 
@@ -65,3 +65,17 @@ def test_the_demo_shows_an_escalation():
     escalated = ApprovalRequest.objects.get(project__slug="novelforge", run__ref="P-2")
     assert (escalated.status, escalated.routed_group.name) == ("pending", "publishers")
     assert escalated.escalated_at is not None and escalated.expires_at > escalated.escalated_at
+
+
+@pytest.mark.django_db
+def test_the_demo_shows_a_standing_approval_and_a_question():
+    call_command("load_demo", with_users=True)
+    project = Project.objects.get(slug="novelforge")
+    statement = ApprovalRequest.objects.get(project=project, run__ref="P-3")
+    rule = statement.standing_approval
+    assert (statement.status, statement.decided_by.username) == ("approved", "mira")
+    assert (rule.tool, rule.agent, rule.uses, rule.max_uses, rule.revoked_at) == (
+        "send_statement", "agent:accountant", 1, 20, None)
+    question = HumanQuestion.objects.get(project=project)
+    assert (question.status, question.run.ref, question.asked_by) == ("pending", "P-1", "agent:accountant")
+    assert question.answer_schema["enum"] == ["operating account", "royalties reserve"]
