@@ -417,7 +417,7 @@ def object_operations() -> list[tuple[str, str]]:
 
 
 def _owner_ids(world: Any, memory_id: int, snapshot_id: int) -> dict[str, int]:
-    from tests.api.test_access import _handoff, _tool_schema, _webhook
+    from tests.api.test_access import _handoff, _question, _rule, _tool_schema, _webhook
 
     return {
         "/api/v1/sessions/": world.session.pk, "/api/v1/runs/": world.run.pk,
@@ -426,6 +426,7 @@ def _owner_ids(world: Any, memory_id: int, snapshot_id: int) -> dict[str, int]:
         "/api/v1/memory/records/": memory_id, "/api/v1/memory/context/": snapshot_id,
         "/api/v1/handoffs/": _handoff(world).pk, "/api/v1/webhooks/": _webhook(world).pk,
         "/api/v1/projects/": world.project.pk, "/api/v1/tools/schemas/": _tool_schema(world).pk,
+        "/api/v1/questions/": _question(world).pk, "/api/v1/standing-approvals/": _rule(world).pk,
     }
 
 
@@ -569,8 +570,9 @@ OPERATOR_ONLY = ("/held/", "/review/", "/expire/", "/delete/", "/erase/", "/bulk
 
 
 def _fit_caller(method: str, template: str) -> str:
-    if template.endswith("/decision/"):
-        return "reviewer_token"
+    if template.endswith(("/decision/", "/answer/")) or template.startswith("/api/v1/standing-approvals/") and (
+            method == "POST"):
+        return "reviewer_token"  # a decision, a question's answer, a standing approval's revoke: a person's
     if template.endswith(OPERATOR_ONLY) or (method == "PUT" and template.endswith("/retention/")):
         return "operator_token"
     return "agent_token"
@@ -1302,6 +1304,17 @@ def console_routes() -> list[tuple[str, list[str]]]:
     return found
 
 
+def _rule_of(project: Project, user: Any) -> int:
+    """A standing approval of the project, for the crawl's /approvals/standing/<id>/ routes."""
+    import datetime as dt
+
+    from harness.actors import Actor
+    from runs_app.services.standing_approvals import standing_approval_create
+
+    return standing_approval_create(project=project, actor=Actor.for_user(user), tool="git.push", max_uses=1,
+                                    expires_in=dt.timedelta(hours=1)).pk
+
+
 def _fill(route: str, params: list[str], ids: dict[str, int | str]) -> str:
     path = route
     for name in params:
@@ -1327,7 +1340,8 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
            "slug": project.slug, "approval_id": scene.approval.pk, "run_id": scene.run.pk, "task_id": scene.task.pk,
            "checkpoint_id": scene.checkpoints[-1].pk, "session_id": scene.session.pk, "record_id": scene.memory.pk,
            "handoff_id": _human_handoff(project), "effect_id": _effect_of(project),
-           "token_id": factories.make_personal_token(user)[0].pk}  # the user's own: /profile/tokens/<id>/
+           "token_id": factories.make_personal_token(user)[0].pk,  # the user's own: /profile/tokens/<id>/
+           "question_id": scene.question.pk, "rule_id": _rule_of(project, user)}
     forms = {"approve": {"version": scene.approval.version}, "reject": {"reason": "no"},
              "edit-approve": {"arguments": "{}", "reason": "x"}, "delete": {"confirm": "on"},
              "edit": {"content": "changed", "version": 1}, "resolve": {"keep": scene.memory.pk, "version": 1},

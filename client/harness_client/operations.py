@@ -847,11 +847,13 @@ def ask_question(question: str, *, idempotency_key: str, answer_schema: Mapping[
 
 
 def get_question(question_id: int) -> Call[Question]:
+    """Read one question (its `answer` once a person answered it)."""
     return _QUESTIONS_READ.call(parse=Question.from_json, id=question_id)
 
 
 def list_questions(*, status: str | None = None, run: int | None = None,
                    page_size: int | None = None) -> Paged[Question]:
+    """The caller's projects' questions, newest first (`status="pending"`, `run=` narrow them)."""
     return _QUESTIONS_LIST.paged(Question.from_json, params={"status": status, "run": run},
                                  page_size=_page_size(page_size))
 
@@ -919,6 +921,7 @@ def list_standing_approvals(*, live: bool | None = None, tool: str | None = None
 
 
 def get_standing_approval(rule_id: int) -> Call[StandingApproval]:
+    """Read one standing approval (its `uses` so far, `revoked_at`)."""
     return _RULES_READ.call(parse=StandingApproval.from_json, id=rule_id)
 
 

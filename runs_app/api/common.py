@@ -71,3 +71,7 @@ class RunReachable(ReachedFirst):
 
     def reach(self, *, project_ids: list[int], pk: int, end_user: EndUserScope | None) -> None:
         run_reachable(project_ids=project_ids, run_id=pk, end_user=end_user)
+
+
+class NothingInSerializer(InSerializer):
+    """A body that takes no field (a revoke, a withdrawal): an unknown one is refused (400 `unknown_field`)."""

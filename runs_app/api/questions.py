@@ -17,7 +17,7 @@ from harness.http.body import InSerializer
 from harness.http.errors import NotFoundError
 from harness.http.permissions import ReviewerOnly
 from harness.models import Project
-from runs_app.api.common import validated
+from runs_app.api.common import NothingInSerializer, validated
 from runs_app.models import HumanQuestion, QuestionStatus
 from runs_app.selectors.questions import question_get, question_list
 from runs_app.services.questions import question_answer, question_ask, question_cancel
@@ -112,9 +112,10 @@ class QuestionAnswerApi(AgentApiView):
 
 
 class QuestionCancelApi(AgentApiView):
-    @extend_schema(tags=["questions"], operation_id="questions_cancel", request=None,
+    @extend_schema(tags=["questions"], operation_id="questions_cancel", request=NothingInSerializer,
                    responses={200: QuestionOutSerializer},
                    description="Withdraw a pending question (the agent that asked it). 409 question_not_pending.")
     def post(self, request: Request, pk: int) -> Response:
+        validated(NothingInSerializer, request.data)
         cancelled = question_cancel(project_ids=scope(request), question_id=pk, actor=Actor.of(request.user))
         return Response(QuestionOutSerializer(cancelled).data)

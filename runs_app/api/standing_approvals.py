@@ -18,7 +18,7 @@ from harness.http.body import InSerializer
 from harness.http.errors import NotFoundError
 from harness.http.permissions import ReviewerWrites
 from harness.models import Project
-from runs_app.api.common import TEXT_MAX, validated
+from runs_app.api.common import TEXT_MAX, NothingInSerializer, validated
 from runs_app.models import StandingApproval
 from runs_app.selectors.standing_approvals import standing_approval_get, standing_approval_list
 from runs_app.services.standing_approvals import MAX_USES, standing_approval_create, standing_approval_revoke
@@ -104,11 +104,12 @@ class StandingApprovalDetailApi(AgentApiView):
 class StandingApprovalRevokeApi(AgentApiView):
     permission_classes = [ReviewerWrites]
 
-    @extend_schema(tags=["policies"], operation_id="standing_approvals_revoke", request=None,
+    @extend_schema(tags=["policies"], operation_id="standing_approvals_revoke", request=NothingInSerializer,
                    responses={200: StandingApprovalOutSerializer},
                    description="Revoke the rule at once: it approves nothing more, and an approval it made whose "
                                "run has not resumed yet is asked of a person again. 409 already_revoked.")
     def post(self, request: Request, pk: int) -> Response:
+        validated(NothingInSerializer, request.data)
         rule = standing_approval_get(project_ids=scope(request), rule_id=pk)
         if rule is None:
             raise NotFoundError(f"Standing approval {pk} does not exist.")

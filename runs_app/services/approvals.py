@@ -12,7 +12,6 @@ from django.db.models import (
     CharField,
     DurationField,
     Exists,
-    F,
     IntegerField,
     JSONField,
     Q,
@@ -49,6 +48,7 @@ from runs_app.policies import current_policies, declared_reject_option, may_deci
 from runs_app.presentation.arguments_diff import arguments_diff
 from runs_app.services.approval_escalation import approval_escalate
 from runs_app.services.approval_quorum import QuorumPending, quorum_vote, vote_record
+from runs_app.services.approval_writes import decision_updates
 from runs_app.services.checkpoints import checkpoint_waiting
 from runs_app.services.runs import run_event_append, run_transition
 from runs_app.services.standing_approvals import live_rules, standing_approval_apply
@@ -362,16 +362,6 @@ def _decide_orm(
         condition &= quorum_reached(user, approving)
     return cas_transition_row(approvals, pk=approval_id, machine=APPROVAL_MACHINE, to=to,
                               expected_version=expected_version, extra_filter=condition, updates=updates)
-
-
-def decision_updates(user: Any, now: dt.datetime, reason: str, to: str) -> dict[str, Any]:
-    """What a decision writes besides the transition: who and when, the reason, and for an approval the requested
-    action, exactly, as the approved one (its arguments and fingerprint; an edit replaces both)."""
-    updates: dict[str, Any] = {"decided_by": user, "decided_at": now, "decision_reason": reason}
-    if to == ApprovalStatus.APPROVED:
-        updates["approved_arguments"] = F("arguments")
-        updates["approved_fingerprint"] = F("action_fingerprint")
-    return updates
 
 
 def decidable(actor: Actor, now: dt.datetime, expected_fingerprint: str | None) -> Q:

@@ -45,6 +45,7 @@ from runs_app.models import (
     StandingApproval,
 )
 from runs_app.policies import may_decide, policy_for
+from runs_app.services.approval_writes import decision_updates
 from runs_app.tool_schemas import argument_errors, schema_problem
 
 # A rule is time-boxed: at most this long, and at most this many uses.
@@ -172,8 +173,6 @@ def standing_approval_apply(*, approval: ApprovalRequest, run: Run) -> ApprovalR
     `decision_updates`, and the author's role, eligibility and not-the-asker as conditions of the write); either
     refused, the savepoint is rolled back and the use given back. The audit entry is the author's
     `approval.approved`, naming the rule."""
-    from runs_app.services.approvals import decision_updates  # the decision's write, shared with a person's
-
     now = timezone.now()
     for rule in live_rules(approval.project_id, approval.tool, now).select_related("created_by").order_by("pk"):
         if not rule_matches(rule, requested_by=approval.requested_by, session_id=run.session_id, run_id=run.pk,

@@ -16,7 +16,7 @@ from harness.models import AuditEntry, IdempotentRequest
 from runs_app.models import Checkpoint
 from sessions_app.models import SessionItem
 from tests.api.conftest import ApiClient, World
-from tests.api.test_access import DECIDE, ENDPOINTS, OPERATE, Endpoint
+from tests.api.test_access import DECIDE, ENDPOINTS, OPERATE, REVIEW, Endpoint
 
 WRITES = [e for e in ENDPOINTS if e.method in ("POST", "PUT", "PATCH")]
 UNKNOWN = "unexpected_field"
@@ -49,7 +49,7 @@ def assert_refused_and_nothing_written(client: ApiClient, method: str, path: str
 
 
 def _owner(world: World, endpoint: Endpoint) -> ApiClient:
-    return {DECIDE: world.reviewer, OPERATE: world.operator}.get(endpoint.kind, world.agent)
+    return {DECIDE: world.reviewer, OPERATE: world.operator, REVIEW: world.reviewer}.get(endpoint.kind, world.agent)
 
 
 def _path_and_body(endpoint: Endpoint, world: World) -> tuple[str, dict[str, Any]]:
