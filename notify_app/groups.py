@@ -47,16 +47,22 @@ def chat_message(text: str, link: str) -> dict[str, Any]:
 
 def notify_groups(*, facts: dict[str, Any], group_ids: Sequence[int], event: str, headline: str
                   ) -> tuple[int, list[int]]:
-    """Email the groups' members (one message each: no reviewer learns the others' addresses) and record one chat
-    delivery per group with a chat webhook; (the emails sent, the deliveries for the caller to queue)."""
+    """A routed approval's notices (`tell_groups`); (the emails sent, the deliveries for the caller to queue)."""
     project_id = facts["project_id"]
     slug = Project.objects.filter(pk=project_id).values_list("slug", flat=True).first() or "?"
-    link = approval_link(facts["approval_id"])
     text = f"{headline} in {slug}: {facts['tool']} (risk {facts['risk']}), asked by {facts['requested_by']}."
+    return tell_groups(project_id=project_id, group_ids=group_ids, event=event, text=text,
+                       link=approval_link(facts["approval_id"]),
+                       subject=f"[Harness] {slug}: {headline.lower()} for {facts['tool']}")
+
+
+def tell_groups(*, project_id: int, group_ids: Sequence[int], event: str, subject: str, text: str, link: str
+                ) -> tuple[int, list[int]]:
+    """Email the groups' members (one message each: no reviewer learns the others' addresses) and record one chat
+    delivery per group with a chat webhook; (the emails sent, the deliveries for the caller to queue)."""
     recipients = group_emails(project_id, group_ids)
     for address in recipients:
-        send_mail(f"[Harness] {slug}: {headline.lower()} for {facts['tool']}", f"{text}\n\n{link}\n",
-                  settings.DEFAULT_FROM_EMAIL, [address])
+        send_mail(subject, f"{text}\n\n{link}\n", settings.DEFAULT_FROM_EMAIL, [address])
     now = timezone.now()  # marked as sent now (the caller queues each): the sweep leaves them alone unless late
     rows = [WebhookDelivery(project_id=project_id, kind=DeliveryKind.SLACK, url=url, event=event,
                             payload=chat_message(text, link), next_attempt_at=now)

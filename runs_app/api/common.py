@@ -8,6 +8,8 @@ from rest_framework import serializers
 
 from harness.http.api_base import ReachedFirst, VersionField
 from harness.http.body import InSerializer
+from harness.http.errors import NotFoundError
+from harness.models import Project
 from harness.tenancy import EndUserScope
 from runs_app.models import FailureCategory
 from runs_app.selectors.runs import run_reachable
@@ -75,3 +77,14 @@ class RunReachable(ReachedFirst):
 
 class NothingInSerializer(InSerializer):
     """A body that takes no field (a revoke, a withdrawal): an unknown one is refused (400 `unknown_field`)."""
+
+
+def scoped_project(request: Any, slug: str) -> Project:
+    """The project a person's write names by slug, among those the caller can see (404 otherwise: another
+    project's slug answers as a missing one)."""
+    from harness.http.api_base import scope
+
+    project = Project.objects.filter(slug=slug, pk__in=scope(request)).first()
+    if project is None:
+        raise NotFoundError("This project does not exist.")
+    return project

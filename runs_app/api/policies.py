@@ -14,10 +14,9 @@ from rest_framework.response import Response
 from harness.actors import Actor
 from harness.http.api_base import AgentListView, scope
 from harness.http.body import InSerializer
-from harness.http.errors import NotFoundError
 from harness.http.permissions import OperatorWrites
 from harness.models import Project
-from runs_app.api.common import validated
+from runs_app.api.common import scoped_project, validated
 from runs_app.models import ApprovalPolicy, ExpiryAction, ReviewerGroup
 from runs_app.selectors.approval_policies import approval_policy_list, reviewer_group_list
 from runs_app.services.approval_policies import approval_policy_publish
@@ -89,9 +88,7 @@ class ApprovalPolicyListPublishApi(AgentListView[ApprovalPolicy]):
                                "token with the operator role in the project; an agent's is 403 not_an_operator.")
     def post(self, request: Request) -> Response:
         data = validated(ApprovalPolicyPublishInSerializer, request.data)
-        project = Project.objects.filter(slug=data.pop("project"), pk__in=scope(request)).first()
-        if project is None:
-            raise NotFoundError("This project does not exist.")
+        project = scoped_project(request, data.pop("project"))
         expires: dt.timedelta | None = data.pop("expires_after")
         published = approval_policy_publish(project=project, actor=Actor.of(request.user), expires_after=expires,
                                             **data)

@@ -18,7 +18,7 @@ from harness.http.body import InSerializer
 from harness.http.errors import NotFoundError
 from harness.http.permissions import ReviewerWrites
 from harness.models import Project
-from runs_app.api.common import TEXT_MAX, NothingInSerializer, validated
+from runs_app.api.common import TEXT_MAX, NothingInSerializer, scoped_project, validated
 from runs_app.models import StandingApproval
 from runs_app.selectors.standing_approvals import standing_approval_get, standing_approval_list
 from runs_app.services.standing_approvals import MAX_USES, standing_approval_create, standing_approval_revoke
@@ -82,9 +82,7 @@ class StandingApprovalListCreateApi(AgentListView[StandingApproval]):
                                "tool (409 always_ask) or a quorum policy (409 quorum_policy).")
     def post(self, request: Request) -> Response:
         data = validated(StandingApprovalCreateInSerializer, request.data)
-        project = Project.objects.filter(slug=data.pop("project"), pk__in=scope(request)).first()
-        if project is None:
-            raise NotFoundError("This project does not exist.")
+        project = scoped_project(request, data.pop("project"))
         expires_in: dt.timedelta | None = data.pop("expires_in")
         rule = standing_approval_create(project=project, actor=Actor.of(request.user), expires_in=expires_in,
                                         session_id=data.pop("session"), run_id=data.pop("run"), **data)
@@ -114,5 +112,4 @@ class StandingApprovalRevokeApi(AgentApiView):
         if rule is None:
             raise NotFoundError(f"Standing approval {pk} does not exist.")
         revoked = standing_approval_revoke(project=rule.project_id, rule_id=pk, actor=Actor.of(request.user))
-        return Response(StandingApprovalOutSerializer(standing_approval_get(
-            project_ids=[revoked.project_id], rule_id=pk)).data)
+        return Response(StandingApprovalOutSerializer(revoked).data)

@@ -47,6 +47,7 @@ from runs_app.models import (
 from runs_app.policies import may_decide, policy_for
 from runs_app.services.approval_writes import decision_updates
 from runs_app.tool_schemas import argument_errors, schema_problem
+from sessions_app.models import Session
 
 # A rule is time-boxed: at most this long, and at most this many uses.
 MAX_LIFETIME = dt.timedelta(days=30)
@@ -106,7 +107,7 @@ def standing_approval_create(
     groups = list(policy.eligible_groups.values_list("pk", flat=True)) if policy is not None else []
     if groups and not user.reviewer_groups.filter(pk__in=groups).exists():
         raise Forbidden(f"{tool}'s policy routes its requests to reviewers you are not among.", code="not_eligible")
-    if session_id is not None and not _project_has("sessions_app.Session", project_id, session_id):
+    if session_id is not None and not Session.objects.filter(project_id=project_id, pk=session_id).exists():
         raise NotFoundError(f"Session {session_id} does not exist.")
     if run_id is not None and not Run.objects.filter(project_id=project_id, pk=run_id).exists():
         raise NotFoundError(f"Run {run_id} does not exist.")
@@ -136,7 +137,9 @@ def standing_approval_revoke(*, project: Project | int, rule_id: int, actor: Act
     with transaction.atomic():
         moved = StandingApproval.objects.filter(project_id=project_id, pk=rule_id, revoked_at__isnull=True).update(
             revoked_at=now, revoked_by=user)
-        rule = StandingApproval.objects.filter(project_id=project_id, pk=rule_id).select_related("revoked_by").first()
+        # Read once after the write, with what its answer shows (the API serializes it as it is).
+        rule = (StandingApproval.objects.filter(project_id=project_id, pk=rule_id)
+                .select_related("project", "created_by", "revoked_by").first())
         if rule is None:
             raise NotFoundError(f"Standing approval {rule_id} does not exist.")
         if not moved:
@@ -275,8 +278,3 @@ def _reviewer_of(actor: Actor, project_id: int, *, doing: str) -> User:
         raise Forbidden(f"Only reviewers of this project {doing}.", code="not_a_reviewer")
     return actor.user
 
-
-def _project_has(model_label: str, project_id: int, pk: int) -> bool:
-    from django.apps import apps
-
-    return bool(apps.get_model(model_label).objects.filter(project_id=project_id, pk=pk).exists())
