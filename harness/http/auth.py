@@ -160,10 +160,12 @@ SELECT t.id, t.kind, t.name, t.role, t.project_id, t.user_id, t.prefix, t.last_u
        p.slug, p.name, p.created_at, p.frozen_at
   FROM {ApiToken._meta.db_table} t
   LEFT JOIN {Project._meta.db_table} p ON p.id = t.project_id
- WHERE t.digest = %s AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
+ WHERE t.digest = %s AND t.revoked_at IS NULL
+   AND (t.expires_at IS NULL OR t.expires_at > statement_timestamp())
    AND (t.parent_id IS NULL OR EXISTS (
         SELECT 1 FROM {ApiToken._meta.db_table} pt
-         WHERE pt.id = t.parent_id AND pt.revoked_at IS NULL AND (pt.expires_at IS NULL OR pt.expires_at > now())))
+         WHERE pt.id = t.parent_id AND pt.revoked_at IS NULL
+           AND (pt.expires_at IS NULL OR pt.expires_at > statement_timestamp())))
 """  # noqa: S608
 
 
@@ -220,8 +222,10 @@ def token_lookup(digest: str) -> ApiToken | None:
 # The plain path looks a token up once per process (token_lookup) and then, instead of a lookup statement per
 # request, hands the service a TokenCheck: the service's one statement carries CALLER_SQL as a CTE and reads or
 # writes nothing unless CALLER_HOLDS, so a token revoked, expired or changed a moment ago is refused by the very
-# statement that would have used it (the rule above: no cache decides whether a token is good). A statement with no
-# check (every other door) finds the CTE's one NULL row, and its condition holds.
+# statement that would have used it (the rule above: no cache decides whether a token is good). Expiry is read
+# against statement_timestamp(), as the ORM's Now() is, not now(): now() is the transaction's start, and a check
+# inside a long transaction (a test's, or a batch's) would take a token that expired since then for live.
+# A statement with no check (every other door) finds the CTE's one NULL row, and its condition holds.
 
 
 @dataclass(frozen=True)
@@ -239,7 +243,8 @@ CALLER_SQL = f"""caller AS (
     SELECT t.id FROM {ApiToken._meta.db_table} t JOIN {Project._meta.db_table} p ON p.id = t.project_id
      WHERE t.digest = %(caller_digest)s::text AND t.kind = '{ApiToken.Kind.AGENT.value}'
        AND t.project_id = %(caller_project)s::bigint AND t.revoked_at IS NULL
-       AND (t.expires_at IS NULL OR t.expires_at > now()) AND t.role = ANY(string_to_array(%(caller_roles)s::text, ','))
+       AND (t.expires_at IS NULL OR t.expires_at > statement_timestamp())
+       AND t.role = ANY(string_to_array(%(caller_roles)s::text, ','))
        AND (NOT %(caller_write)s::boolean OR p.frozen_at IS NULL)
     UNION ALL
     SELECT NULL WHERE %(caller_digest)s::text IS NULL
