@@ -30,6 +30,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
 
 from harness.http.auth import token_lookup
@@ -71,10 +72,10 @@ class HarnessTokenVerifier:
                            subject=found.project.slug if found.project is not None else None)
 
 
-def console_base(caller: dispatch.Caller) -> str:
-    """Where the console is: HARNESS_CONSOLE_URL, else the origin the MCP request came to (behind the proxy that
-    routes /mcp here, that is the console's own)."""
-    return settings.HARNESS_CONSOLE_URL or f"{caller.scheme}://{caller.host}"
+def console_base(configured: str, caller: dispatch.Caller) -> str:
+    """Where the console is: the one configured (`manage.py mcp --console-url`, else HARNESS_CONSOLE_URL), else the
+    origin the MCP request came to (behind the proxy that routes /mcp here, that is the console's own)."""
+    return (configured or settings.HARNESS_CONSOLE_URL or f"{caller.scheme}://{caller.host}").rstrip("/")
 
 
 def _caller(ctx: ServerRequestContext[Any, Any]) -> dispatch.Caller:
@@ -134,8 +135,9 @@ async def _offer_console(ctx: ServerRequestContext[Any, Any], approval_id: int, 
 
 
 class HarnessMCP:
-    def __init__(self, tools: dict[str, Tool]) -> None:
+    def __init__(self, tools: dict[str, Tool], *, console_url: str = "") -> None:
         self.tools = tools
+        self.console_url = console_url
         self.server: Server[Any] = Server(
             "harness-console", version="1", title="Harness Console",
             instructions="Durable state for agent work: memory, session items, approvals, checkpoints. Each tool "
@@ -171,20 +173,21 @@ class HarnessMCP:
         with logs.scope(request_id=reply.request_id):
             log.info("mcp %s %s %s %s", tool.spec.name, tool.method, tool.path, reply.status)
         if tool.spec.console_link and reply.status < 400 and isinstance(reply.body, dict) and "id" in reply.body:
-            url = console_base(caller) + reverse("runs:approval_detail", args=[reply.body["id"]])
+            url = console_base(self.console_url, caller) + reverse("runs:approval_detail", args=[reply.body["id"]])
             reply.body["console_url"] = url
             if tool.spec.name == "request_approval":
                 reply.body["elicitation"] = await _offer_console(ctx, reply.body["id"], url)
         return _result(reply)
 
 
-def mcp_app() -> Starlette:
+def mcp_app(*, console_url: str = "") -> Starlette:
     """The ASGI app serving /mcp (and the protected-resource metadata the SDK adds for its bearer auth)."""
-    harness = HarnessMCP(tools_of(openapi_schema()))
-    base = settings.HARNESS_CONSOLE_URL or "http://127.0.0.1:8000"
+    harness = HarnessMCP(tools_of(openapi_schema()), console_url=console_url)
+    base = (console_url or settings.HARNESS_CONSOLE_URL or "http://127.0.0.1:8000").rstrip("/")
     return harness.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        auth=AuthSettings(issuer_url=base, resource_server_url=base + MCP_PATH, validate_token_resource=False),
+        auth=AuthSettings(issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(base + MCP_PATH),
+                          validate_token_resource=False),
         token_verifier=HarnessTokenVerifier(),
         # The bearer token is the authority (a page a rebinding attack loads has none); the REST call each tool
         # makes checks the Host against ALLOWED_HOSTS as any API call does.

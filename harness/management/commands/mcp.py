@@ -18,6 +18,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--bind", default="127.0.0.1:8001", help="HOST:PORT to listen on (127.0.0.1:8001).")
+        parser.add_argument("--console-url", default="",
+                            help="The console's address, for an approval's console_url (default: HARNESS_CONSOLE_URL, "
+                                 "else the origin each MCP request came to).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         host, _, port = options["bind"].rpartition(":")
@@ -28,5 +31,5 @@ class Command(BaseCommand):
         # One process, one event loop: the streams of every session wait on it, and each tool call runs Django
         # on one of harness.mcp.server's worker threads. uvicorn's own access log stays off: each tool call's
         # REST request has its line (harness.ops.observe), and the MCP server one per call (harness.mcp).
-        uvicorn.run(mcp_app(), host=host, port=int(port), log_level="warning", access_log=False,
-                    timeout_graceful_shutdown=5)
+        uvicorn.run(mcp_app(console_url=options["console_url"]), host=host, port=int(port), log_level="warning",
+                    access_log=False, timeout_graceful_shutdown=5)
