@@ -54,7 +54,7 @@ async def main(harness_url: str, token: str) -> dict[str, Any]:
         tools = await client.list_tools()
         print("tools:", ", ".join(tool.name for tool in tools.tools))
 
-        found = await client.call_tool("memory_search", {"scope": "project", "q": "chapter", "k": 3})
+        found = await client.call_tool("memory_search", {"scope": "project", "q": "lighthouse keeper", "k": 3})
         records = (found.structured_content or {}).get("results", [])
         print(f"memory_search: {len(records)} record(s)", *[f"  #{r['id']} {r['content'][:60]}" for r in records],
               sep="\n")

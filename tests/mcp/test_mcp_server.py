@@ -237,12 +237,17 @@ def test_a_write_is_keyed_by_its_mcp_request_or_by_the_key_it_gives(mcp_live: Mc
 
 
 def test_the_example_lists_searches_and_requests_an_approval(mcp_live: McpLive) -> None:
+    _, run_id = _running_run(mcp_live)
+    written = _rest(mcp_live, "POST", "/api/v1/memory/records/", json={
+        "scope": "project", "content": "The lighthouse keeper is called Tomas.", "source_run_id": run_id})
+    assert written.status_code == 201, written.text
     env = {"PATH": "/usr/bin:/bin", "HARNESS_URL": mcp_live.console, "HARNESS_MCP_URL": mcp_live.url,
            "HARNESS_TOKEN": mcp_live.agent_token}
     done = subprocess.run([sys.executable, "examples/mcp_client.py"], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "tools: memory_search, memory_add" in done.stdout and "memory_search: 0 record(s)" in done.stdout
+    assert "tools: memory_search, memory_add" in done.stdout
+    assert f"memory_search: 1 record(s)\n  #{written.json()['record']['id']} The lighthouse keeper" in done.stdout
     line = next(line for line in done.stdout.splitlines() if line.startswith("approval "))
     approval_id = int(line.split()[1])
     assert line == f"approval {approval_id} is pending: decide it at {mcp_live.console}/approvals/{approval_id}/"
