@@ -1,5 +1,5 @@
-"""bin/serve, the production start, as a real set of processes: gunicorn (2 sync workers), the MCP server, a Celery worker
-(prefork, 2 children) and beat, on the test database (migrated and granted by its owner, served as the runtime
+"""bin/serve, the production start, as a real set of processes: gunicorn (2 sync workers), the MCP server, a Celery
+worker (prefork, 2 children) and beat, on the test database (migrated and granted by its owner, served as the runtime
 role harness_app) and this suite's Redis db.
 
 One agent's day through it, then a SIGTERM: the probes answer by address, an approval decided over HTTP is
