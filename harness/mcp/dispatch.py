@@ -28,7 +28,9 @@ class Caller:
     host: str
     scheme: str
     remote_addr: str
-    forwarded_proto: str | None = None
+    # The proxy's headers (X-Forwarded-Proto, X-Real-IP, X-Forwarded-For) as it sent them to the MCP server, passed
+    # on as it passes them to the web server: SECURE_PROXY_SSL_HEADER and HARNESS_CLIENT_IP_HEADER read them there.
+    forwarded: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,8 +114,8 @@ def call(tool: Tool, arguments: dict[str, Any], caller: Caller, *, derived_key: 
         environ["CONTENT_LENGTH"] = str(len(body))
     if key is not None:
         environ["HTTP_IDEMPOTENCY_KEY"] = key
-    if caller.forwarded_proto:
-        environ["HTTP_X_FORWARDED_PROTO"] = caller.forwarded_proto
+    for name, value in caller.forwarded:
+        environ["HTTP_" + name.upper().replace("-", "_")] = value
     started: dict[str, Any] = {}
 
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:

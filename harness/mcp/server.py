@@ -42,6 +42,7 @@ from harness.ops import logs
 log = logging.getLogger("harness.mcp")
 
 MCP_PATH = "/mcp"
+FORWARDED = ("x-forwarded-proto", "x-real-ip", "x-forwarded-for")
 # Tool calls and token lookups run Django on worker threads, each with its own database connection: this bounds
 # them (and the connections) however many MCP sessions are open.
 THREADS = 8
@@ -86,7 +87,7 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> dispatch.Caller:
     return dispatch.Caller(
         authorization=request.headers.get("authorization", ""), host=request.headers.get("host", "localhost"),
         scheme=request.url.scheme, remote_addr=client.host if client is not None else "127.0.0.1",
-        forwarded_proto=request.headers.get("x-forwarded-proto"),
+        forwarded=tuple((name, request.headers[name]) for name in FORWARDED if name in request.headers),
     )
 
 

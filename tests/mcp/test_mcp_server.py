@@ -12,9 +12,11 @@ import httpx2
 import mcp_types as types
 import pytest
 import requests
+from django.utils import timezone
 from harness_client import HarnessClient
 
 from harness.mcp.tools import TOOLS, tools_of
+from harness.models import ApiToken
 from tests.client.conftest import run_async
 from tests.mcp.conftest import McpLive
 from tests.subprocesses import ROOT
@@ -172,6 +174,18 @@ def test_no_token_or_a_dead_one_is_401_before_any_mcp_message(mcp_live: McpLive)
     answer = httpx2.post(mcp_live.url, json=initialize, timeout=30,
                          headers={**headers, "Authorization": f"Bearer {mcp_live.agent_token}"})
     assert answer.status_code == 200
+
+
+def test_a_token_revoked_mid_session_is_refused_on_its_next_request(mcp_live: McpLive) -> None:
+    http, _ = _raw_session(mcp_live)
+    call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "approval_status", "arguments": {"approval_id": 1}}}
+    try:
+        assert http.post(mcp_live.url, json=call).status_code == 200  # a 404 tool error, inside a 200
+        ApiToken.objects.filter(digest=ApiToken.hash_secret(mcp_live.agent_token)).update(revoked_at=timezone.now())
+        assert http.post(mcp_live.url, json={**call, "id": 6}).status_code == 401
+    finally:
+        http.close()
 
 
 def test_arguments_the_tool_does_not_take_are_refused_like_unknown_fields(mcp_live: McpLive) -> None:
