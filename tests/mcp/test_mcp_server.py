@@ -17,6 +17,7 @@ from harness_client import HarnessClient
 
 from harness.mcp.tools import TOOLS, tools_of
 from harness.models import ApiToken
+from tests import factories
 from tests.client.conftest import run_async
 from tests.mcp.conftest import McpLive
 from tests.subprocesses import ROOT
@@ -162,6 +163,22 @@ def test_another_projects_objects_are_refused_as_the_rest_api_refuses_them(mcp_l
     assert asked.is_error and asked.structured_content is not None and asked.structured_content["status"] == 404
     # Their own token reaches them.
     assert _ok(_call(mcp_live, "approval_status", {"approval_id": approval.id}, token=mcp_live.other_token))
+
+
+def test_a_reader_token_reads_through_mcp_and_may_not_write(mcp_live: McpLive) -> None:
+    _, reader = factories.make_agent_token(mcp_live.project, name="mcp-reader", role="reader")
+    session_id, _ = _running_run(mcp_live)
+    assert _ok(_call(mcp_live, "session_items_read", {"session_id": session_id}, token=reader))["results"] == []
+    for name, arguments in (("memory_add", {"scope": "project", "content": "x"}),
+                            ("session_items_append", {"session_id": session_id,
+                                                      "items": [{"role": "user", "content": "x"}]})):
+        refused = _call(mcp_live, name, arguments, token=reader)
+        rest = _rest(mcp_live, "POST", {"memory_add": "/api/v1/memory/records/",
+                                        "session_items_append": f"/api/v1/sessions/{session_id}/items/"}[name],
+                     token=reader, json=arguments if name == "memory_add" else {"items": arguments["items"]},
+                     headers={"Idempotency-Key": str(uuid.uuid4())})
+        assert rest.status_code == 403
+        assert refused.is_error and refused.structured_content == {"status": 403, **rest.json()}, name
 
 
 def test_no_token_or_a_dead_one_is_401_before_any_mcp_message(mcp_live: McpLive) -> None:
