@@ -38,6 +38,7 @@ from harness.mcp import dispatch
 from harness.mcp.tools import Tool, openapi_schema, tools_of
 from harness.models import ApiToken
 from harness.ops import logs
+from harness.ops.metrics import MCP_TOOL_CALLS
 
 log = logging.getLogger("harness.mcp")
 
@@ -170,7 +171,9 @@ class HarnessMCP:
             reply = await anyio.to_thread.run_sync(
                 lambda: dispatch.call(tool, arguments, caller, derived_key=derived_key(ctx)), limiter=limiter())
         except dispatch.ArgumentRefused as refused:
+            MCP_TOOL_CALLS.labels(tool=tool.spec.name, status="400").inc()
             return _refused(400, refused.code, refused.detail)
+        MCP_TOOL_CALLS.labels(tool=tool.spec.name, status=str(reply.status)).inc()
         with logs.scope(request_id=reply.request_id):
             log.info("mcp %s %s %s %s", tool.spec.name, tool.method, tool.path, reply.status)
         if tool.spec.console_link and reply.status < 400 and isinstance(reply.body, dict) and "id" in reply.body:

@@ -14,6 +14,7 @@ import pytest
 import requests
 from django.utils import timezone
 from harness_client import HarnessClient
+from prometheus_client import REGISTRY
 
 from harness.mcp.tools import TOOLS, tools_of
 from harness.models import ApiToken
@@ -85,6 +86,8 @@ def test_each_tool_answers_as_its_rest_call(mcp_live: McpLive, caplog: pytest.Lo
     assert unsourced.is_error and unsourced.structured_content is not None
     assert (unsourced.structured_content["status"], unsourced.structured_content["code"]) == (
         422, "provenance_required")
+    deletes_refused = REGISTRY.get_sample_value("harness_mcp_tool_calls_total",
+                                                {"tool": "memory_delete", "status": "403"}) or 0
     added = _ok(_call(mcp_live, "memory_add", {"scope": "project", "subject": "tone", "source_run_id": run_id,
                                                "content": "The novel is told in the first person."}))
     assert added["outcome"] == "accepted" and added["record"]["content"].startswith("The novel")
@@ -131,6 +134,9 @@ def test_each_tool_answers_as_its_rest_call(mcp_live: McpLive, caplog: pytest.Lo
     assert lineage == {"results": _rest(mcp_live, "GET", f"/api/v1/checkpoints/{child.id}/lineage/").json()}
     assert [c["id"] for c in lineage["results"]] == [child.id, root.id]
 
+    # Each call counted by tool and status (the refused delete too) beside its REST request's own series.
+    assert REGISTRY.get_sample_value("harness_mcp_tool_calls_total",
+                                     {"tool": "memory_delete", "status": "403"}) == deletes_refused + 1
     # Each call was a request of the API's own pipeline: its access line, under a request id of the MCP door.
     lines = [r for r in caplog.records if r.name == "harness.request" and getattr(r, "request_id", "")
              .startswith("mcp-")]
