@@ -202,14 +202,16 @@ _VARIABLES = (
     EnvVar("OTEL_SERVICE_NAME", "str", "harness-console", "The traces' service name.", "observability",
            ("harness/ops/tracing.py",)),
     # Processes: bin/serve, bin/start, bin/setup.
-    EnvVar("HARNESS_ROLES", "list", ("web", "worker", "beat"), "Which processes this machine runs; `beat` on "
-           "exactly one machine.", "serve", (_SERVE,)),
+    EnvVar("HARNESS_ROLES", "list", ("web", "worker", "beat", "mcp"), "Which processes this machine runs; `beat` "
+           "on exactly one machine.", "serve", (_SERVE,)),
     EnvVar("WEB_SERVER", "str", "gunicorn", "`gunicorn` (sync workers) or `granian`: a preset for WEB_CMD.",
            "serve", (_SERVE,)),
     EnvVar("WEB_CMD", "str", Derived("the WEB_SERVER preset"), "The whole web server command.", "serve",
            (_SERVE,)),
     EnvVar("BIND", "str", "127.0.0.1:8000", "Where the web server listens (the proxy's upstream).", "serve",
            (_SERVE,)),
+    EnvVar("MCP_BIND", "str", Derived("BIND's host, its port + 1"), "Where the MCP server listens (the proxy's "
+           "upstream for `/mcp`).", "serve", (_SERVE,)),
     EnvVar("WEB_WORKERS", "int", _CORES, "Web processes.", "serve", (_SERVE,)),
     EnvVar("WORKER_CONCURRENCY", "int", _CORES, "Resume worker processes (Celery's prefork pool).", "serve",
            (_SERVE,)),
@@ -220,6 +222,7 @@ _VARIABLES = (
     EnvVar("HARNESS_RUNTIME_ROLE", "str", "", "The role DATABASE_URL connects as, granted its privileges after "
            "every migration.", "serve", (_SERVE,)),
     EnvVar("PORT", "int", 8000, "bin/start's console port.", "serve", (_START,)),
+    EnvVar("MCP_PORT", "int", Derived("PORT + 1"), "bin/start's MCP server port (`/mcp`).", "serve", (_START,)),
     EnvVar("PYTHON", "str", "python3.11", "The Python bin/setup makes `.venv` with (`python3` when absent).",
            "serve", ("bin/setup",)),
     # The agent client and the examples: client/ imports nothing of the server, so these names are its own
@@ -229,7 +232,10 @@ _VARIABLES = (
            ("client/", "examples/")),
     EnvVar("HARNESS_TOKEN", "str", "", "The client's agent token (unless given `token=`; `manage.py "
            "create_agent_token`).", "client",
-           ("client/",)),
+           ("client/", "examples/")),
+    EnvVar("HARNESS_MCP_URL", "str", Derived("HARNESS_URL's host, its port + 1, `/mcp`"), "The MCP example's "
+           "endpoint (bin/start's layout by default; behind bin/serve's proxy, HARNESS_URL + `/mcp`).", "client",
+           ("examples/",)),
     EnvVar("EXAMPLE_SESSION", "str", "agents-sdk-example", "The Agents SDK example's session ref.", "client",
            ("examples/",)),
 )

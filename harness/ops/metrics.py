@@ -36,6 +36,10 @@ HTTP_REQUESTS = Counter("harness_http_requests_total", "HTTP requests answered, 
 HTTP_LATENCY = Histogram("harness_http_request_duration_seconds", "Time to answer an HTTP request, by route.",
                          ["method", "route"],
                          buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0))
+# The MCP server's tool calls (harness.mcp), by tool and the status of the REST request each one is; that request
+# is counted by HTTP_REQUESTS too, under its own route.
+MCP_TOOL_CALLS = Counter("harness_mcp_tool_calls_total", "MCP tool calls, by tool and their REST request's status.",
+                         ["tool", "status"])
 TASK_QUEUE_LAG = Histogram("harness_task_queue_lag_seconds",
                            "Time between a Celery task's sending and its start in a worker, by task.", ["task"],
                            buckets=(0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 1800.0))

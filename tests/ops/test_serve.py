@@ -1,5 +1,5 @@
-"""bin/serve, the production start, as a real set of processes: gunicorn (2 sync workers), a Celery worker
-(prefork, 2 children) and beat, on the test database (migrated and granted by its owner, served as the runtime
+"""bin/serve, the production start, as a real set of processes: gunicorn (2 sync workers), the MCP server, a Celery
+worker (prefork, 2 children) and beat, on the test database (migrated and granted by its owner, served as the runtime
 role harness_app) and this suite's Redis db.
 
 One agent's day through it, then a SIGTERM: the probes answer by address, an approval decided over HTTP is
@@ -16,13 +16,18 @@ import socket
 import subprocess
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
 from runs_app.models import ApprovalRequest, RunStatus
 from tests import factories
+from tests.client.conftest import run_async
 from tests.subprocesses import ROOT
 from tests.worker.support import demo_run, wait_for, wait_status
 
@@ -58,6 +63,19 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+def _mcp_refuses_no_token(url: str) -> bool:
+    try:
+        return httpx2.post(url, json={}, timeout=5).status_code == 401
+    except httpx2.TransportError:
+        return False
+
+
+async def _mcp_call(url: str, token: str, name: str, arguments: dict) -> Any:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http, \
+            Client(streamable_http_client(url, http_client=http)) as client:
+        return await client.call_tool(name, arguments)
+
+
 def test_bin_serve_runs_the_web_server_worker_and_beat_and_stops_them_all(
         tmp_path: Path, broker, fake_service, live_database_url: str) -> None:  # type: ignore[no-untyped-def]
     run = demo_run()
@@ -65,12 +83,12 @@ def test_bin_serve_runs_the_web_server_worker_and_beat_and_stops_them_all(
                                    password="correct-horse-battery-staple")
     _, reviewer_token = factories.make_personal_token(reviewer)
     _, agent_token = factories.make_agent_token(run.project, name="smoke-agent")
-    port = _free_port()
+    port, mcp_port = _free_port(), _free_port()
     env = {
         # As production: the owner migrates and grants, every process connects as the runtime role.
         **os.environ, "DATABASE_URL": live_database_url.replace("postgres://postgres@", "postgres://harness_app@"),
         "MIGRATION_DATABASE_URL": live_database_url, "HARNESS_RUNTIME_ROLE": "harness_app",
-        "BIND": f"127.0.0.1:{port}", "WEB_WORKERS": "2",
+        "BIND": f"127.0.0.1:{port}", "MCP_BIND": f"127.0.0.1:{mcp_port}", "WEB_WORKERS": "2",
         "WORKER_CONCURRENCY": "2", "HARNESS_VAR_DIR": str(tmp_path / "var"), "SECRET_KEY": SECRET_KEY,
         "ALLOWED_HOSTS": "console.example.com,127.0.0.1", "SECURE_COOKIES": "0", "DEBUG": "0",
         "LOG_FORMAT": "json", "HARNESS_METRICS_TOKEN": METRICS_TOKEN, "HARNESS_WORKER_HEARTBEAT_SECONDS": "1",
@@ -112,6 +130,13 @@ def test_bin_serve_runs_the_web_server_worker_and_beat_and_stops_them_all(
                               json={"scope": "project", "content": memory_text, "source_run_id": run.pk})
         assert written.status_code in (200, 201), written.text
 
+        # The MCP server (the `mcp` role): a tool call is the REST call, made in its process, counted below.
+        mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
+        wait_for(lambda: _mcp_refuses_no_token(mcp_url), timeout=60, what="the MCP server")
+        found = run_async(_mcp_call(mcp_url, agent_token, "memory_search", {"scope": "project", "q": "tea"}))
+        assert not found.is_error and found.structured_content is not None, found.content
+        assert memory_text in [r["content"] for r in found.structured_content["results"]]
+
         request_id = f"smoke-{uuid.uuid4().hex[:12]}"
         version = ApprovalRequest.objects.get(pk=run.pending_approval_id).version  # the version the reviewer read
         decided = client.post(f"/api/v1/approvals/{run.pending_approval_id}/decision/",
@@ -134,6 +159,7 @@ def test_bin_serve_runs_the_web_server_worker_and_beat_and_stops_them_all(
         assert _sum(samples, "harness_http_requests_total", route="api/v1/approvals/<id:pk>/decision/",
                     status="200") == 1
         assert _sum(samples, "harness_task_queue_lag_seconds_count", task="worker.resume_run") >= 1
+        assert _sum(samples, "harness_http_requests_total", route="api/v1/memory/retrieve/", status="200") == 1
         assert ("harness_worker_heartbeat_age_seconds", frozenset()) in samples
     finally:
         client.close()
