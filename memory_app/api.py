@@ -686,7 +686,9 @@ class StoreSearchView(MemoryView):
 class StoreNamespacesView(MemoryView):
     @extend_schema(tags=["memory"], operation_id="memory_store_namespaces",
                    parameters=[StoreNamespacesFilterSerializer],
-                   responses={200: serializers.ListField(child=serializers.ListField(child=serializers.CharField()))},
+                   responses={200: inline_serializer("MemoryStoreNamespaces", fields={
+                       "namespaces": serializers.ListField(child=serializers.ListField(
+                           child=serializers.CharField()))})},
                    description="The namespaces holding items the caller can read, in order, one page.")
     def get(self, request: Request) -> Response:
         filters = _validated(StoreNamespacesFilterSerializer, request.query_params)
@@ -696,4 +698,4 @@ class StoreNamespacesView(MemoryView):
             prefix=store_keys.labels_of(filters["prefix"], wildcard=True),
             suffix=store_keys.labels_of(filters["suffix"], wildcard=True), max_depth=filters["max_depth"],
             limit=filters["limit"], offset=filters["offset"])
-        return Response(found)
+        return Response({"namespaces": found})

@@ -1101,7 +1101,7 @@ def store_namespaces(
     """The namespaces holding items this token can read, in order ("*" in `prefix` / `suffix`: any one label)."""
     params = {"prefix": list(prefix), "suffix": list(suffix), "max_depth": max_depth, "limit": limit,
               "offset": offset, "project": project}
-    return _STORE_NAMESPACES.call(parse=_raw, params=params)
+    return _STORE_NAMESPACES.call(parse=lambda body: [list(ns) for ns in body["namespaces"]], params=params)
 
 
 def build_context(run_id: int, *, budget_chars: int, query: str | None = None, request_key: str | None = None

@@ -587,6 +587,10 @@ def _store_other_reads_nothing(response: Any, w: World) -> None:
     assert response.status_code == 200 and response.json() == [], response.content
 
 
+def _store_other_lists_nothing(response: Any, w: World) -> None:
+    assert response.status_code == 200 and response.json() == {"namespaces": []}, response.content
+
+
 def _store_other_writes_its_own(response: Any, w: World) -> None:
     from memory_app.models import MemoryRecord
 
@@ -611,7 +615,7 @@ STORE_ENDPOINTS = [
       lambda w: _store_item(w) and "/api/v1/memory/store/search/?namespace_prefix=project",
       other_check=_store_other_reads_nothing),
     E("memory_store_namespaces", "GET", "/api/v1/memory/store/namespaces/",
-      lambda w: _store_item(w) and "/api/v1/memory/store/namespaces/", other_check=_store_other_reads_nothing),
+      lambda w: _store_item(w) and "/api/v1/memory/store/namespaces/", other_check=_store_other_lists_nothing),
 ]
 STORE_IDS = [e.operation for e in STORE_ENDPOINTS]
 

@@ -42,7 +42,7 @@ def search(client: ApiClient, prefix: list[str], **params: Any) -> Any:
 def namespaces(client: ApiClient, **params: Any) -> list[list[str]]:
     response = client.get(f"/api/v1/memory/store/namespaces/?{urlencode(params, doseq=True)}")
     assert response.status_code == 200, response.content
-    found: list[list[str]] = response.json()
+    found: list[list[str]] = response.json()["namespaces"]
     return found
 
 
