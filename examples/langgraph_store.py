@@ -1,9 +1,10 @@
 """A LangGraph graph whose nodes keep long-term memory in Harness Console through `HarnessStore`.
 
-Run it against `bin/start` (http://127.0.0.1:8000, demo project `novelforge`) from the checkout's root:
+Run it against `bin/start`'s server (http://127.0.0.1:8000, demo project `novelforge`) from the checkout's root:
 
-    HARNESS_URL=http://127.0.0.1:8000 \\
-    HARNESS_TOKEN=$(DEBUG=1 .venv/bin/python manage.py create_agent_token --project novelforge --name store-demo | tail -1) \\
+    export HARNESS_URL=http://127.0.0.1:8000
+    export HARNESS_TOKEN=$(DEBUG=1 .venv/bin/python manage.py create_agent_token --project novelforge \\
+                           --name store-example | tail -1)
     .venv/bin/python examples/langgraph_store.py
 
 The graph has two nodes: `remember` puts what the user said into the user's memory namespace

@@ -327,9 +327,10 @@ def _store_visible(project_id: int, caller: MemoryCaller | None, labels: Sequenc
     elif labels:
         return records.none()
     if labels:
-        records = records.alias(_prefix=RawSQL(
+        prefix = RawSQL(  # noqa: S611 - the model's own table name, bound values
             f'{MemoryRecord._meta.db_table}."namespace"[1:%s] = %s::varchar[]', (len(labels), list(labels)),
-            output_field=BooleanField())).filter(_prefix=True)
+            output_field=BooleanField())
+        records = records.alias(_prefix=prefix).filter(_prefix=True)
     return records
 
 
@@ -393,11 +394,8 @@ def store_search(
         raise ValidationFailed(f"limit is between 1 and {MAX_STORE_LIMIT}, offset at least 0.", code="invalid_page")
     project_id = project if isinstance(project, int) else project.pk
     records = _filtered(_store_visible(project_id, caller, namespace_prefix), filters or {})
-    if (query or "").strip():
-        records = _text_match(records, query)
-    else:
-        records = records.order_by("-updated_at", "-id")
-    return list(records[offset:offset + limit])
+    ordered = _text_match(records, query) if (query or "").strip() else records.order_by("-updated_at", "-id")
+    return list(ordered[offset:offset + limit])
 
 
 def store_namespaces(
@@ -425,9 +423,10 @@ def store_namespaces(
             params += [i, label]
     conditions.append(f'cardinality({table}."namespace") >= %s')
     params.append(max(len(prefix), len(suffix)))
-    records = records.alias(_match=RawSQL(" AND ".join(conditions), params, output_field=BooleanField())) \
-        .filter(_match=True)
+    match = RawSQL(" AND ".join(conditions), params, output_field=BooleanField())  # noqa: S611 - constant parts, bound values
+    records = records.alias(_match=match).filter(_match=True)
     depth = max_depth or 20  # memory_app.store_keys.MAX_DEPTH: no namespace is deeper
-    cut = RawSQL(f'({table}."namespace"[1:%s])::varchar[]', (depth,), output_field=ArrayField(CharField()))
+    cut = RawSQL(f'({table}."namespace"[1:%s])::varchar[]', (depth,),  # noqa: S611 - the table name, a bound depth
+                 output_field=ArrayField(CharField()))
     rows = records.annotate(ns=Collate(cut, "C")).values_list("ns", flat=True).distinct().order_by("ns")
     return [list(ns) for ns in rows[offset:offset + limit]]

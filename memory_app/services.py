@@ -515,8 +515,8 @@ def memory_erase(*, project: Project | int, actor: Actor, record_id: int, includ
         records = memory_records(project=project_id)
         for pk in ids:
             # A store item's value, key and namespace path are the caller's words too.
-            wipe = {"content": "", "subject": "", "content_hash": f"erased:{pk}", "erased_at": now, "value": None,
-                    "key": "", "namespace": []}
+            wipe: dict[str, Any] = {"content": "", "subject": "", "content_hash": f"erased:{pk}", "erased_at": now,
+                                    "value": None, "key": "", "namespace": []}
             current = records.filter(pk=pk).values_list("status", flat=True).first()
             if current is None:
                 raise NotFoundError(f"Memory record {pk} does not exist.")
@@ -681,9 +681,8 @@ def memory_put(
     key = key_of(key)
     content = content_of(value)
     scope_key = where.scope_key
-    if caller is not None:
-        if caller.write_key(project_id, where.scope, scope_key) != scope_key:
-            raise Forbidden("A namespace names its scope key: this token's is another.", code="end_user_scope")
+    if caller is not None and caller.write_key(project_id, where.scope, scope_key) != scope_key:
+        raise Forbidden("A namespace names its scope key: this token's is another.", code="end_user_scope")
     scope_key = _validate_scope(project_id, where.scope, scope_key)
     if ttl_seconds is not None and not 1 <= ttl_seconds <= MAX_TTL_SECONDS:
         raise ValidationFailed(f"ttl is between 1 second and {MAX_TTL_SECONDS} seconds.", code="invalid_ttl")

@@ -59,7 +59,7 @@ from harness_client.errors import NotFoundError
 __all__ = ["HarnessStore", "MemoryHeld", "graph_provenance"]
 
 
-class MemoryHeld(Exception):  # noqa: N818 - it names the outcome, as the API's `held` does
+class MemoryHeld(Exception):
     """A put the scope's write policy held for review: stored, waiting in the operators' queue; the key's old value
     (if any) stands until it is approved. `held` lists each held put of the batch as (namespace, key, record id,
     reason); `results` is what the batch returned."""
@@ -153,7 +153,8 @@ class HarnessStore(BaseStore):
     @property
     def client(self) -> HarnessClient:
         if self._client is None:
-            assert self._aclient is not None
+            if self._aclient is None:
+                raise RuntimeError("HarnessStore has no client")
             self._client = HarnessClient(self._aclient.base_url, self._aclient._headers["Authorization"][7:],
                                          retry=self._aclient.retry)
         return self._client
