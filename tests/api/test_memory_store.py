@@ -213,3 +213,36 @@ def test_a_namespace_must_name_its_scope(world: World) -> None:
         response = put(world.agent, ns, "k", {"v": 1})
         assert response.status_code == 400, (ns, response.content)
     assert world.reader.post(ITEMS, {"namespace": ["project"], "key": "k", "value": {}}).status_code == 403
+
+
+@pytest.mark.django_db
+def test_a_held_put_shows_in_the_consoles_queue_and_accepting_it_there_replaces_the_value(world: World) -> None:
+    from django.test import Client
+
+    put(world.agent, ["user", "u-1", "prefs"], "tea", {"text": "green"})
+    MemoryWritePolicy.objects.create(project=world.project, scope="user", decision="hold")
+    held = put(world.agent, ["user", "u-1", "prefs"], "tea", {"text": "black"}).json()["record"]
+    operator = factories.make_user("console-op", role="operator", projects=[world.project])
+    browser = Client()
+    browser.force_login(operator)
+    page = browser.get("/memory/held/")
+    assert page.status_code == 200
+    assert "user / u-1 / prefs · tea" in page.content.decode() and "black" in page.content.decode()
+    detail = browser.get(f"/memory/{held['id']}/")
+    assert detail.status_code == 200 and "user / u-1 / prefs · tea" in detail.content.decode()
+    decided = browser.post(f"/memory/held/{held['id']}/review/", {"decision": "accept", "version": 1})
+    assert decided.status_code == 302
+    assert get(world.agent, ["user", "u-1", "prefs"], "tea").json()["value"] == {"text": "black"}
+
+
+@pytest.mark.django_db
+def test_erasure_scrubs_a_puts_stored_reply_too(world: World) -> None:
+    from harness.models import IdempotentRequest
+
+    made = world.agent.post(ITEMS, {"namespace": ["user", "u-9"], "key": "phone", "value": {"number": "555-0101"},
+                                    "graph": {"thread_id": "t"}}, HTTP_IDEMPOTENCY_KEY="put-phone").json()["record"]
+    operator = factories.make_user("eraser-2", role="operator", projects=[world.project])
+    memory_erase(project=world.project, actor=Actor.for_user(operator), record_id=made["id"])
+    reply = IdempotentRequest.objects.get(key="put-phone").response_body
+    assert reply["record"]["value"] is None and reply["record"]["key"] == ""
+    assert "555-0101" not in json.dumps(reply)
