@@ -558,12 +558,9 @@ def _scrub_snapshots(project_id: int, ids: set[int]) -> list[int]:
 
 def _wipe_entry(entry: Any, ids: set[int]) -> bool:
     if isinstance(entry, dict) and entry.get("id") in ids and ("content" in entry or "value" in entry):
-        for name, wiped in (("content", ""), ("subject", "")):
-            if name in entry:
-                entry[name] = wiped
-        for name, wiped in (("value", None), ("key", ""), ("namespace", [])):
-            if name in entry:
-                entry[name] = wiped
+        # A store item's value, key and namespace path are the writer's words too (memory_put's replies).
+        wiped: dict[str, Any] = {"content": "", "subject": "", "value": None, "key": "", "namespace": []}
+        entry.update({name: blank for name, blank in wiped.items() if name in entry})
         return True
     return False
 
