@@ -246,3 +246,27 @@ def test_erasure_scrubs_a_puts_stored_reply_too(world: World) -> None:
     reply = IdempotentRequest.objects.get(key="put-phone").response_body
     assert reply["record"]["value"] is None and reply["record"]["key"] == ""
     assert "555-0101" not in json.dumps(reply)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_puts_to_one_key_leave_one_value_and_a_linear_history(project: Any) -> None:
+    from memory_app.services import memory_put
+    from tests.threads import run_concurrently
+
+    actor = Actor.for_agent("racer")
+
+    def put_one(i: int) -> Any:
+        return memory_put(project=project.pk, actor=actor, namespace=["project", "race"], key="k", value={"n": i},
+                          graph={"thread_id": f"t-{i}"})
+
+    results = run_concurrently(6, put_one)
+    landed = [r for r in results if not isinstance(r, Exception)]
+    assert all(r.outcome == "accepted" for r in landed), results
+    records = list(MemoryRecord.objects.filter(project=project, key="k").order_by("pk"))
+    assert len(records) == len(landed)
+    assert [r.status for r in records].count("active") == 1
+    # Each superseded version points at exactly one successor, and every version but the first has a predecessor.
+    successors = [r.superseded_by_id for r in records if r.status == "superseded"]
+    assert len(successors) == len(set(successors)) == len(records) - 1
+    # A put that lost every retry says so (409 write_race); none is lost silently.
+    assert all(getattr(r, "code", "write_race") == "write_race" for r in results if isinstance(r, Exception))
