@@ -22,7 +22,8 @@ memory record with that namespace and key, its value kept as JSON, so everything
 - The token decides what is reachable: an agent token's `agent` scope is its own identity, a token narrowed to an
   end user reads that user's and the shared scopes and writes only its user's (PermissionDenied otherwise).
 - Inside a graph run, each put records where it was made: the thread, checkpoint and node
-  (`langgraph.config.get_config()`), and the thread's run when the graph checkpoints with `HarnessSaver`. A thread
+  (`langgraph.config.get_config()`), and the thread's run when the graph checkpoints with `HarnessSaver` (once the
+  thread's first checkpoint is stored: `durability="sync"` stores it before the first node runs). A thread
   HarnessSaver creates keeps no memory (its session's memory policy is `checkpoint_only`), so such a put is
   refused `session_keeps_no_memory`: give the graph a session whose policy keeps memory (a `for_user` client
   naming that session), or use the store with another checkpointer.
@@ -38,7 +39,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.store.base import (
     BaseStore,
@@ -57,6 +58,8 @@ from harness_client.client import AsyncHarnessClient, HarnessClient
 from harness_client.errors import NotFoundError
 
 __all__ = ["HarnessStore", "MemoryHeld", "graph_provenance"]
+
+_C = TypeVar("_C", HarnessClient, AsyncHarnessClient)
 
 
 class MemoryHeld(Exception):
@@ -128,7 +131,9 @@ class HarnessStore(BaseStore):
     """A LangGraph store backed by Harness Console's memory (see the module's docstring).
 
     `HarnessStore()` reads `HARNESS_URL` and `HARNESS_TOKEN`; `client=` / `aclient=` use yours (the other kind is
-    made from its URL and token when needed). `ttl`: LangGraph's TTLConfig (`default_ttl` minutes,
+    made from its URL and token when needed, bound to the same end user when yours is a `for_user` client).
+    `end_user`: every call carries a token narrowed to that user (`client.for_user(end_user)`), so the store
+    reaches that user's namespaces and the shared ones only. `ttl`: LangGraph's TTLConfig (`default_ttl` minutes,
     `refresh_on_read`). `raise_on_held=False`: a held put returns like an accepted one (see `put_result` for the
     outcome of one put). `project`: for an operator's personal token, the project's slug. `source_run_id` /
     `source_session_id`: the provenance of puts made outside a graph run (the default write policy requires one;
@@ -140,30 +145,44 @@ class HarnessStore(BaseStore):
     def __init__(self, client: HarnessClient | None = None, *, aclient: AsyncHarnessClient | None = None,
                  base_url: str | None = None, token: str | None = None, ttl: TTLConfig | None = None,
                  raise_on_held: bool = True, project: str | None = None, source_run_id: int | None = None,
-                 source_session_id: int | None = None) -> None:
-        self._client, self._aclient = client, aclient
-        self._base_url, self._token = base_url, token
+                 source_session_id: int | None = None, end_user: str | None = None) -> None:
+        if end_user is not None and not end_user:
+            raise ValueError("end_user is the end user's id (or None: the store's token serves every user)")
+        if client is None and aclient is None:
+            client = HarnessClient(base_url, token)
+        self._client = client.for_user(end_user) if client is not None and end_user else client
+        self._aclient = aclient.for_user(end_user) if aclient is not None and end_user else aclient
+        self._made: list[HarnessClient | AsyncHarnessClient] = []  # the counterparts made here, kept alive
         self.ttl_config = ttl
         self.raise_on_held = raise_on_held
         self.project = project
         self.source_run_id, self.source_session_id = source_run_id, source_session_id
-        if client is None and aclient is None:
-            self._client = HarnessClient(base_url, token)
+
+    def _counterpart(self, have: HarnessClient | AsyncHarnessClient, kind: type[_C]) -> _C:
+        """A client of the other kind for the same server and token, bound to the same end user (with its own
+        narrowed token, minted with the same parent token) when `have` is: never the parent's token alone, which
+        would reach every user's memory (as HarnessSaver does)."""
+        narrowing = have._narrowing
+        source = narrowing.parent if narrowing is not None else have
+        base = kind(source.base_url, source._headers["Authorization"].removeprefix("Bearer "), retry=source.retry)
+        self._made.append(base)
+        if narrowing is None:
+            return base
+        return base.for_user(narrowing.end_user, session=narrowing.session, agent=narrowing.agent,
+                             expires_in=narrowing.expires_in)
 
     @property
     def client(self) -> HarnessClient:
         if self._client is None:
             if self._aclient is None:
                 raise RuntimeError("HarnessStore has no client")
-            self._client = HarnessClient(self._aclient.base_url, self._aclient._headers["Authorization"][7:],
-                                         retry=self._aclient.retry)
+            self._client = self._counterpart(self._aclient, HarnessClient)
         return self._client
 
     @property
     def aclient(self) -> AsyncHarnessClient:
         if self._aclient is None:
-            have = self.client
-            self._aclient = AsyncHarnessClient(have.base_url, have._headers["Authorization"][7:], retry=have.retry)
+            self._aclient = self._counterpart(self.client, AsyncHarnessClient)
         return self._aclient
 
     # --- one put, with its outcome ---------------------------------------------------------------------------

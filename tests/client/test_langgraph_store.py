@@ -189,3 +189,48 @@ def test_the_async_forms_answer_as_the_sync_ones(live: Live) -> None:
                                                                                               "k")
 
     assert asyncio.run(scenario()) == ({"v": 1}, ["k"], [("project", "async")], None)
+
+
+def test_the_async_counterpart_of_a_narrowed_store_is_narrowed_too(live: Live) -> None:
+    _store(live).put(("user", "erin"), "k", {"v": "erin's"})
+    session = factories.make_session(live.project, memory_policy="session", end_user="frank")
+    frank = HarnessStore(live.client(), end_user="frank", source_session_id=session.pk)
+
+    async def reach() -> Any:
+        seen = await frank.asearch(("user",)), await frank.aget(("project",), "nothing")
+        with pytest.raises(PermissionDenied):
+            await frank.aget(("user", "erin"), "k")
+        return seen
+
+    assert asyncio.run(reach()) == ([], None)  # erin's item is not frank's to see, by the async door either
+
+
+def test_with_harness_saver_a_put_names_the_threads_run_in_a_session_that_keeps_memory(live: Live) -> None:
+    """HarnessSaver's own threads keep no memory (checkpoint_only); a client narrowed to a session whose policy
+    keeps memory makes the thread in that session, so the graph's puts are accepted with the thread's run."""
+    from harness_client.langgraph import HarnessSaver
+
+    from runs_app.models import Run
+
+    def note(state: dict[str, Any], *, store: BaseStore) -> dict[str, Any]:
+        store.put(("user", "gail", "notes"), "n", {"text": state["text"]})
+        return {}
+
+    builder = StateGraph(dict)
+    builder.add_node("note", note)
+    builder.add_edge(START, "note")
+    builder.add_edge("note", END)
+
+    plain = builder.compile(checkpointer=HarnessSaver(live.client()), store=HarnessStore(live.client()))
+    with pytest.raises(ValidationError) as refused:
+        # durability="sync": the thread's first checkpoint (which makes its run) is saved before the node runs.
+        plain.invoke({"text": "x"}, {"configurable": {"thread_id": "saver-plain"}}, durability="sync")
+    assert refused.value.code == "session_keeps_no_memory"
+
+    session = factories.make_session(live.project, memory_policy="external", end_user="gail")
+    gail = live.client().for_user("gail", session=session.pk)
+    graph = builder.compile(checkpointer=HarnessSaver(gail), store=HarnessStore(gail))
+    graph.invoke({"text": "gail likes rain"}, {"configurable": {"thread_id": "saver-gail"}}, durability="sync")
+    record = MemoryRecord.objects.get(project=live.project, key="n")
+    run = Run.objects.get(project=live.project, ref="saver-gail")
+    assert (record.source_run_id, run.session_id, record.source_graph["node"]) == (run.pk, session.pk, "note")
