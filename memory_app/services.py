@@ -714,6 +714,9 @@ def memory_put(
                     continue
                 same.refresh_from_db()
                 _audit(project_id, actor, "memory.merged", same, scope=same.scope, scope_key=same.scope_key)
+                if same.status == MemoryStatus.HELD:  # the same value still waits for review: it is still held
+                    return WriteResult(Outcome.HELD, "held_for_review", f"Same value as record {same.pk}, which is "
+                                       "held for review.", same)
                 return WriteResult(Outcome.MERGED, "duplicate", f"Same value as record {same.pk} under this key: "
                                    "confirmed, not stored twice.", same)
             if status == MemoryStatus.HELD and keyed.filter(status=MemoryStatus.HELD).exists():

@@ -80,10 +80,13 @@ def test_a_held_put_waits_in_the_operators_queue_and_its_approval_replaces_the_v
     assert get(world.agent, ["project", "facts"], "sea").json()["value"] == {"text": "north"}
     queue = world.operator.get(f"/api/v1/memory/held/?project={world.project.slug}").json()["results"]
     assert [r["id"] for r in queue] == [held.json()["record"]["id"]]
+    same = put(world.agent, ["project", "facts"], "sea", {"text": "south"})  # the held value again: still held
+    assert (same.status_code, same.json()["outcome"]) == (201, "held")
+    assert same.json()["record"]["id"] == held.json()["record"]["id"]
     second = put(world.agent, ["project", "facts"], "sea", {"text": "east"})
     assert second.status_code == 409 and second.json()["code"] == "store_key_held"
     decided = world.operator.post(f"/api/v1/memory/records/{held.json()['record']['id']}/review/",
-                                  {"decision": "approve", "expected_version": 1})
+                                  {"decision": "approve", "expected_version": same.json()["record"]["version"]})
     assert decided.status_code == 200, decided.content
     assert get(world.agent, ["project", "facts"], "sea").json()["value"] == {"text": "south"}
     assert MemoryRecord.objects.filter(key="sea", status="superseded").count() == 1
