@@ -26,7 +26,7 @@ from harness.http.filters import ApiFilterBackend, validated
 from harness.http.permissions import TokenRole, refuse_receiver_token
 from harness.models import Project
 from harness.tenancy import Role, user_has_role
-from memory_app import context, selectors, services
+from memory_app import context, selectors, services, store_keys
 from memory_app.filters import MemoryRecordFilter
 from memory_app.models import ContextSnapshot, MemoryRecord, MemoryScope, ProvenanceKind
 from memory_app.policy import Outcome
@@ -516,3 +516,186 @@ class ContextDetailView(MemoryView):
         project_id = _project_of(request, ContextSnapshot, pk)
         return Response(ContextOutSerializer(selectors.context_snapshot_get(project=project_id, snapshot_id=pk)).data)
 
+
+
+# --- the LangGraph store (harness_client.langgraph_store): one view per store operation ---------------------------
+
+_NAMESPACE_HELP = ("The LangGraph namespace: its scope first (`project`, `user`, `agent`, `session`), then (but for "
+                   "`project`) the scope key, then labels of your own.")
+
+
+def _labels(required: bool = True, help_text: str = _NAMESPACE_HELP) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=200, trim_whitespace=False), max_length=store_keys.MAX_DEPTH,
+        required=required, default=list if not required else serializers.empty, help_text=help_text)
+
+
+class StoreGraphSerializer(InSerializer):
+    thread_id = serializers.CharField(required=False, allow_blank=True, max_length=1000, trim_whitespace=False)
+    checkpoint_ns = serializers.CharField(required=False, allow_blank=True, max_length=1000, trim_whitespace=False)
+    checkpoint_id = serializers.CharField(required=False, allow_blank=True, max_length=1000, trim_whitespace=False)
+    node = serializers.CharField(required=False, allow_blank=True, max_length=1000, trim_whitespace=False)
+
+
+class StorePutInSerializer(InSerializer):
+    project = serializers.SlugField(required=False, help_text="Operators name the project; agents need not.")
+    namespace = _labels()
+    key = serializers.CharField(max_length=200, trim_whitespace=False)
+    value = serializers.DictField(help_text="The item's value, a JSON object.")
+    ttl_seconds = serializers.IntegerField(required=False, allow_null=True, min_value=1,
+                                           max_value=services.MAX_TTL_SECONDS,
+                                           help_text="Expires this long after the put (a refreshing read renews it).")
+    graph = StoreGraphSerializer(required=False, help_text="Where in a LangGraph graph the put was made: the "
+                                 "thread's run (if it is this project's) becomes the source run.")
+    source_run_id = IdField(required=False, allow_null=True)
+    source_session_id = IdField(required=False, allow_null=True)
+
+
+class StoreKeyInSerializer(InSerializer):
+    project = serializers.SlugField(required=False)
+    namespace = _labels()
+    key = serializers.CharField(max_length=200, trim_whitespace=False)
+
+
+class StoreGetFilterSerializer(serializers.Serializer[None]):
+    project = serializers.SlugField(required=False)
+    namespace = _labels()
+    key = serializers.CharField(max_length=200, trim_whitespace=False)
+    refresh_ttl = serializers.BooleanField(required=False, default=False,
+                                           help_text="Renew the item's TTL (now + its ttl) as it is read.")
+
+
+class StoreSearchFilterSerializer(serializers.Serializer[None]):
+    project = serializers.SlugField(required=False)
+    namespace_prefix = _labels(required=False, help_text="Items whose namespace starts with these labels.")
+    query = serializers.CharField(required=False, allow_blank=True, default="", max_length=500,
+                                  help_text="Full text (websearch syntax) over the value's JSON text.")
+    filter = serializers.JSONField(required=False, default=dict,
+                                   help_text='JSON: {"field": value} or {"field": {"$gt": 3}} on value fields.')
+    limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=selectors.MAX_STORE_LIMIT)
+    offset = serializers.IntegerField(required=False, default=0, min_value=0)
+    refresh_ttl = serializers.BooleanField(required=False, default=False)
+
+
+class StoreNamespacesFilterSerializer(serializers.Serializer[None]):
+    project = serializers.SlugField(required=False)
+    prefix = _labels(required=False, help_text='Namespaces starting with these labels ("*": any one).')
+    suffix = _labels(required=False, help_text='Namespaces ending with these labels ("*": any one).')
+    max_depth = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    limit = serializers.IntegerField(required=False, default=100, min_value=1, max_value=selectors.MAX_STORE_LIMIT)
+    offset = serializers.IntegerField(required=False, default=0, min_value=0)
+
+
+class StoreProvenanceSerializer(ProvenanceSerializer):
+    graph = serializers.JSONField(source="source_graph")
+
+
+class StoreItemOutSerializer(serializers.ModelSerializer[MemoryRecord]):
+    provenance = StoreProvenanceSerializer(source="*")
+    score = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MemoryRecord
+        fields = ["id", "namespace", "key", "value", "scope", "scope_key", "status", "version", "created_at",
+                  "updated_at", "expires_at", "ttl_seconds", "provenance", "policy_decision", "policy_reason",
+                  "superseded_by", "score"]
+        read_only_fields = fields
+
+    def get_score(self, record: MemoryRecord) -> float | None:
+        rank = getattr(record, "rank", None)
+        return float(rank) if rank is not None else None
+
+
+class StorePutOutSerializer(serializers.Serializer[dict[str, Any]]):
+    outcome = serializers.ChoiceField(choices=[Outcome.ACCEPTED, Outcome.MERGED, Outcome.HELD])
+    code = serializers.CharField()
+    reason = serializers.CharField()
+    record = StoreItemOutSerializer()
+
+
+class StoreItemsView(MemoryView):
+    @extend_schema(tags=["memory"], operation_id="memory_store_get", parameters=[StoreGetFilterSerializer],
+                   responses={200: StoreItemOutSerializer},
+                   description="The active, fresh item under (namespace, key); 404 when there is none.")
+    def get(self, request: Request) -> Response:
+        filters = _validated(StoreGetFilterSerializer, request.query_params)
+        project = _named_project(request, filters.get("project"))
+        where = store_keys.namespace_of(filters["namespace"])
+        record = selectors.store_get(project=project, caller=_caller(request), namespace=where.labels,
+                                     key=store_keys.key_of(filters["key"]))
+        if record is None:
+            raise NotFoundError("No item under that namespace and key.")
+        if filters["refresh_ttl"] and record.ttl_seconds is not None:
+            services.memory_ttl_refresh(project=project, record_ids=[record.pk])
+            record.refresh_from_db()
+        return Response(StoreItemOutSerializer(record).data)
+
+    @extend_schema(
+        tags=["memory"], operation_id="memory_store_put", request=StorePutInSerializer,
+        responses={201: StorePutOutSerializer, 200: StorePutOutSerializer, 422: _ERROR},
+        description="Put a value under (namespace, key) through the scope's write policy: 201 accepted (a new "
+                    "value supersedes the key's old one, which stays in its chain) or held for review (the old "
+                    "value stands until an operator approves), 200 the same value confirmed, 422 rejected.",
+    )
+    def post(self, request: Request) -> Response:
+        data = _validated(StorePutInSerializer, request.data)
+        project = _named_project(request, data.pop("project", None))
+        result = services.memory_put(project=project, actor=Actor.of(request.user), **data)
+        if result.record is None:
+            body = {"code": result.code, "detail": result.reason, "outcome": result.outcome, "reason": result.reason}
+            return Response(body, status=status.HTTP_422_UNPROCESSABLE_ENTITY)
+        record = selectors.memory_get(project_ids=[project.pk], record_id=result.record.pk)
+        out = {"outcome": result.outcome, "code": result.code, "reason": result.reason,
+               "record": StoreItemOutSerializer(record).data}
+        code = status.HTTP_200_OK if result.outcome == Outcome.MERGED else status.HTTP_201_CREATED
+        return Response(out, status=code)
+
+
+class StoreDeleteView(MemoryView):
+    @extend_schema(tags=["memory"], operation_id="memory_store_delete", request=StoreKeyInSerializer,
+                   responses={200: inline_serializer("MemoryStoreDeleted", fields={
+                       "deleted": serializers.ListField(child=serializers.IntegerField())})},
+                   description="Tombstone the key's live records (erasure scrubs them later); none for an "
+                               "absent key.")
+    def post(self, request: Request) -> Response:
+        data = _validated(StoreKeyInSerializer, request.data)
+        project = _named_project(request, data.pop("project", None))
+        deleted = services.memory_key_delete(project=project, actor=Actor.of(request.user), **data)
+        return Response({"deleted": deleted})
+
+
+class StoreSearchView(MemoryView):
+    @extend_schema(tags=["memory"], operation_id="memory_store_search", parameters=[StoreSearchFilterSerializer],
+                   responses={200: StoreItemOutSerializer(many=True)},
+                   description="Active, fresh items under a namespace prefix, filtered on value fields; `query` "
+                               "is full text (no embeddings), best first; else newest first. One page.")
+    def get(self, request: Request) -> Response:
+        filters = _validated(StoreSearchFilterSerializer, request.query_params)
+        project = _named_project(request, filters.get("project"))
+        if not isinstance(filters["filter"], dict):
+            raise ValidationFailed("filter is a JSON object.", code="invalid_filter")
+        found = selectors.store_search(
+            project=project, caller=_caller(request), namespace_prefix=store_keys.labels_of(
+                filters["namespace_prefix"]), query=filters["query"], filters=filters["filter"],
+            limit=filters["limit"], offset=filters["offset"])
+        if filters["refresh_ttl"] and any(r.ttl_seconds is not None for r in found):
+            services.memory_ttl_refresh(project=project, record_ids=[r.pk for r in found])
+        return Response(StoreItemOutSerializer(found, many=True).data)
+
+
+class StoreNamespacesView(MemoryView):
+    @extend_schema(tags=["memory"], operation_id="memory_store_namespaces",
+                   parameters=[StoreNamespacesFilterSerializer],
+                   responses={200: inline_serializer("MemoryStoreNamespaces", fields={
+                       "namespaces": serializers.ListField(child=serializers.ListField(
+                           child=serializers.CharField()))})},
+                   description="The namespaces holding items the caller can read, in order, one page.")
+    def get(self, request: Request) -> Response:
+        filters = _validated(StoreNamespacesFilterSerializer, request.query_params)
+        project = _named_project(request, filters.get("project"))
+        found = selectors.store_namespaces(
+            project=project, caller=_caller(request),
+            prefix=store_keys.labels_of(filters["prefix"], wildcard=True),
+            suffix=store_keys.labels_of(filters["suffix"], wildcard=True), max_depth=filters["max_depth"],
+            limit=filters["limit"], offset=filters["offset"])
+        return Response({"namespaces": found})

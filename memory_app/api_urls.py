@@ -21,4 +21,8 @@ urlpatterns = [
     path("conflicts/", api.ConflictListView.as_view(), name="memory-conflicts"),
     path("context/", api.ContextCreateView.as_view(), name="memory-context"),
     path("context/<id:pk>/", api.ContextDetailView.as_view(), name="memory-context-read"),
+    path("store/items/", api.StoreItemsView.as_view(), name="memory-store-items"),
+    path("store/items/delete/", api.StoreDeleteView.as_view(), name="memory-store-delete"),
+    path("store/search/", api.StoreSearchView.as_view(), name="memory-store-search"),
+    path("store/namespaces/", api.StoreNamespacesView.as_view(), name="memory-store-namespaces"),
 ]

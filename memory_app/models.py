@@ -1,6 +1,7 @@
 """Long-term memory: what was chosen to be kept, by whom, from where, for how long, and what replaced it."""
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import F, Q
 
@@ -80,6 +81,18 @@ class MemoryRecord(models.Model):
     superseded_by = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
     )
+    # A LangGraph store item (issue 34: harness_client.langgraph_store): its whole namespace (its first labels are
+    # the scope and the scope key, memory_app.store_keys), its key and its value; the content is the value's
+    # canonical JSON text (what the policy judges and full-text search reads). Empty for a record written without a
+    # key. Of a key's records at most one is active and one held (a put of a new value supersedes the old).
+    namespace = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    key = models.CharField(max_length=200, blank=True, default="")
+    value = models.JSONField(null=True, blank=True)
+    # A store put's TTL: a read that refreshes moves expires_at to now + this.
+    ttl_seconds = models.PositiveIntegerField(null=True, blank=True)
+    # Where in a LangGraph graph the write was made: thread_id, checkpoint_ns, checkpoint_id, node (the thread's run,
+    # when it is one of the project's, is also `source_run`).
+    source_graph = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
     version = models.PositiveIntegerField(default=1)
     policy_decision = models.CharField(max_length=16, blank=True, default="")
@@ -106,8 +119,18 @@ class MemoryRecord(models.Model):
             # concurrent writes: the database refuses the second live copy.
             models.UniqueConstraint(
                 fields=["project", "scope", "scope_key", "content_hash"],
-                condition=Q(status__in=["active", "held"]),
+                condition=Q(status__in=["active", "held"], key=""),
                 name="memory_live_content_unique",
+            ),
+            # A store key names one live value (and at most one more waiting for review), also under concurrent puts.
+            models.UniqueConstraint(
+                fields=["project", "namespace", "key", "status"],
+                condition=Q(status__in=["active", "held"]) & ~Q(key=""),
+                name="memory_live_key_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(key="", namespace=[]) | (~Q(key="") & ~Q(namespace=[])),
+                name="memory_key_has_namespace",
             ),
             models.CheckConstraint(
                 condition=~Q(status="deleted") | Q(deleted_at__isnull=False), name="memory_tombstone_recorded"

@@ -11,9 +11,14 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import connection
-from django.db.models import Count, Q, QuerySet, Value
+from django.db.models import BooleanField, CharField, Count, Q, QuerySet, Value
+from django.db.models.expressions import RawSQL
+from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Collate
 from django.utils import timezone
 
 from harness.http.errors import NotFoundError, ValidationFailed
@@ -296,3 +301,132 @@ def run_context_snapshots(run: Run, limit: int = 10) -> list[ContextSnapshot]:
     return list(
         ContextSnapshot.objects.filter(project_id=run.project_id, run=run).order_by("-created_at", "-id")[:limit]
     )
+
+
+# --- the LangGraph store's reads (memory_app.store_keys; harness_client.langgraph_store) ------------------------
+
+MAX_STORE_LIMIT = 1000
+MAX_FILTER_TERMS = 50
+_FILTER_OPERATORS = {"$eq": "exact", "$ne": "ne", "$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
+
+
+def _store_visible(project_id: int, caller: MemoryCaller | None, labels: Sequence[str]) -> QuerySet[MemoryRecord]:
+    """The active, fresh store items of the caller's scopes under the namespace prefix `labels`. A prefix that names
+    a scope key is read_key's to allow (403 for another agent's or, narrowed, another user's); a shorter one is
+    confined to what the caller may read."""
+    records = memory_records(project=project_id).filter(fresh_q(timezone.now()), status=MemoryStatus.ACTIVE) \
+        .exclude(key="")
+    if caller is not None:
+        records = records.filter(caller.readable(project_id))
+    if labels and labels[0] in MemoryScope.values:
+        records = records.filter(scope=labels[0])
+        if labels[0] != MemoryScope.PROJECT and len(labels) > 1:
+            if caller is not None:
+                caller.read_key(project_id, labels[0], labels[1])
+            records = records.filter(scope_key=labels[1])
+    elif labels:
+        return records.none()
+    if labels:
+        prefix = RawSQL(  # noqa: S611 - the model's own table name, bound values
+            f'{MemoryRecord._meta.db_table}."namespace"[1:%s] = %s::varchar[]', (len(labels), list(labels)),
+            output_field=BooleanField())
+        records = records.alias(_prefix=prefix).filter(_prefix=True)
+    return records
+
+
+def store_get(*, project: Project | int, caller: MemoryCaller | None, namespace: Sequence[str],
+              key: str) -> MemoryRecord | None:
+    """The active, fresh record under (namespace, key), or None."""
+    project_id = project if isinstance(project, int) else project.pk
+    return _store_visible(project_id, caller, namespace).filter(namespace=list(namespace), key=key).first()
+
+
+def _filtered(records: QuerySet[MemoryRecord], filters: dict[str, Any]) -> QuerySet[MemoryRecord]:
+    """LangGraph's filter on value fields: {"field": value} (equal; a nested object compares field by field), or
+    {"field": {"$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte": value}} (an order compares jsonb values: numbers
+    as numbers)."""
+    terms: list[tuple[tuple[str, ...], str, Any]] = []
+
+    def walk(path: tuple[str, ...], wanted: Any) -> None:
+        if isinstance(wanted, dict) and any(str(k).startswith("$") for k in wanted):
+            for op, operand in wanted.items():
+                if op not in _FILTER_OPERATORS:
+                    raise ValidationFailed(f"A filter's operators are {', '.join(_FILTER_OPERATORS)}.",
+                                           code="invalid_filter")
+                terms.append((path, _FILTER_OPERATORS[op], operand))
+        elif isinstance(wanted, dict):
+            for name, inner in wanted.items():
+                walk((*path, str(name)), inner)
+        else:
+            terms.append((path, "exact", wanted))
+
+    for name, wanted in filters.items():
+        walk((str(name),), wanted)
+    if len(terms) > MAX_FILTER_TERMS:
+        raise ValidationFailed(f"A filter has at most {MAX_FILTER_TERMS} terms.", code="invalid_filter")
+    for n, (path, lookup, operand) in enumerate(terms):
+        field: Any = "value"
+        for name in path:
+            field = KeyTransform(name, field)
+        alias = f"_f{n}"
+        records = records.alias(**{alias: field})
+        if lookup == "ne":  # as LangGraph's: a missing field differs from any value
+            records = records.filter(~Q(**{alias: operand}) | Q(**{f"{alias}__isnull": True}))
+        elif lookup == "exact" and operand is None:  # as LangGraph's: a missing field is None
+            records = records.filter(Q(**{alias: None}) | Q(**{f"{alias}__isnull": True}))
+        elif lookup == "exact":
+            records = records.filter(**{alias: operand})
+        else:
+            if isinstance(operand, bool) or not isinstance(operand, int | float):
+                raise ValidationFailed("An order ($gt, $gte, $lt, $lte) compares numbers.", code="invalid_filter")
+            records = records.filter(**{f"{alias}__{lookup}": operand})
+    return records
+
+
+def store_search(
+    *, project: Project | int, caller: MemoryCaller | None, namespace_prefix: Sequence[str], query: str = "",
+    filters: dict[str, Any] | None = None, limit: int = 10, offset: int = 0,
+) -> list[MemoryRecord]:
+    """Items under a namespace prefix, filtered on their values; with `query`, those matching it in full text
+    (websearch syntax over the value's JSON text, the index memory retrieval uses), best first (`rank`), else the
+    most recently written first. One page: `limit` from `offset`."""
+    if not 1 <= limit <= MAX_STORE_LIMIT or offset < 0:
+        raise ValidationFailed(f"limit is between 1 and {MAX_STORE_LIMIT}, offset at least 0.", code="invalid_page")
+    project_id = project if isinstance(project, int) else project.pk
+    records = _filtered(_store_visible(project_id, caller, namespace_prefix), filters or {})
+    ordered = _text_match(records, query) if (query or "").strip() else records.order_by("-updated_at", "-id")
+    return list(ordered[offset:offset + limit])
+
+
+def store_namespaces(
+    *, project: Project | int, caller: MemoryCaller | None, prefix: Sequence[str] = (), suffix: Sequence[str] = (),
+    max_depth: int | None = None, limit: int = 100, offset: int = 0,
+) -> list[list[str]]:
+    """The namespaces holding items the caller can read, matching `prefix` and `suffix` ("*": any one label), cut
+    to `max_depth` labels, in order (label by label, by code point, as Python sorts tuples), one page."""
+    if not 1 <= limit <= MAX_STORE_LIMIT or offset < 0 or (max_depth is not None and max_depth < 1):
+        raise ValidationFailed(f"limit is between 1 and {MAX_STORE_LIMIT}, offset at least 0, max_depth at least 1.",
+                               code="invalid_page")
+    project_id = project if isinstance(project, int) else project.pk
+    table = MemoryRecord._meta.db_table
+    fixed = tuple(prefix[:next((i for i, label in enumerate(prefix) if label == "*"), len(prefix))])
+    records = _store_visible(project_id, caller, fixed)
+    conditions: list[str] = []
+    params: list[Any] = []
+    for i, label in enumerate(prefix):
+        if label != "*":
+            conditions.append(f'{table}."namespace"[%s] = %s')
+            params += [i + 1, label]
+    for i, label in enumerate(reversed(suffix)):
+        if label != "*":
+            conditions.append(f'{table}."namespace"[cardinality({table}."namespace") - %s] = %s')
+            params += [i, label]
+    conditions.append(f'cardinality({table}."namespace") >= %s')
+    params.append(max(len(prefix), len(suffix)))
+    match = RawSQL(" AND ".join(conditions), params, output_field=BooleanField())  # noqa: S611 - constant parts, bound values
+    records = records.alias(_match=match).filter(_match=True)
+    depth = max_depth or 20  # memory_app.store_keys.MAX_DEPTH: no namespace is deeper
+    cut = RawSQL(f'({table}."namespace"[1:%s])::varchar[]', (depth,),  # noqa: S611 - the table name, a bound depth
+                 output_field=ArrayField(CharField()))
+    rows = records.annotate(ns=Collate(cut, "C")).values_list("ns", flat=True).distinct().order_by("ns")
+    return [list(ns) for ns in rows[offset:offset + limit]]

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Model, Q
+from django.db.models import DateTimeField, F, Model, Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -422,11 +423,24 @@ def memory_review(
     decision = PolicyDecision.ACCEPT if approve else PolicyDecision.REJECT
     reason = f"{'Approved' if approve else 'Rejected'} by {actor.label} on review."
     with transaction.atomic():
+        # A held store put approved replaces its key's active value (memory_put): that one is superseded first, as
+        # a key holds one active value.
+        held = memory_records(project=project_id).filter(pk=record_id, status=MemoryStatus.HELD).exclude(key="") \
+            .values_list("namespace", "key").first()
+        current = None
+        if approve and held is not None:
+            current = memory_records(project=project_id).filter(
+                namespace=held[0], key=held[1], status=MemoryStatus.ACTIVE).select_for_update().first()
+            if current is not None:
+                _supersede_row(project_id, current.pk, current.version, {"superseded_by_id": record_id})
         record = cas_transition_row(
             memory_records(project=project_id), pk=record_id, machine=MEMORY_MACHINE, to=to,
             expected_version=expected_version, updates={"policy_decision": decision, "policy_reason": reason[:300]},
         )
         _audit(project_id, actor, f"memory.review_{'approved' if approve else 'rejected'}", record)
+        if current is not None:
+            _audit(project_id, actor, "memory.superseded", current, by=record.pk, version=record.version,
+                   reason="store put approved on review", **_edit_facts(current, record))
         return record
 
 
@@ -500,7 +514,9 @@ def memory_erase(*, project: Project | int, actor: Actor, record_id: int, includ
         now = timezone.now()
         records = memory_records(project=project_id)
         for pk in ids:
-            wipe = {"content": "", "subject": "", "content_hash": f"erased:{pk}", "erased_at": now}
+            # A store item's value, key and namespace path are the caller's words too.
+            wipe: dict[str, Any] = {"content": "", "subject": "", "content_hash": f"erased:{pk}", "erased_at": now,
+                                    "value": None, "key": "", "namespace": []}
             current = records.filter(pk=pk).values_list("status", flat=True).first()
             if current is None:
                 raise NotFoundError(f"Memory record {pk} does not exist.")
@@ -541,9 +557,10 @@ def _scrub_snapshots(project_id: int, ids: set[int]) -> list[int]:
 
 
 def _wipe_entry(entry: Any, ids: set[int]) -> bool:
-    if isinstance(entry, dict) and entry.get("id") in ids and "content" in entry:
-        entry["content"] = ""
-        entry["subject"] = ""
+    if isinstance(entry, dict) and entry.get("id") in ids and ("content" in entry or "value" in entry):
+        # A store item's value, key and namespace path are the writer's words too (memory_put's replies).
+        wiped: dict[str, Any] = {"content": "", "subject": "", "value": None, "key": "", "namespace": []}
+        entry.update({name: blank for name, blank in wiped.items() if name in entry})
         return True
     return False
 
@@ -605,3 +622,169 @@ def _bulk(record_ids: list[int], apply: Callable[[int], object]) -> BulkResult:
         except (ConflictError, NotFoundError) as exc:
             failed[pk] = exc.detail
     return BulkResult(done=done, failed=failed)
+
+
+# --- the LangGraph store's writes (memory_app.store_keys; harness_client.langgraph_store) -----------------------
+
+GRAPH_FIELDS = ("thread_id", "checkpoint_ns", "checkpoint_id", "node")
+MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
+
+
+def _graph_source(project_id: int, caller: MemoryCaller | None, graph: dict[str, Any] | None) -> tuple[
+        dict[str, str], int | None]:
+    """A put's graph provenance, checked, and the run of its thread when the thread is one of the project's (and,
+    for a narrowed token, of its end user's sessions: another's thread is not there for it)."""
+    from runs_app.models import Run
+
+    source = {name: str(value)[:1000] for name, value in (graph or {}).items()
+              if name in GRAPH_FIELDS and isinstance(value, str) and "\x00" not in value}
+    thread_id = source.get("thread_id", "")
+    if not thread_id or len(thread_id) > 64:
+        return source, None
+    runs = Run.objects.filter(project_id=project_id, ref=thread_id)
+    if caller is not None and caller.end_user is not None:
+        runs = runs.filter(session__in=caller._sessions(project_id))
+    return source, runs.values_list("pk", flat=True).first()
+
+
+def memory_put(
+    *,
+    project: Project | int,
+    actor: Actor,
+    namespace: list[str],
+    key: str,
+    value: dict[str, Any],
+    ttl_seconds: int | None = None,
+    graph: dict[str, Any] | None = None,
+    source_run_id: int | None = None,
+    source_session_id: int | None = None,
+) -> WriteResult:
+    """Put one value under (namespace, key), as LangGraph's store does; the scope's write policy decides.
+
+    1. The namespace names the scope (memory_app.store_keys); the caller must be able to write it (scoping).
+    2. The graph's provenance (thread, checkpoint, node) is kept, and the thread's run named as the source run.
+    3. The policy judges the value's JSON text, as it judges any write (size, patterns, provenance, the sessions'
+       rules): a rejection stores nothing.
+    4. The same value as the key's live one is merged into it (confirmed; its TTL restarts). A held put waits
+       beside the key's active value (one held per key: another is 409 `store_key_held`). An accepted put of a new
+       value supersedes the key's active record: the old one stays in the chain, linked to the new.
+    """
+    from memory_app.store_keys import content_of, key_of, namespace_of
+
+    project_id = _project_id(project)
+    _require_writer(actor, project_id)
+    caller = MemoryCaller.of(actor.token)
+    where = namespace_of(namespace)
+    key = key_of(key)
+    content = content_of(value)
+    scope_key = where.scope_key
+    if caller is not None and caller.write_key(project_id, where.scope, scope_key) != scope_key:
+        raise Forbidden("A namespace names its scope key: this token's is another.", code="end_user_scope")
+    scope_key = _validate_scope(project_id, where.scope, scope_key)
+    if ttl_seconds is not None and not 1 <= ttl_seconds <= MAX_TTL_SECONDS:
+        raise ValidationFailed(f"ttl is between 1 second and {MAX_TTL_SECONDS} seconds.", code="invalid_ttl")
+    source, thread_run = _graph_source(project_id, caller, graph)
+    source_run_id = source_run_id or thread_run
+    _validate_sources(project_id, source_run_id, source_session_id, None)
+    if caller is not None:
+        caller.check_sources(project_id, source_run_id, source_session_id)
+    has_provenance = bool(source_run_id or source_session_id or source.get("thread_id") or actor.user is not None)
+    verdict = _with_sessions(write_policy.evaluate(
+        write_policy.policy_for(project=project_id, scope=where.scope), content=content, has_provenance=has_provenance
+    ), project_id, where.scope, scope_key, source_run_id, source_session_id)
+    labels = list(where.labels)
+    if verdict.decision == PolicyDecision.REJECT:
+        _audit(project_id, actor, "memory.write_rejected", Project(pk=project_id),
+               scope=where.scope, scope_key=scope_key, code=verdict.code, reason=verdict.reason)
+        return WriteResult(Outcome.REJECTED, verdict.code, verdict.reason, None)
+    digest = write_policy.content_hash(content)
+    status = MemoryStatus.HELD if verdict.decision == PolicyDecision.HOLD else MemoryStatus.ACTIVE
+    now = timezone.now()
+    expires_at = now + dt.timedelta(seconds=ttl_seconds) if ttl_seconds is not None else None
+    subject = "/".join([*labels[1 if where.scope == MemoryScope.PROJECT else 2:], key])[:200]
+    keyed = memory_records(project=project_id).filter(namespace=labels, key=key)
+    with transaction.atomic():
+        for _attempt in range(3):
+            same = keyed.filter(status__in=LIVE, content_hash=digest).first()
+            if same is not None:
+                renewed = keyed.filter(pk=same.pk, status__in=LIVE).update(
+                    last_confirmed_at=now, updated_at=now, expires_at=expires_at, ttl_seconds=ttl_seconds,
+                    version=F("version") + 1)
+                if not renewed:
+                    continue
+                same.refresh_from_db()
+                _audit(project_id, actor, "memory.merged", same, scope=same.scope, scope_key=same.scope_key)
+                if same.status == MemoryStatus.HELD:  # the same value still waits for review: it is still held
+                    return WriteResult(Outcome.HELD, "held_for_review", f"Same value as record {same.pk}, which is "
+                                       "held for review.", same)
+                return WriteResult(Outcome.MERGED, "duplicate", f"Same value as record {same.pk} under this key: "
+                                   "confirmed, not stored twice.", same)
+            if status == MemoryStatus.HELD and keyed.filter(status=MemoryStatus.HELD).exists():
+                raise ConflictError("A put to this key is already waiting for review; an operator decides it first.",
+                                    code="store_key_held", current_status=MemoryStatus.HELD)
+            current = keyed.filter(status=MemoryStatus.ACTIVE).select_for_update().first()
+            try:
+                with transaction.atomic():
+                    if status == MemoryStatus.ACTIVE and current is not None:
+                        _supersede_row(project_id, current.pk, current.version, {})
+                    record = MemoryRecord.objects.create(
+                        project_id=project_id, scope=where.scope, scope_key=scope_key, subject=subject,
+                        content=content, content_hash=digest, namespace=labels, key=key, value=value,
+                        ttl_seconds=ttl_seconds, expires_at=expires_at, source_graph=source,
+                        provenance_kind=ProvenanceKind.OBSERVED, source_run_id=source_run_id,
+                        source_session_id=source_session_id, source_person=actor.user, source_note=actor.label,
+                        status=status, policy_decision=verdict.decision, policy_reason=verdict.reason[:300],
+                    )
+                    if status == MemoryStatus.ACTIVE and current is not None:
+                        memory_records(project=project_id).filter(pk=current.pk).update(superseded_by=record)
+            except (IntegrityError, ConflictError):
+                continue  # a concurrent put to the key landed first: judged again against it
+            outcome = Outcome.HELD if status == MemoryStatus.HELD else Outcome.ACCEPTED
+            _audit(project_id, actor, f"memory.{outcome}", record, scope=where.scope, scope_key=scope_key,
+                   code=verdict.code, key=True)
+            if status == MemoryStatus.ACTIVE and current is not None:
+                _audit(project_id, actor, "memory.superseded", current, by=record.pk, version=record.version,
+                       reason="", **_edit_facts(current, record))
+            return WriteResult(outcome, verdict.code, verdict.reason, record)
+    raise ConflictError("Concurrent puts to the same key kept this one from landing; retry.", code="write_race")
+
+
+def memory_key_delete(*, project: Project | int, actor: Actor, namespace: list[str], key: str) -> list[int]:
+    """A store's delete: tombstone the key's live records (its value and a put waiting for review), as
+    memory_delete does (erasure scrubs them later); the history stays. Returns their ids; none for an absent key.
+    An agent deletes in the scopes it may write (memory_app.scoping)."""
+    from memory_app.store_keys import key_of, namespace_of
+
+    project_id = _project_id(project)
+    _require_writer(actor, project_id)
+    where = namespace_of(namespace)
+    key = key_of(key)
+    caller = MemoryCaller.of(actor.token)
+    if caller is not None and caller.write_key(project_id, where.scope, where.scope_key) != where.scope_key:
+        raise Forbidden("A namespace names its scope key: this token's is another.", code="end_user_scope")
+    deleted: list[int] = []
+    with transaction.atomic():
+        live = memory_records(project=project_id).filter(namespace=list(where.labels), key=key, status__in=LIVE)
+        for pk in live.order_by("pk").values_list("pk", flat=True):
+            try:
+                record = cas_transition_row(
+                    memory_records(project=project_id), pk=pk, machine=MEMORY_MACHINE, to=MemoryStatus.DELETED,
+                    expected_version=None, updates={"deleted_by": actor.label, "deleted_at": timezone.now()},
+                )
+            except ConflictError:
+                continue  # left the live set meanwhile (a concurrent delete or put): nothing of it to delete
+            _audit(project_id, actor, "memory.deleted", record, reason="store delete", scope=record.scope,
+                   scope_key=record.scope_key, subject=record.subject, version=record.version,
+                   content_hash=record.content_hash)
+            deleted.append(pk)
+    return deleted
+
+
+def memory_ttl_refresh(*, project: Project | int, record_ids: list[int]) -> int:
+    """A store read that refreshes: each record's expiry moves to now + its TTL (one UPDATE; records with no TTL
+    are left as they are). A read's touch: the content, status and version stay, and no audit entry is written."""
+    now = timezone.now()
+    records = memory_records(project=_project_id(project)).filter(
+        pk__in=record_ids, status=MemoryStatus.ACTIVE, ttl_seconds__isnull=False)
+    return records.update(expires_at=RawSQL('%s::timestamptz + make_interval(secs => "ttl_seconds")', (now,),
+                                            output_field=DateTimeField()))

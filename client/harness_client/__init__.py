@@ -63,6 +63,16 @@ from harness_client.usage import ModelPrice, RunStopped
 
 __version__ = VERSION
 
+
+def __getattr__(name: str) -> object:
+    """`HarnessStore` and `MemoryHeld` (harness_client.langgraph_store) load LangGraph, an optional extra: imported
+    on first use, so `import harness_client` needs none."""
+    if name in ("HarnessStore", "MemoryHeld"):
+        from harness_client import langgraph_store
+
+        return getattr(langgraph_store, name)
+    raise AttributeError(f"module 'harness_client' has no attribute {name!r}")
+
 __all__ = [
     "Approval",
     "ApprovalWaitTimeout",

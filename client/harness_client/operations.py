@@ -1040,6 +1040,70 @@ def memory_conflicts(*, project: str | None = None) -> Call[list[MemoryConflict]
     return _MEMORY_CONFLICTS.call(parse=list_of(MemoryConflict.from_json), params={"project": project})
 
 
+# The LangGraph store's operations (harness_client.langgraph_store.HarnessStore): one request each.
+
+_STORE_ITEMS = route("GET", "memory/store/items/", "memory_store_get")
+_STORE_PUT = route("POST", "memory/store/items/", "memory_store_put")
+_STORE_DELETE = route("POST", "memory/store/items/delete/", "memory_store_delete")
+_STORE_SEARCH = route("GET", "memory/store/search/", "memory_store_search")
+_STORE_NAMESPACES = route("GET", "memory/store/namespaces/", "memory_store_namespaces")
+
+
+def _raw(body: Any) -> Any:
+    return body
+
+
+def store_get(namespace: Sequence[str], key: str, *, refresh_ttl: bool | None = None, project: str | None = None,
+              ) -> Call[dict[str, Any]]:
+    """The active, fresh store item under (namespace, key), as the API's JSON; NotFoundError when there is none.
+    A namespace starts with its scope (`project`, or `user` / `agent` / `session` and the scope key)."""
+    params = {"namespace": list(namespace), "key": key, "refresh_ttl": refresh_ttl, "project": project}
+    return _STORE_ITEMS.call(parse=_raw, params=params)
+
+
+def store_put(
+    namespace: Sequence[str], key: str, value: Mapping[str, Any], *, ttl_seconds: int | None = None,
+    graph: Mapping[str, str] | None = None, source_run_id: int | None = None, source_session_id: int | None = None,
+    project: str | None = None, request_key: str | None = None,
+) -> Call[dict[str, Any]]:
+    """Put a value under (namespace, key) through the scope's write policy: `{"outcome": "accepted" | "held" |
+    "merged", "code", "reason", "record"}`; a rejection is a ValidationError (422). `graph`: the thread, checkpoint
+    and node the put was made in (the thread's run becomes its source run)."""
+    body = fields(namespace=list(namespace), key=key, value=dict(value), ttl_seconds=ttl_seconds,
+                  graph=dict(graph) if graph else None, source_run_id=source_run_id,
+                  source_session_id=source_session_id, project=project)
+    return _STORE_PUT.call(parse=_raw, json=body, request_key=request_key)
+
+
+def store_delete(namespace: Sequence[str], key: str, *, project: str | None = None,
+                 request_key: str | None = None) -> Call[list[int]]:
+    """Tombstone the key's live records; returns their ids (none for an absent key)."""
+    body = fields(namespace=list(namespace), key=key, project=project)
+    return _STORE_DELETE.call(parse=lambda b: list(b["deleted"]), json=body, request_key=request_key)
+
+
+def store_search(
+    namespace_prefix: Sequence[str] = (), *, query: str | None = None, filter: Mapping[str, Any] | None = None,
+    limit: int | None = None, offset: int | None = None, refresh_ttl: bool | None = None, project: str | None = None,
+) -> Call[list[dict[str, Any]]]:
+    """Active, fresh store items under a namespace prefix: `filter` on value fields, `query` full text over the
+    value's JSON (websearch syntax; best first, with a `score`), else newest first. One page."""
+    params = {"namespace_prefix": list(namespace_prefix), "query": query,
+              "filter": json.dumps(dict(filter)) if filter else None, "limit": limit, "offset": offset,
+              "refresh_ttl": refresh_ttl, "project": project}
+    return _STORE_SEARCH.call(parse=_raw, params=params)
+
+
+def store_namespaces(
+    *, prefix: Sequence[str] = (), suffix: Sequence[str] = (), max_depth: int | None = None,
+    limit: int | None = None, offset: int | None = None, project: str | None = None,
+) -> Call[list[list[str]]]:
+    """The namespaces holding items this token can read, in order ("*" in `prefix` / `suffix`: any one label)."""
+    params = {"prefix": list(prefix), "suffix": list(suffix), "max_depth": max_depth, "limit": limit,
+              "offset": offset, "project": project}
+    return _STORE_NAMESPACES.call(parse=lambda body: [list(ns) for ns in body["namespaces"]], params=params)
+
+
 def build_context(run_id: int, *, budget_chars: int, query: str | None = None, request_key: str | None = None
                   ) -> Call[ContextSnapshot]:
     """Build and record the run's bounded context: recent session items within `budget_chars` plus memory

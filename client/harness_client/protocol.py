@@ -42,7 +42,7 @@ class Call(Generic[T]):
     method: Method
     path: str
     parse: Callable[[Any], T]
-    params: Mapping[str, str] | None = None
+    params: Mapping[str, str | list[str]] | None = None
     json: Any = None
     request_key: str | None = None
     replayable: bool = True
@@ -134,13 +134,15 @@ def json_value(value: Any) -> Any:
     return value
 
 
-def query_params(params: Mapping[str, Any]) -> dict[str, str]:
-    """Query parameters as strings, leaving out the ones that are None."""
-    out: dict[str, str] = {}
+def query_params(params: Mapping[str, Any]) -> dict[str, str | list[str]]:
+    """Query parameters as strings, leaving out the ones that are None; a list is the parameter repeated."""
+    out: dict[str, str | list[str]] = {}
     for name, value in params.items():
         if value is None:
             continue
-        if isinstance(value, bool):
+        if isinstance(value, list | tuple):
+            out[name] = [str(v) for v in value]
+        elif isinstance(value, bool):
             out[name] = "true" if value else "false"
         elif isinstance(value, dt.datetime | dt.date):
             out[name] = value.isoformat()

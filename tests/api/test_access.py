@@ -562,3 +562,119 @@ def test_a_handoff_receivers_token_reaches_nothing_but_its_own_handoff(endpoint:
     else:
         expected = "agent_cannot_decide" if endpoint.kind == DECIDE else "receiver_token_scope"
         assert (response.status_code, response.json()["code"]) == (403, expected), response.content
+
+
+# --- the LangGraph store on memory (memory_app.api, harness_client.langgraph_store) ----------------------------
+# Memory's operations answer memory's own access codes (memory_app.api.MemoryAccess: a person must be an
+# operator), so they are listed here, with their own four callers, rather than in ENDPOINTS.
+
+_STORE_NS = "namespace=project&namespace=access"
+
+
+def _store_item(w: World) -> str:
+    """The owner's item ("project", "access") / "k" (made once per world)."""
+    from harness.actors import Actor
+    from memory_app.services import memory_put
+
+    if "store_item" not in w.__dict__:
+        w.__dict__["store_item"] = memory_put(project=w.project, actor=Actor.for_agent(f"{w.project.slug}-agent"),
+                                              namespace=["project", "access"], key="k", value={"v": 1},
+                                              graph={"thread_id": "t-access"}).record
+    return "k"
+
+
+def _store_other_reads_nothing(response: Any, w: World) -> None:
+    assert response.status_code == 200 and response.json() == [], response.content
+
+
+def _store_other_lists_nothing(response: Any, w: World) -> None:
+    assert response.status_code == 200 and response.json() == {"namespaces": []}, response.content
+
+
+def _store_other_writes_its_own(response: Any, w: World) -> None:
+    from memory_app.models import MemoryRecord
+
+    assert response.status_code in (200, 201), response.content
+    assert MemoryRecord.objects.get(project=w.project, key="k").status == "active"  # the owner's item is untouched
+    if "record" in response.json():
+        assert MemoryRecord.objects.get(pk=response.json()["record"]["id"]).project_id != w.project.pk
+
+
+STORE_ENDPOINTS = [
+    E("memory_store_get", "GET", "/api/v1/memory/store/items/",
+      lambda w: f"/api/v1/memory/store/items/?{_STORE_NS}&key={_store_item(w)}"),
+    E("memory_store_put", "POST", "/api/v1/memory/store/items/",
+      lambda w: _store_item(w) and "/api/v1/memory/store/items/",
+      lambda w: {"namespace": ["project", "access"], "key": "k", "value": {"v": 2}, "graph": {"thread_id": "t"}},
+      201, WRITE, other_check=_store_other_writes_its_own),
+    E("memory_store_delete", "POST", "/api/v1/memory/store/items/delete/",
+      lambda w: _store_item(w) and "/api/v1/memory/store/items/delete/",
+      lambda w: {"namespace": ["project", "access"], "key": "k"}, 200, WRITE,
+      other_check=_store_other_writes_its_own),
+    E("memory_store_search", "GET", "/api/v1/memory/store/search/",
+      lambda w: _store_item(w) and "/api/v1/memory/store/search/?namespace_prefix=project",
+      other_check=_store_other_reads_nothing),
+    E("memory_store_namespaces", "GET", "/api/v1/memory/store/namespaces/",
+      lambda w: _store_item(w) and "/api/v1/memory/store/namespaces/", other_check=_store_other_lists_nothing),
+]
+STORE_IDS = [e.operation for e in STORE_ENDPOINTS]
+
+
+@pytest.mark.django_db
+def test_the_store_table_covers_every_store_operation() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    operations = {
+        (method.upper(), path) for path, ops in schema["paths"].items() if path.startswith("/api/v1/memory/store/")
+        for method in ops if method in ("get", "post", "put", "patch", "delete")
+    }
+    assert operations == {(e.method, e.template) for e in STORE_ENDPOINTS}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", STORE_ENDPOINTS, ids=STORE_IDS)
+def test_store_owner_succeeds(endpoint: Endpoint, world: World) -> None:
+    response = _call(world.agent, endpoint, world)
+    assert response.status_code == endpoint.owner_status, response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", STORE_ENDPOINTS, ids=STORE_IDS)
+def test_store_other_project_sees_nothing(endpoint: Endpoint, world: World, other_world: World) -> None:
+    response = _call(other_world.agent, endpoint, world)
+    if endpoint.other_check is not None:
+        endpoint.other_check(response, world)
+    else:
+        assert response.status_code == 404, response.content
+        assert set(response.json()) == {"code", "detail"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", STORE_ENDPOINTS, ids=STORE_IDS)
+def test_store_anonymous_is_401(endpoint: Endpoint, world: World) -> None:
+    response = _call(ApiClient(), endpoint, world)
+    assert response.status_code == 401
+    assert response.json()["code"] == "not_authenticated"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", STORE_ENDPOINTS, ids=STORE_IDS)
+def test_store_wrong_role_is_403(endpoint: Endpoint, world: World) -> None:
+    """A read-only token only reads; a person who is not an operator reaches no memory (the reviewer too)."""
+    callers = [(world.roleless, "not_an_operator"), (world.reviewer, "not_an_operator")]
+    if endpoint.kind == WRITE:
+        callers.append((world.reader, "token_read_only"))
+    for wrong, code in callers:
+        response = _call(wrong, endpoint, world)
+        assert (response.status_code, response.json()["code"]) == (403, code), response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", STORE_ENDPOINTS, ids=STORE_IDS)
+def test_store_refuses_a_handoff_receivers_token(endpoint: Endpoint, world: World) -> None:
+    from tests.api.test_handoff_receiver import issue_with_receiver
+
+    _, secret = issue_with_receiver(world)
+    response = _call(ApiClient(secret), endpoint, world)
+    assert (response.status_code, response.json()["code"]) == (403, "receiver_token_scope"), response.content

@@ -12,7 +12,15 @@ from tests.memory_app.test_api import world as world  # the fixture these tests 
 
 pytestmark = pytest.mark.django_db
 
-WRITES = [e for e in ENDPOINTS if e.method == "post"]
+# The LangGraph store's writes (their access rows are tests/api/test_access.py's STORE_ENDPOINTS).
+STORE_WRITES = [
+    Endpoint("store-put", "post", lambda w: "/api/v1/memory/store/items/",
+             lambda w: {"namespace": ["project", "walk"], "key": "k", "value": {"v": 1}, "source_run_id": w.run.pk},
+             ok=201),
+    Endpoint("store-delete", "post", lambda w: "/api/v1/memory/store/items/delete/",
+             lambda w: {"namespace": ["project", "walk"], "key": "k"}),
+]
+WRITES = [e for e in ENDPOINTS if e.method == "post"] + STORE_WRITES
 # Each walked row's operation, as the schema names it (test_the_walks_cover_every_write_operation_of_the_schema).
 TEMPLATES = {
     "write": "/api/v1/memory/records/", "supersede": "/api/v1/memory/records/{id}/supersede/",
@@ -20,6 +28,7 @@ TEMPLATES = {
     "expire": "/api/v1/memory/records/{id}/expire/", "delete": "/api/v1/memory/records/{id}/delete/",
     "erase": "/api/v1/memory/records/{id}/erase/", "bulk-delete": "/api/v1/memory/records/bulk-delete/",
     "bulk-expire": "/api/v1/memory/records/bulk-expire/", "erase-person": "/api/v1/memory/erasures/",
+    "store-put": "/api/v1/memory/store/items/", "store-delete": "/api/v1/memory/store/items/delete/",
 }
 MEMORY_WRITE_ROUTES = {TEMPLATES[e.name] for e in WRITES}
 
