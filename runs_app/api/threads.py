@@ -25,6 +25,7 @@ from harness.http.body import BodyShape, body_shape, reject_unknown_fields
 from harness.http.errors import Forbidden, ValidationFailed
 from harness.http.idempotency import KeyTaken, claim_of
 from harness.http.parsers import find_unstorable
+from runs_app.selectors import threads as thread_reads
 from runs_app.services import thread_lifecycle as lifecycle
 from runs_app.services import threads
 
@@ -312,9 +313,9 @@ class ThreadDeleteForRunsApi(ThreadApiView):
 
 
 def _ttl_body(run: Any) -> dict[str, Any]:
-    expires = lifecycle.thread_expires_at(run)
+    expires = thread_reads.thread_expires_at(run)
     return {"thread_id": run.ref, "run": run.pk, "ttl_days": run.thread_ttl_days,
-            "project_ttl_days": lifecycle.project_thread_ttl(run.project_id),
+            "project_ttl_days": thread_reads.project_thread_ttl(run.project_id),
             "expires_at": expires.isoformat() if expires else None}
 
 
@@ -323,8 +324,9 @@ class ThreadTtlApi(ThreadApiView):
                    parameters=[_THREAD],
                    description="A thread's time to live: its own, its project's default, and when it expires.")
     def get(self, request: Request) -> HttpResponse:
-        run = lifecycle.thread_for_reading(project_ids=scope(request), thread_id=request.query_params.get(
-            "thread_id", ""), reach=end_user_scope(request))
+        thread_id = threads.thread_id_valid(request.query_params.get("thread_id", ""))
+        run = thread_reads.thread_for_reading(project_ids=scope(request), thread_id=thread_id,
+                                              reach=end_user_scope(request))
         return _json_response(_ttl_body(run))
 
     @extend_schema(tags=["threads"], operation_id="threads_ttl_set", request=_TTL_IN, responses={200: _TTL_OUT},

@@ -24,7 +24,6 @@ expired by its time to live. The rest of the checkpointer contract is runs_app.s
 """
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,7 +37,8 @@ from harness.audit import audit_record
 from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import EndUserScope
-from runs_app.models import RetentionPolicy, Run, RunStatus
+from runs_app.models import Run, RunStatus
+from runs_app.selectors.threads import project_thread_ttl
 from runs_app.services.runs import run_create, run_event_append, run_transition
 from runs_app.services.threads import (
     THREAD_TASK_MODE,
@@ -383,16 +383,6 @@ def _cursor_json(source: Run, target_id: str) -> str:
     return json.dumps(cursor)
 
 
-def thread_copies(*, project_ids: Sequence[int], run: Run) -> dict[str, Any]:
-    """Where a thread was copied from and to (the `thread.copied` audit entries): for the lineage pages."""
-    from harness.models import AuditEntry
-
-    entries = AuditEntry.objects.filter(project_id__in=project_ids, action="thread.copied")
-    came = entries.filter(data__to_run=run.pk).order_by("-id").values_list("data", flat=True).first()
-    went = list(entries.filter(data__from_run=run.pk).order_by("id").values_list("data", flat=True)[:50])
-    return {"from": came, "to": went}
-
-
 # --- time to live ---------------------------------------------------------------------------------------
 
 
@@ -414,33 +404,6 @@ def thread_ttl_set(*, project: Project, thread_id: str, ttl_days: Any, actor: Ac
         run.thread_ttl_days = ttl_days
         audit_record(project=project, actor=actor, action="thread.ttl_set", target=run,
                      data={"thread_id": thread_id, "before": before, "after": ttl_days})
-    return run
-
-
-def project_thread_ttl(project_id: int) -> int | None:
-    """The project's default thread TTL (its retention policy's `thread_ttl_days`), or None."""
-    return (RetentionPolicy.objects.filter(project_id=project_id).values_list("thread_ttl_days", flat=True)
-            .first())
-
-
-def thread_ttl_of(run: Run) -> int | None:
-    """The TTL in days that applies to a thread: its own, else its project's; None: kept."""
-    return run.thread_ttl_days if run.thread_ttl_days is not None else project_thread_ttl(run.project_id)
-
-
-def thread_expires_at(run: Run) -> datetime | None:
-    ttl = thread_ttl_of(run)
-    return None if ttl is None else run.updated_at + timedelta(days=ttl)
-
-
-def thread_for_reading(*, project_ids: Sequence[int], thread_id: str, reach: EndUserScope | None = None) -> Run:
-    """A thread's run of the caller's projects (of `reach`'s end user, for a narrowed caller); 404
-    `thread_not_found` otherwise."""
-    thread_id = thread_id_valid(thread_id)
-    runs = Run.objects.filter(project_id__in=list(project_ids), ref=thread_id, task_mode=THREAD_TASK_MODE)
-    run = (reach.hanging_off(runs, "session") if reach is not None else runs).order_by("pk").first()
-    if run is None:
-        raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
     return run
 
 

@@ -1,0 +1,50 @@
+"""Reads of LangGraph threads past their checkpoints (runs_app.services.thread_lifecycle writes them): where a
+thread was copied from and to, and its time to live. Tenant-scoped: each takes the caller's projects or a run
+already read through them."""
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from harness.http.errors import NotFoundError
+from harness.models import AuditEntry
+from harness.tenancy import EndUserScope
+from runs_app.models import RetentionPolicy, Run
+
+THREAD_TASK_MODE = "langgraph"  # runs_app.services.threads.THREAD_TASK_MODE
+
+
+def thread_copies(*, project_ids: Sequence[int], run: Run) -> dict[str, Any]:
+    """Where a thread was copied from and to (the `thread.copied` audit entries): for the lineage pages."""
+    entries = AuditEntry.objects.filter(project_id__in=project_ids, action="thread.copied")
+    came = entries.filter(data__to_run=run.pk).order_by("-id").values_list("data", flat=True).first()
+    went = list(entries.filter(data__from_run=run.pk).order_by("id").values_list("data", flat=True)[:50])
+    return {"from": came, "to": went}
+
+
+def project_thread_ttl(project_id: int) -> int | None:
+    """The project's default thread TTL (its retention policy's `thread_ttl_days`), or None."""
+    return (RetentionPolicy.objects.filter(project_id=project_id).values_list("thread_ttl_days", flat=True)
+            .first())
+
+
+def thread_ttl_of(run: Run) -> int | None:
+    """The TTL in days that applies to a thread: its own, else its project's; None: kept."""
+    return run.thread_ttl_days if run.thread_ttl_days is not None else project_thread_ttl(run.project_id)
+
+
+def thread_expires_at(run: Run) -> datetime | None:
+    ttl = thread_ttl_of(run)
+    return None if ttl is None else run.updated_at + timedelta(days=ttl)
+
+
+def thread_for_reading(*, project_ids: Sequence[int], thread_id: str, reach: EndUserScope | None = None) -> Run:
+    """A thread's run of the caller's projects (of `reach`'s end user, for a narrowed caller); 404
+    `thread_not_found` otherwise."""
+    runs = Run.objects.filter(project_id__in=list(project_ids), ref=thread_id, task_mode=THREAD_TASK_MODE)
+    run = (reach.hanging_off(runs, "session") if reach is not None else runs).order_by("pk").first()
+    if run is None:
+        raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
+    return run
+
+
