@@ -126,7 +126,8 @@ def test_a_pending_approval_keeps_its_thread_from_prune_deletion_and_delete_for_
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         saver.prune(["asked", "free"], strategy="keep_latest")
-    assert [w.category for w in caught] == [KeptThreadsWarning] and "shown_by_pending_approval" in str(caught[0].message)
+    assert [w.category for w in caught] == [KeptThreadsWarning]
+    assert "asked (shown_by_pending_approval)" in str(caught[0].message)
     assert len(_ids(saver, "asked")) == 3 and len(_ids(saver, "free")) == 1
     answer = hc.delete_thread_runs(["lg-1"])
     assert answer.kept == [{"thread_id": "asked", "rule": "shown_by_pending_approval"}] and answer.checkpoints == 1
