@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from harness.actors import Actor, ActorKind
 from harness.audit import audit_record
@@ -21,6 +22,7 @@ from harness.models import Project
 from harness.ops import faults
 from harness.tenancy import require_project_operator
 from runs_app.models import RETENTION_KINDS, RetentionPolicy, Run
+from runs_app.selectors.threads import expired_threads
 
 # In the order a pass removes them: nothing later in the list is pointed at by something earlier.
 KINDS: tuple[str, ...] = tuple(RETENTION_KINDS)
@@ -88,9 +90,10 @@ def retention_settings(policy: RetentionPolicy | None) -> dict[str, int | None]:
     return {name: getattr(policy, name) if policy is not None else None for name in FIELDS}
 
 
-def retention_report(*, project: Project) -> dict[str, KindReport]:
+def retention_report(*, project: Project, now: datetime | None = None) -> dict[str, KindReport]:
     """The dry run: per kind, how many rows a pass would remove now and, of those the policy lets go but a
-    keep rule keeps, how many each rule keeps. Reads only."""
+    keep rule keeps, how many each rule keeps; and `threads` (where a TTL is set): the LangGraph threads past
+    their TTL, counted the same way. Reads only."""
     report: dict[str, KindReport] = {}
     with connection.cursor() as cursor:
         for kind in KINDS:
@@ -98,7 +101,20 @@ def retention_report(*, project: Project) -> dict[str, KindReport]:
             counts = dict(cursor.fetchall())
             would_go = counts.pop("", 0)
             report[kind] = KindReport(would_go=would_go, kept=dict(sorted(counts.items())))
+    if _has_thread_ttl(project):
+        # LangGraph threads past their TTL: the list the pass's thread_ttl_pass deletes from.
+        threads: dict[str, int] = {}
+        for _run, _thread, rule in expired_threads(project_id=project.pk, now=now or timezone.now(),
+                                                      limit=BATCH * ROUNDS):
+            threads[rule or ""] = threads.get(rule or "", 0) + 1
+        would_go = threads.pop("", 0)
+        report["threads"] = KindReport(would_go=would_go, kept=dict(sorted(threads.items())))
     return report
+
+
+def _has_thread_ttl(project: Project) -> bool:
+    return (RetentionPolicy.objects.filter(project=project, thread_ttl_days__isnull=False).exists()
+            or Run.objects.filter(project=project, thread_ttl_days__isnull=False).exists())
 
 
 def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: int = BATCH,

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import connection
+
 from harness.http.errors import NotFoundError
 from harness.models import AuditEntry
 from harness.tenancy import EndUserScope
@@ -48,3 +50,30 @@ def thread_for_reading(*, project_ids: Sequence[int], thread_id: str, reach: End
     return run
 
 
+
+
+# The threads past their TTL (their own, else the project's), that still hold checkpoints or writes, oldest change
+# first, each with the retention keep rule that needs it (harness_retention_needed_runs, as the pass's `runs`
+# rules read it), or NULL.
+_EXPIRED_SQL = """
+SELECT r.id, r.ref, n.kept_by
+  FROM runs_app_run r
+  LEFT JOIN runs_app_retentionpolicy p ON p.project_id = r.project_id
+  LEFT JOIN (SELECT DISTINCT ON (x.id) x.id, x.kept_by FROM harness_retention_needed_runs(%(project)s) x
+              ORDER BY x.id, x.kept_by DESC) n ON n.id = r.id
+ WHERE r.project_id = %(project)s AND r.task_mode = 'langgraph' AND r.ref <> ''
+   AND coalesce(r.thread_ttl_days, p.thread_ttl_days) IS NOT NULL
+   AND r.updated_at < %(now)s - make_interval(days => coalesce(r.thread_ttl_days, p.thread_ttl_days)::int)
+   AND (EXISTS (SELECT 1 FROM runs_app_checkpoint c WHERE c.run_id = r.id AND c.external_id <> '')
+        OR EXISTS (SELECT 1 FROM runs_app_checkpointwrite w WHERE w.run_id = r.id))
+ ORDER BY n.kept_by IS NOT NULL, r.updated_at, r.id
+ LIMIT %(limit)s
+"""
+
+
+def expired_threads(*, project_id: int, now: datetime, limit: int) -> list[tuple[int, str, str | None]]:
+    """(run, thread id, keep rule or None) of the project's threads past their TTL at `now`: what the TTL pass
+    deletes (those with no rule) and the dry run counts."""
+    with connection.cursor() as cur:
+        cur.execute(_EXPIRED_SQL, {"project": project_id, "now": now, "limit": limit})
+        return [(row[0], row[1], row[2]) for row in cur.fetchall()]

@@ -25,11 +25,10 @@ expired by its time to live. The rest of the checkpointer contract is runs_app.s
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from harness.actors import Actor
@@ -38,7 +37,7 @@ from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.models import Project
 from harness.tenancy import EndUserScope
 from runs_app.models import Run, RunStatus
-from runs_app.selectors.threads import project_thread_ttl
+from runs_app.selectors.threads import expired_threads
 from runs_app.services.runs import run_create, run_event_append, run_transition
 from runs_app.services.threads import (
     THREAD_TASK_MODE,
@@ -410,27 +409,21 @@ def thread_ttl_set(*, project: Project, thread_id: str, ttl_days: Any, actor: Ac
 def thread_ttl_pass(*, project: Project, actor: Actor, now: datetime | None = None,
                     limit: int = 1000) -> dict[str, int]:
     """Delete the checkpoints and writes of every thread of the project unchanged for longer than its TTL
-    (through `thread_delete`, audited), at most `limit` threads; a thread the keep rules need stays (until
-    the next pass). Counts: `threads` expired, `kept` by a rule."""
-    now = now or timezone.now()
-    default = project_thread_ttl(project.pk)
-    runs = Run.objects.filter(project=project, task_mode=THREAD_TASK_MODE).exclude(ref="")
-    if default is None:
-        runs = runs.filter(thread_ttl_days__isnull=False)
-    # Only threads that still hold checkpoints or writes; an expired one is empty and stays so.
-    runs = runs.filter(Q(last_checkpoint__isnull=False) | Q(checkpoints__external_id__gt="")).distinct()
+    (`expired_threads`: the dry run lists the same), each through `thread_delete`, audited `thread.expired`, at
+    most `limit` threads; a thread a keep rule needs stays (until a later pass). Counts: `threads` expired,
+    `kept` by a rule."""
     counts = {"threads": 0, "kept": 0}
-    for run in runs.order_by("updated_at", "pk")[: limit * 4]:
-        ttl = run.thread_ttl_days if run.thread_ttl_days is not None else default
-        if ttl is None or run.updated_at + timedelta(days=ttl) > now:
-            continue
-        if thread_kept_by(project.pk, run.pk) is not None:
+    for _run, thread_id, rule in expired_threads(project_id=project.pk, now=now or timezone.now(), limit=limit):
+        if rule is not None:
             counts["kept"] += 1
             continue
-        deleted = thread_delete(project=project, thread_id=run.ref, actor=actor, expired=True)
+        try:
+            deleted = thread_delete(project=project, thread_id=thread_id, actor=actor, expired=True)
+        except ConflictError as exc:  # needed since the listing (an approval asked meanwhile): the next pass
+            if exc.code != "thread_kept":
+                raise
+            counts["kept"] += 1
+            continue
         if deleted["checkpoints"] or deleted["writes"]:
             counts["threads"] += 1
-        if counts["threads"] >= limit:
-            break
     return counts
-

@@ -20,7 +20,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 
 from harness.models import AuditEntry
 from runs_app.models import Checkpoint, CheckpointWrite, RetentionPolicy, Run
-from runs_app.retention import retention_pass
+from runs_app.retention import KindReport, retention_pass, retention_report
 from tests import factories
 from tests.client.conftest import Live
 from tests.subprocesses import ROOT
@@ -151,8 +151,12 @@ def test_the_retention_pass_expires_a_thread_past_its_ttl_and_keeps_one_an_appro
     assert ttl.project_ttl_days is None and ttl.expires_at is not None
     assert hc.get_thread_ttl("default").expires_at is None  # no TTL anywhere: kept
 
+    # The dry run counts the threads past their TTL now: none yet.
+    assert retention_report(project=live.project)["threads"] == KindReport(would_go=0, kept={})
     # A controlled clock: the pass as if it ran two days later. No policy yet: the threads' own TTLs apply.
     later = timezone.now() + dt.timedelta(days=2)
+    assert retention_report(project=live.project, now=later)["threads"] == KindReport(
+        would_go=1, kept={"shown_by_pending_approval": 1})
     assert retention_pass(project=live.project, now=later).get("threads_expired") == 1
     assert _ids(saver, "short") == [] and not CheckpointWrite.objects.filter(run__ref="short").exists()
     assert len(_ids(saver, "asked")) == 2  # shown_by_pending_approval: kept until it is decided
