@@ -90,6 +90,10 @@ def test_copy_thread_is_a_fork_the_lineage_pages_show_and_its_rows_are_its_own(l
     # The copy's rows are its own: deleting the source leaves it whole.
     saver.delete_thread("source")
     assert _ids(saver, "source") == [] and len(_ids(saver, "copy")) == 3
+    # Under one Idempotency-Key a copy is made once: the retry is answered as the first was.
+    first = hc.copy_thread("copy", "copy-keyed", request_key="copy-once")
+    assert hc.copy_thread("copy", "copy-keyed", request_key="copy-once") == first
+    assert Run.objects.filter(project=live.project, ref="copy-keyed").count() == 1
     # A taken target, an unknown source.
     with pytest.raises(ConflictError) as taken:
         saver.copy_thread("copy", "source")  # the source's run stays after its deletion: the id is taken
