@@ -77,3 +77,11 @@ def expired_threads(*, project_id: int, now: datetime, limit: int) -> list[tuple
     with connection.cursor() as cur:
         cur.execute(_EXPIRED_SQL, {"project": project_id, "now": now, "limit": limit})
         return [(row[0], row[1], row[2]) for row in cur.fetchall()]
+
+
+def thread_ttl_card(run: Run) -> dict[str, Any] | None:
+    """What a LangGraph thread's run page says of its time to live (None for any other run)."""
+    if run.task_mode != THREAD_TASK_MODE or not run.ref:
+        return None
+    return {"ttl_days": thread_ttl_of(run), "own": run.thread_ttl_days is not None,
+            "expires_at": thread_expires_at(run)}

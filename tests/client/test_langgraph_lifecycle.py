@@ -175,8 +175,13 @@ def test_the_retention_pass_expires_a_thread_past_its_ttl_and_keeps_one_an_appro
     assert retention_pass(project=live.project, now=later).get("threads_expired") == 1
     assert _ids(saver, "default") == [] and len(_ids(saver, "forever")) == 2 and len(_ids(saver, "asked")) == 2
     # The run's lineage page shows the TTL that applies.
-    page = _browser().get(f"/runs/{Run.objects.get(project=live.project, ref='forever').pk}/lineage/").content.decode()
-    assert 'id="thread-ttl"' in page and "30 days since its last change" in page
+    forever = Run.objects.get(project=live.project, ref="forever").pk
+    page = _browser().get(f"/runs/{forever}/lineage/").content.decode()
+    assert 'id="thread-ttl"' in page and "30 days since its last change (the thread" in page
+    inspector = _browser().get(f"/runs/{forever}/").content.decode()
+    assert 'id="run-thread-ttl"' in inspector and "time to live 30 days (its own" in inspector
+    asked = _browser().get(f"/runs/{Run.objects.get(project=live.project, ref='asked').pk}/").content.decode()
+    assert "time to live 1 day (its own" in asked
 
 
 def test_another_projects_token_reaches_none_of_it(live: Live, hc: HarnessClient) -> None:
