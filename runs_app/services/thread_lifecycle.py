@@ -90,9 +90,10 @@ DELETE FROM runs_app_checkpointwrite w USING unnest(%(ns)s::text[], %(ids)s::tex
 """
 
 
-def _rewrite(run: Run, doomed: set[int], rows: dict[int, tuple[int | None, str, str]]) -> tuple[int, int]:
+def _rewrite(run: Run, doomed: set[int], rows: dict[int, tuple[int | None, str, str]]) -> tuple[int, int, bool]:
     """Delete the checkpoints `doomed` (of `rows`, the thread's own: id -> (parent, ns, LangGraph id)) and their
-    pending writes; write again the kept ones below them. Inside the caller's transaction. (checkpoints, writes)."""
+    pending writes; write again the kept ones below them. Inside the caller's transaction. (checkpoints, writes,
+    whether `lineage_of_kept` kept some of `doomed`)."""
     with connection.cursor() as cur:
         cur.execute(_FOREIGN_PARENTS_SQL, {"run": run.pk})
         anchors = {row[0] for row in cur.fetchall()}
@@ -102,9 +103,10 @@ def _rewrite(run: Run, doomed: set[int], rows: dict[int, tuple[int | None, str, 
         while node is not None and node in rows:
             anchors.add(node)
             node = rows[node][0]
+    blocked = bool(doomed & anchors)
     doomed = doomed - anchors
     if not doomed:
-        return 0, 0
+        return 0, 0, blocked
 
     def below_doomed(cid: int) -> bool:
         parent = rows[cid][0]
@@ -150,7 +152,7 @@ def _rewrite(run: Run, doomed: set[int], rows: dict[int, tuple[int | None, str, 
         cur.execute(_DELETE_WRITES_SQL, {"run": run.pk, "ns": [rows[c][1] for c in doomed],
                                          "ids": [rows[c][2] for c in doomed]})
         writes = cur.rowcount
-    return len(doomed), writes
+    return len(doomed), writes, blocked
 
 
 def _stored_depth(checkpoint_id: int) -> int:
@@ -244,7 +246,9 @@ def thread_prune(*, project: Project, thread_ids: Any, strategy: str, actor: Act
                     if ns not in newest or ext > newest[ns][0]:
                         newest[ns] = (ext, cid)
                 doomed = set(rows) - {cid for _, cid in newest.values()}
-            checkpoints, writes = _rewrite(run, doomed, rows)
+            checkpoints, writes, blocked = _rewrite(run, doomed, rows)
+            if blocked:
+                pruned.kept.append({"thread_id": thread_id, "rule": "lineage_of_kept"})
             if strategy == "delete":
                 with connection.cursor() as cur:  # writes of checkpoints never stored go too
                     cur.execute("DELETE FROM runs_app_checkpointwrite WHERE run_id = %s", [run.pk])
@@ -288,7 +292,9 @@ def thread_delete_for_runs(*, project: Project, run_ids: Any, actor: Actor,
                 continue
             rows, lg_runs = _thread_rows(run)
             wanted = set(runs)
-            checkpoints, writes = _rewrite(run, {cid for cid in rows if lg_runs[cid] in wanted}, rows)
+            checkpoints, writes, blocked = _rewrite(run, {cid for cid in rows if lg_runs[cid] in wanted}, rows)
+            if blocked:
+                pruned.kept.append({"thread_id": run.ref, "rule": "lineage_of_kept"})
             if checkpoints or writes:
                 _record(project, run, actor, "runs_deleted", {"thread_id": run.ref, "run_ids": runs,
                                                               "checkpoints": checkpoints, "writes": writes})

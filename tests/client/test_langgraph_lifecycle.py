@@ -21,6 +21,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from harness.models import AuditEntry
 from runs_app.models import Checkpoint, CheckpointWrite, RetentionPolicy, Run
 from runs_app.retention import KindReport, retention_pass, retention_report
+from runs_app.services.checkpoints import checkpoint_create
 from tests import factories
 from tests.client.conftest import Live
 from tests.subprocesses import ROOT
@@ -117,6 +118,23 @@ def test_prune_keeps_the_newest_per_namespace_and_written_again_it_still_reads(l
     saver.put(configs[-1], checkpoint, {"source": "loop", "step": 4}, {})
     assert Checkpoint.objects.get(project=live.project, external_id=checkpoint["id"]).parent_id == kept.pk
     assert AuditEntry.objects.filter(action="thread.pruned", data__thread_id="long").count() == 1
+
+
+def test_what_the_services_own_checkpoint_descends_from_stays(live: Live, hc: HarnessClient) -> None:
+    """A checkpoint of the service's own (the resume worker's, a console fork's) under a thread checkpoint keeps
+    that checkpoint and its ancestors (lineage_of_kept); the rest of the prune goes."""
+    saver = HarnessSaver(client=hc)
+    configs = _chain(saver, "resumed", 4)
+    run = Run.objects.get(project=live.project, ref="resumed")
+    second = Checkpoint.objects.get(run=run, external_id=configs[1]["configurable"]["checkpoint_id"])
+    checkpoint_create(project=live.project, run_id=run.pk, parent_id=second.pk, label="resume", state={"x": 1})
+    pruned = hc.prune_threads(["resumed"], strategy="keep_latest")
+    assert pruned.kept == [{"thread_id": "resumed", "rule": "lineage_of_kept"}] and pruned.checkpoints == 1
+    ids = [c["configurable"]["checkpoint_id"] for c in configs]
+    assert _ids(saver, "resumed") == [ids[3], ids[1], ids[0]]  # the third went; the newest was written again
+    newest = Checkpoint.objects.get(run=run, external_id=ids[3])
+    assert newest.parent_id == second.pk and newest.depth == second.depth + 1
+    assert Checkpoint.objects.filter(run=run, external_id="", parent=second).count() == 1
 
 
 def test_a_pending_approval_keeps_its_thread_from_prune_deletion_and_delete_for_runs(
