@@ -52,6 +52,7 @@ MAX_THREADS = 1000  # thread ids (or LangGraph run ids) one prune (or deletion) 
 MAX_TTL_DAYS = 36500
 STRATEGIES = ("keep_latest", "delete")
 
+
 @dataclass
 class Pruned:
     """What a prune (or a LangGraph run's deletion) removed, and the threads it left as they were, with why."""
