@@ -230,7 +230,9 @@ class ThreadDeleteApi(ThreadApiView):
     @extend_schema(tags=["threads"], operation_id="threads_delete", request=_THREAD_IN,
                    responses={200: inline_serializer("ThreadDeleted", {
                        "checkpoints": serializers.IntegerField(), "writes": serializers.IntegerField()})},
-                   description="Delete a thread's checkpoints and pending writes (audited); its run stays.")
+                   description="Delete a thread's checkpoints and pending writes (audited); its run stays. 409 "
+                               "thread_kept (with the `rule`) while a pending approval or an unconsumed effect "
+                               "needs the thread.")
     def post(self, request: Request) -> HttpResponse:
         data = _body(request, _THREAD_SHAPE)
         deleted = threads.thread_delete(project=agent_project(request), thread_id=data.get("thread_id", ""),
