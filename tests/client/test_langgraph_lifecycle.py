@@ -188,7 +188,11 @@ def test_the_retention_pass_expires_a_thread_past_its_ttl_and_keeps_one_an_appro
     assert AuditEntry.objects.filter(action="thread.expired", target_id=str(run.pk)).count() == 1
 
     # The project's default: every thread without its own TTL; one that set its own longer TTL stays.
+    projects = _browser().get("/projects/").content.decode()
+    assert "keeps everything" in projects and "LangGraph threads expire" not in projects
     RetentionPolicy.objects.create(project=live.project, thread_ttl_days=1)
+    projects = _browser().get("/projects/").content.decode()
+    assert "policy set; LangGraph threads expire 1 day after their last change" in projects
     saver.set_ttl("forever", 30)
     assert retention_pass(project=live.project, now=later).get("threads_expired") == 1
     assert _ids(saver, "default") == [] and len(_ids(saver, "forever")) == 2 and len(_ids(saver, "asked")) == 2
