@@ -1,5 +1,6 @@
-"""The projects page: each project the user can see, the roles they hold in it, and whether it is frozen; an
-admin freezes and unfreezes a project here (harness.projects, the same services as the admin's)."""
+"""The projects page: each project the user can see, the roles they hold in it, its retention (on or off, and the
+LangGraph threads' default time to live) and whether it is frozen; an admin freezes and unfreezes a project here
+(harness.projects, the same services as the admin's)."""
 
 from collections.abc import Callable
 
@@ -32,7 +33,7 @@ class UnfreezeForm(forms.Form):
 def project_list(request: HttpRequest) -> HttpResponse:
     user = request.user
     rows = [{"project": p, "roles": [r for r in (Role.REVIEWER, Role.OPERATOR) if user_has_role(user, r, p.pk)]}
-            for p in projects_for_user(user).select_related("frozen_by").order_by("slug")]
+            for p in projects_for_user(user).select_related("frozen_by", "retention_policy").order_by("slug")]
     return render_page(request, "console/projects.html", {
         "rows": rows, "is_admin": user_has_role(user, Role.ADMIN),
         "freeze_form": FreezeForm(), "unfreeze_form": UnfreezeForm(),

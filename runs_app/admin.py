@@ -101,7 +101,7 @@ class RunAdmin(TenantAdmin[Run]):
     readonly_fields = [
         "project", "session", "task", "status", "version", "lease_owner", "lease_expires_at", "last_event_seq",
         "pending_approval", "last_checkpoint", "blocked_step", "error", "bound_result", "metrics", "tokens_used",
-        "cost_used", "created_at", "updated_at",
+        "cost_used", "thread_ttl_days", "created_at", "updated_at",
     ]
     actions = transition_actions(RUN_MACHINE, _move_run)
 

@@ -193,6 +193,9 @@ class Run(models.Model):
     lease_owner = models.CharField(max_length=200, blank=True, default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     last_event_seq = models.PositiveBigIntegerField(default=0)
+    # A LangGraph thread's own time to live, in days since its last change (runs_app.services.thread_lifecycle):
+    # None follows its project's retention policy (`thread_ttl_days`).
+    thread_ttl_days = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -419,6 +422,10 @@ class RetentionPolicy(models.Model):
     runs_max_age_days = models.PositiveIntegerField(null=True, blank=True,
                                                     help_text="Finished runs, by the time of their last change.")
     runs_keep_last = models.PositiveIntegerField(null=True, blank=True, help_text="Per project (live runs count too).")
+    # LangGraph threads (runs_app.services.thread_lifecycle): a thread unchanged for this many days loses its
+    # checkpoints and writes in the pass, unless a keep rule needs its run; a thread's own TTL wins.
+    thread_ttl_days = models.PositiveIntegerField(null=True, blank=True,
+                                                  help_text="LangGraph threads, days since their last change.")
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -8,9 +8,12 @@ Finished runs are a kind too (migration 0020): the last of a round, each going w
 """
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from harness.actors import Actor, ActorKind
 from harness.audit import audit_record
@@ -18,11 +21,15 @@ from harness.http.errors import ValidationFailed
 from harness.models import Project
 from harness.ops import faults
 from harness.tenancy import require_project_operator
-from runs_app.models import RETENTION_KINDS, RetentionPolicy
+from runs_app.models import RETENTION_KINDS, RetentionPolicy, Run
+from runs_app.selectors.threads import expired_threads
 
 # In the order a pass removes them: nothing later in the list is pointed at by something earlier.
 KINDS: tuple[str, ...] = tuple(RETENTION_KINDS)
-FIELDS: tuple[str, ...] = tuple(f"{kind}_{limit}" for kind in KINDS for limit in ("max_age_days", "keep_last"))
+# And the LangGraph threads' default time to live (runs_app.services.thread_lifecycle: a thread's own TTL wins).
+THREAD_TTL = "thread_ttl_days"
+FIELDS: tuple[str, ...] = (*(f"{kind}_{limit}" for kind in KINDS for limit in ("max_age_days", "keep_last")),
+                           THREAD_TTL)
 # Rows per DELETE statement, and rounds per pass: a pass touches at most BATCH * ROUNDS rows of each kind.
 BATCH = 5000
 ROUNDS = 20
@@ -63,8 +70,9 @@ def retention_policy_set(*, project: Project, actor: Actor, settings: dict[str, 
     values = {name: settings.get(name) for name in FIELDS}
     for name, value in values.items():
         whole = isinstance(value, int) and not isinstance(value, bool)
-        if value is not None and not (whole and 0 <= value <= MAX_SETTING):
-            raise ValidationFailed(f"{name} is a whole number from 0 or empty.", code="invalid_retention")
+        low = 1 if name == THREAD_TTL else 0  # a TTL of 0 days would expire every thread at once
+        if value is not None and not (whole and low <= value <= MAX_SETTING):
+            raise ValidationFailed(f"{name} is a whole number from {low} or empty.", code="invalid_retention")
     with transaction.atomic():
         policy = RetentionPolicy.objects.select_for_update().filter(project=project).first()
         before = retention_settings(policy)
@@ -82,9 +90,10 @@ def retention_settings(policy: RetentionPolicy | None) -> dict[str, int | None]:
     return {name: getattr(policy, name) if policy is not None else None for name in FIELDS}
 
 
-def retention_report(*, project: Project) -> dict[str, KindReport]:
+def retention_report(*, project: Project, now: datetime | None = None) -> dict[str, KindReport]:
     """The dry run: per kind, how many rows a pass would remove now and, of those the policy lets go but a
-    keep rule keeps, how many each rule keeps. Reads only."""
+    keep rule keeps, how many each rule keeps; and `threads` (where a TTL is set): the LangGraph threads past
+    their TTL, counted the same way. Reads only."""
     report: dict[str, KindReport] = {}
     with connection.cursor() as cursor:
         for kind in KINDS:
@@ -92,11 +101,24 @@ def retention_report(*, project: Project) -> dict[str, KindReport]:
             counts = dict(cursor.fetchall())
             would_go = counts.pop("", 0)
             report[kind] = KindReport(would_go=would_go, kept=dict(sorted(counts.items())))
+    if _has_thread_ttl(project):
+        # LangGraph threads past their TTL: the list the pass's thread_ttl_pass deletes from.
+        threads: dict[str, int] = {}
+        for _run, _thread, rule in expired_threads(project_id=project.pk, now=now or timezone.now(),
+                                                      limit=BATCH * ROUNDS):
+            threads[rule or ""] = threads.get(rule or "", 0) + 1
+        would_go = threads.pop("", 0)
+        report["threads"] = KindReport(would_go=would_go, kept=dict(sorted(threads.items())))
     return report
 
 
+def _has_thread_ttl(project: Project) -> bool:
+    return (RetentionPolicy.objects.filter(project=project, thread_ttl_days__isnull=False).exists()
+            or Run.objects.filter(project=project, thread_ttl_days__isnull=False).exists())
+
+
 def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: int = BATCH,
-                   rounds: int = ROUNDS) -> dict[str, int]:
+                   rounds: int = ROUNDS, now: datetime | None = None) -> dict[str, int]:
     """Remove what the project's policy lets go and no keep rule keeps, in bounded rounds.
 
     1. Each round is one transaction: per kind, one DELETE of at most `batch` rows (the prune function
@@ -106,11 +128,19 @@ def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: i
        asking again would only recompute its keep rules over the whole project (seconds on a million rows)
        to find what expired since, which the next pass takes.
     3. Stop when every kind is done, or after `rounds` rounds (the next pass goes on).
+    4. First, the LangGraph threads past their time to live (their own, or the policy's `thread_ttl_days`) lose
+       their checkpoints and writes, each thread audited (`thread.expired`), unless a keep rule needs its run
+       (runs_app.services.thread_lifecycle.thread_ttl_pass): `threads_expired` in the result, when any.
     Returns the rows removed per kind.
     """
+    from runs_app.services.thread_lifecycle import thread_ttl_pass
+
     if batch < 1 or rounds < 1:
         raise ValidationFailed("batch and rounds are 1 or more.", code="invalid_retention")
     total = dict.fromkeys(KINDS, 0)
+    expired = thread_ttl_pass(project=project, actor=actor, now=now, limit=batch)["threads"]
+    if expired:
+        total["threads_expired"] = expired
     policy = retention_policy_of(project)
     if policy is None:
         return total
@@ -139,9 +169,10 @@ def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: i
 
 
 def retention_pass_all(*, batch: int = BATCH, rounds: int = ROUNDS) -> dict[str, dict[str, int]]:
-    """One pass for every project that has a policy (beat's job)."""
+    """One pass for every project that has a policy or a thread with its own TTL (beat's job)."""
     done: dict[str, dict[str, int]] = {}
-    for project in Project.objects.filter(retention_policy__isnull=False).order_by("pk"):
+    with_ttl = Run.objects.filter(thread_ttl_days__isnull=False).values("project_id")
+    for project in Project.objects.filter(Q(retention_policy__isnull=False) | Q(pk__in=with_ttl)).order_by("pk"):
         done[project.slug] = retention_pass(project=project, batch=batch, rounds=rounds)
     return done
 

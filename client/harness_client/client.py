@@ -397,6 +397,11 @@ class _Operations:
     thread_checkpoints = _CallOp(ops.thread_checkpoints)
     delete_thread = _CallOp(ops.delete_thread)
     ensure_thread = _CallOp(ops.ensure_thread)
+    copy_thread = _CallOp(ops.copy_thread)
+    prune_threads = _CallOp(ops.prune_threads)
+    delete_thread_runs = _CallOp(ops.delete_thread_runs)
+    get_thread_ttl = _CallOp(ops.get_thread_ttl)
+    set_thread_ttl = _CallOp(ops.set_thread_ttl)
 
 
 # --- the two transports -----------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import hashlib
 import json
 import math
 import random
+import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeVar, cast
 from uuid import UUID
@@ -58,10 +59,11 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from harness_client.client import AsyncHarnessClient, HarnessClient
 from harness_client.errors import HarnessError
 from harness_client.models import Approval, Risk, Run
-from harness_client.threads import ThreadCheckpoint
+from harness_client.threads import ThreadCheckpoint, ThreadPruned, ThreadTtl
 from harness_client.usage import ModelPrice, RunStopped, call_cost, stop_if_blocked, usage_request_key
 
-__all__ = ["TYPED", "ApprovalNotResumed", "HarnessSaver", "HarnessUsageCallback", "ModelPrice", "RunStopped",
+__all__ = ["TYPED", "ApprovalNotResumed", "HarnessSaver", "HarnessUsageCallback", "KeptThreadsWarning", "ModelPrice",
+           "RunStopped",
            "approval_ids", "decode_value", "encode_value", "register_tool_schemas", "request_approval",
            "tool_json_schema"]
 
@@ -294,6 +296,20 @@ class HarnessSaver(BaseCheckpointSaver[str]):
     def delete_thread(self, thread_id: str) -> None:
         self.client.delete_thread(str(thread_id))
 
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.client.copy_thread(str(source_thread_id), str(target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        _warn_kept(self.client.prune_threads([str(t) for t in thread_ids], strategy=_strategy(strategy)))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        if run_ids:
+            _warn_kept(self.client.delete_thread_runs([str(r) for r in run_ids]))
+
+    def set_ttl(self, thread_id: str, ttl_days: int | None) -> ThreadTtl:
+        """Set a thread's own time to live in days since its last change (None: its project's default)."""
+        return self.client.set_thread_ttl(str(thread_id), ttl_days)
+
     # --- and asynchronously -----------------------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -323,6 +339,20 @@ class HarnessSaver(BaseCheckpointSaver[str]):
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self.aclient.delete_thread(str(thread_id))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self.aclient.copy_thread(str(source_thread_id), str(target_thread_id))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        _warn_kept(await self.aclient.prune_threads([str(t) for t in thread_ids], strategy=_strategy(strategy)))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        if run_ids:
+            _warn_kept(await self.aclient.delete_thread_runs([str(r) for r in run_ids]))
+
+    async def aset_ttl(self, thread_id: str, ttl_days: int | None) -> ThreadTtl:
+        """`set_ttl`, awaited."""
+        return await self.aclient.set_thread_ttl(str(thread_id), ttl_days)
 
     # --- versions, as PostgresSaver makes them -----------------------------------------------------------
 
@@ -366,6 +396,24 @@ class HarnessSaver(BaseCheckpointSaver[str]):
         `reason` (until then the console shows it "approved, waiting for the agent"); the approval as the harness
         answered (`outcome_state`). Sent as the saver's `lease_owner`."""
         return self.client.report_approval_outcome(approval_id, outcome, reason=reason, lease_owner=self.lease_owner)
+
+
+def _strategy(strategy: str) -> Literal["keep_latest", "delete"]:
+    if strategy not in ("keep_latest", "delete"):
+        raise ValueError(f"prune's strategy is 'keep_latest' or 'delete', not {strategy!r}")
+    return cast(Literal["keep_latest", "delete"], strategy)
+
+
+def _warn_kept(pruned: ThreadPruned) -> None:
+    """A thread a pending approval or an unconsumed effect needs is left whole by a prune (the retention keep
+    rules): said as a warning, since LangGraph's `prune` answers nothing."""
+    if pruned.kept:
+        kept = ", ".join(f"{k['thread_id']} ({k['rule']})" for k in pruned.kept)
+        warnings.warn(f"Harness kept thread(s) a retention rule needs: {kept}", KeptThreadsWarning, stacklevel=3)
+
+
+class KeptThreadsWarning(UserWarning):
+    """A prune or a deletion by run left threads whole: a pending approval or an unconsumed effect needs them."""
 
 
 class ApprovalNotResumed(HarnessError):

@@ -15,7 +15,7 @@ import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from harness_client.errors import ApprovalWaitTimeout, NotFoundError, QuestionWaitTimeout
 from harness_client.models import (
@@ -76,8 +76,11 @@ from harness_client.protocol import Call, Paged, Sleep, Steps, fields, list_of, 
 from harness_client.threads import (
     ThreadCheckpoint,
     ThreadCheckpointStored,
+    ThreadCopied,
     ThreadDeleted,
+    ThreadPruned,
     ThreadRun,
+    ThreadTtl,
     thread_checkpoints_from_json,
 )
 
@@ -1184,6 +1187,11 @@ _THREAD_CHECKPOINT_READ = route("GET", "threads/checkpoint/", "threads_checkpoin
 _THREAD_WRITES_PUT = route("POST", "threads/writes/", "threads_writes_put")
 _THREAD_DELETE = route("POST", "threads/delete/", "threads_delete")
 _THREAD_ENSURE = route("POST", "threads/", "threads_ensure")
+_THREAD_COPY = route("POST", "threads/copy/", "threads_copy")
+_THREAD_PRUNE = route("POST", "threads/prune/", "threads_prune")
+_THREAD_DELETE_FOR_RUNS = route("POST", "threads/delete-for-runs/", "threads_delete_for_runs")
+_THREAD_TTL_READ = route("GET", "threads/ttl/", "threads_ttl_read")
+_THREAD_TTL_SET = route("POST", "threads/ttl/", "threads_ttl_set")
 
 
 def ensure_thread(thread_id: str, *, end_user: str | None = None, agent: str | None = None,
@@ -1261,3 +1269,40 @@ def thread_checkpoints(
 def delete_thread(thread_id: str, *, request_key: str | None = None) -> Call[ThreadDeleted]:
     """Delete a thread's checkpoints and pending writes (audited); its run, events and approvals stay."""
     return _THREAD_DELETE.call(parse=ThreadDeleted.from_json, json={"thread_id": thread_id}, request_key=request_key)
+
+
+def copy_thread(source_thread_id: str, target_thread_id: str, *, request_key: str | None = None,
+                ) -> Call[ThreadCopied]:
+    """Copy a thread to a new thread id (LangGraph's `copy_thread`): a fork, with every checkpoint (every namespace,
+    the same ids) and pending write; the console's lineage pages show where it came from. NotFoundError
+    `thread_not_found` for an unknown source, ConflictError `thread_exists` for a target id that is taken."""
+    body = {"source_thread_id": source_thread_id, "target_thread_id": target_thread_id}
+    return _THREAD_COPY.call(parse=ThreadCopied.from_json, json=body, request_key=request_key)
+
+
+def prune_threads(thread_ids: Sequence[str], *, strategy: Literal["keep_latest", "delete"] = "keep_latest",
+                  request_key: str | None = None) -> Call[ThreadPruned]:
+    """LangGraph's `prune`: keep each namespace's newest checkpoint and its writes (`keep_latest`) or nothing
+    (`delete`). A thread that a pending approval or an unconsumed effect needs is skipped: `kept` says which, and
+    the retention rule."""
+    body = {"thread_ids": list(thread_ids), "strategy": strategy}
+    return _THREAD_PRUNE.call(parse=ThreadPruned.from_json, json=body, request_key=request_key)
+
+
+def delete_thread_runs(run_ids: Sequence[str], *, request_key: str | None = None) -> Call[ThreadPruned]:
+    """LangGraph's `delete_for_runs`: the checkpoints (and their writes) whose metadata names one of these LangGraph
+    run ids; a thread the retention keep rules need is skipped (`kept`)."""
+    return _THREAD_DELETE_FOR_RUNS.call(parse=ThreadPruned.from_json, json={"run_ids": list(run_ids)},
+                                        request_key=request_key)
+
+
+def get_thread_ttl(thread_id: str) -> Call[ThreadTtl]:
+    """A thread's time to live: its own (`ttl_days`), its project's default, and when it expires (None: kept)."""
+    return _THREAD_TTL_READ.call(parse=ThreadTtl.from_json, params={"thread_id": thread_id})
+
+
+def set_thread_ttl(thread_id: str, ttl_days: int | None, *, request_key: str | None = None) -> Call[ThreadTtl]:
+    """Set a thread's own time to live in days since its last change (None: its project's retention default). The
+    retention pass deletes the checkpoints and writes of a thread past it, unless a keep rule needs the thread."""
+    return _THREAD_TTL_SET.call(parse=ThreadTtl.from_json, json={"thread_id": thread_id, "ttl_days": ttl_days},
+                                request_key=request_key)

@@ -5,9 +5,11 @@ encoded (JSON when it is JSON, the serializer's typed bytes otherwise)."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from typing import Any
 
-__all__ = ["PendingWrite", "ThreadCheckpoint", "ThreadCheckpointStored", "ThreadDeleted", "ThreadRun"]
+__all__ = ["PendingWrite", "ThreadCheckpoint", "ThreadCheckpointStored", "ThreadCopied", "ThreadDeleted",
+           "ThreadPruned", "ThreadRun", "ThreadTtl"]
 
 # (task_id, channel, value as stored, task_path, idx), in LangGraph's order (task_path, task_id, idx).
 PendingWrite = tuple[str, str, Any, str, int]
@@ -85,3 +87,52 @@ class ThreadRun:
     @classmethod
     def from_json(cls, body: Any) -> ThreadRun:
         return cls(thread_id=body["thread_id"], run=body["run"], session=body["session"])
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThreadCopied:
+    """A thread copied to a new thread id: its run (a fork of `source_run`), and what it holds."""
+
+    thread_id: str
+    run: int
+    source_run: int
+    checkpoints: int
+    writes: int
+
+    @classmethod
+    def from_json(cls, body: Any) -> ThreadCopied:
+        return cls(thread_id=body["thread_id"], run=body["run"], source_run=body["source_run"],
+                   checkpoints=body["checkpoints"], writes=body["writes"])
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThreadPruned:
+    """What a prune (or a deletion by LangGraph run) removed; `kept`: the threads it skipped, each
+    `{"thread_id": ..., "rule": <the retention keep rule>}`."""
+
+    checkpoints: int
+    writes: int
+    kept: list[dict[str, str]]
+
+    @classmethod
+    def from_json(cls, body: Any) -> ThreadPruned:
+        return cls(checkpoints=body["checkpoints"], writes=body["writes"], kept=list(body["kept"]))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThreadTtl:
+    """A thread's time to live: its own (None: its project's), its project's default, and when it expires (None:
+    kept until someone deletes it)."""
+
+    thread_id: str
+    run: int
+    ttl_days: int | None
+    project_ttl_days: int | None
+    expires_at: dt.datetime | None
+
+    @classmethod
+    def from_json(cls, body: Any) -> ThreadTtl:
+        expires = body.get("expires_at")
+        return cls(thread_id=body["thread_id"], run=body["run"], ttl_days=body["ttl_days"],
+                   project_ttl_days=body["project_ttl_days"],
+                   expires_at=dt.datetime.fromisoformat(expires) if expires else None)

@@ -47,7 +47,8 @@ class RetentionKindSerializer(serializers.Serializer[dict[str, Any]]):
 class RetentionDryRunOutSerializer(serializers.Serializer[dict[str, Any]]):
     project = serializers.CharField()
     kinds = serializers.DictField(child=RetentionKindSerializer(),
-                                  help_text="By kind: items, events, checkpoints, effects, snapshots, runs.")
+                                  help_text="By kind: items, events, checkpoints, effects, snapshots, runs; and "
+                                            "threads (LangGraph threads past their TTL) where a TTL is set.")
 
 
 def _readable_project(request: Request, pk: int) -> Project:

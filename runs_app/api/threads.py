@@ -25,6 +25,8 @@ from harness.http.body import BodyShape, body_shape, reject_unknown_fields
 from harness.http.errors import Forbidden, ValidationFailed
 from harness.http.idempotency import KeyTaken, claim_of
 from harness.http.parsers import find_unstorable
+from runs_app.selectors import threads as thread_reads
+from runs_app.services import thread_lifecycle as lifecycle
 from runs_app.services import threads
 
 _JSON = "application/json"
@@ -228,9 +230,114 @@ class ThreadDeleteApi(ThreadApiView):
     @extend_schema(tags=["threads"], operation_id="threads_delete", request=_THREAD_IN,
                    responses={200: inline_serializer("ThreadDeleted", {
                        "checkpoints": serializers.IntegerField(), "writes": serializers.IntegerField()})},
-                   description="Delete a thread's checkpoints and pending writes (audited); its run stays.")
+                   description="Delete a thread's checkpoints and pending writes (audited); its run stays. 409 "
+                               "thread_kept (with the `rule`) while a pending approval or an unconsumed effect "
+                               "needs the thread.")
     def post(self, request: Request) -> HttpResponse:
         data = _body(request, _THREAD_SHAPE)
         deleted = threads.thread_delete(project=agent_project(request), thread_id=data.get("thread_id", ""),
                                         actor=Actor.of(request.user), reach=end_user_scope(request))
         return _json_response(deleted)
+
+
+# --- a thread's life past its writes (runs_app.services.thread_lifecycle) ----------------------------------
+
+_COPY_IN = inline_serializer("ThreadCopyIn", {
+    "source_thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID),
+    "target_thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID),
+})
+_PRUNE_IN = inline_serializer("ThreadPruneIn", {
+    "thread_ids": serializers.ListField(child=serializers.CharField(max_length=threads.MAX_THREAD_ID)),
+    "strategy": serializers.ChoiceField(choices=lifecycle.STRATEGIES, default="keep_latest"),
+})
+_FOR_RUNS_IN = inline_serializer("ThreadDeleteForRunsIn", {
+    "run_ids": serializers.ListField(child=serializers.CharField(), help_text="LangGraph run ids (metadata.run_id)."),
+})
+_TTL_IN = inline_serializer("ThreadTtlIn", {
+    "thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID),
+    "ttl_days": serializers.IntegerField(allow_null=True, min_value=1, max_value=lifecycle.MAX_TTL_DAYS,
+                                         help_text="Days since the thread's last change; null: the project's."),
+})
+_PRUNED_OUT = inline_serializer("ThreadPruned", {
+    "checkpoints": serializers.IntegerField(), "writes": serializers.IntegerField(),
+    "kept": serializers.ListField(child=serializers.DictField(), help_text="[{thread_id, rule}]: skipped."),
+})
+_TTL_OUT = inline_serializer("ThreadTtl", {
+    "thread_id": serializers.CharField(), "run": serializers.IntegerField(),
+    "ttl_days": serializers.IntegerField(allow_null=True),
+    "project_ttl_days": serializers.IntegerField(allow_null=True),
+    "expires_at": serializers.DateTimeField(allow_null=True),
+})
+_COPY_SHAPE, _PRUNE_SHAPE = body_shape(_COPY_IN), body_shape(_PRUNE_IN)
+_FOR_RUNS_SHAPE, _TTL_SHAPE = body_shape(_FOR_RUNS_IN), body_shape(_TTL_IN)
+
+
+class ThreadCopyApi(ThreadApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_copy", request=_COPY_IN,
+                   responses={201: inline_serializer("ThreadCopied", {
+                       "thread_id": serializers.CharField(), "run": serializers.IntegerField(),
+                       "source_run": serializers.IntegerField(), "checkpoints": serializers.IntegerField(),
+                       "writes": serializers.IntegerField()})},
+                   description="Copy a thread to a new thread id (LangGraph's copy_thread): a fork with every "
+                               "checkpoint and pending write; 404 thread_not_found, 409 thread_exists.")
+    def post(self, request: Request) -> HttpResponse:
+        data = _body(request, _COPY_SHAPE)
+        copied = lifecycle.thread_copy(
+            project=agent_project(request), source_thread_id=data.get("source_thread_id", ""),
+            target_thread_id=data.get("target_thread_id", ""), actor=Actor.of(request.user),
+            reach=end_user_scope(request))
+        return _json_response({"thread_id": copied.thread_id, "run": copied.run.pk, "source_run": copied.source_run.pk,
+                               "checkpoints": copied.checkpoints, "writes": copied.writes}, 201)
+
+
+class ThreadPruneApi(ThreadApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_prune", request=_PRUNE_IN, responses={200: _PRUNED_OUT},
+                   description="LangGraph's prune: keep each namespace's newest checkpoint (keep_latest) or none "
+                               "(delete). A thread a retention keep rule needs is skipped, listed in `kept`.")
+    def post(self, request: Request) -> HttpResponse:
+        data = _body(request, _PRUNE_SHAPE)
+        pruned = lifecycle.thread_prune(
+            project=agent_project(request), thread_ids=data.get("thread_ids"),
+            strategy=data.get("strategy", "keep_latest"), actor=Actor.of(request.user), reach=end_user_scope(request))
+        return _json_response(pruned.as_json())
+
+
+class ThreadDeleteForRunsApi(ThreadApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_delete_for_runs", request=_FOR_RUNS_IN,
+                   responses={200: _PRUNED_OUT},
+                   description="LangGraph's delete_for_runs: the checkpoints (and writes) whose metadata names one "
+                               "of these run ids. A thread a retention keep rule needs is skipped (`kept`).")
+    def post(self, request: Request) -> HttpResponse:
+        data = _body(request, _FOR_RUNS_SHAPE)
+        pruned = lifecycle.thread_delete_for_runs(project=agent_project(request), run_ids=data.get("run_ids"),
+                                                  actor=Actor.of(request.user), reach=end_user_scope(request))
+        return _json_response(pruned.as_json())
+
+
+def _ttl_body(run: Any) -> dict[str, Any]:
+    expires = thread_reads.thread_expires_at(run)
+    return {"thread_id": run.ref, "run": run.pk, "ttl_days": run.thread_ttl_days,
+            "project_ttl_days": thread_reads.project_thread_ttl(run.project_id),
+            "expires_at": expires.isoformat() if expires else None}
+
+
+class ThreadTtlApi(ThreadApiView):
+    @extend_schema(tags=["threads"], operation_id="threads_ttl_read", responses={200: _TTL_OUT},
+                   parameters=[_THREAD],
+                   description="A thread's time to live: its own, its project's default, and when it expires.")
+    def get(self, request: Request) -> HttpResponse:
+        thread_id = threads.thread_id_valid(request.query_params.get("thread_id", ""))
+        run = thread_reads.thread_for_reading(project_ids=scope(request), thread_id=thread_id,
+                                              reach=end_user_scope(request))
+        return _json_response(_ttl_body(run))
+
+    @extend_schema(tags=["threads"], operation_id="threads_ttl_set", request=_TTL_IN, responses={200: _TTL_OUT},
+                   description="Set a thread's own TTL in days (null: its project's retention default).")
+    def post(self, request: Request) -> HttpResponse:
+        data = _body(request, _TTL_SHAPE)
+        if "ttl_days" not in data:
+            raise ValidationFailed("`ttl_days` is required (null: the project's default).", code="invalid_ttl_days")
+        run = lifecycle.thread_ttl_set(project=agent_project(request), thread_id=data.get("thread_id", ""),
+                                       ttl_days=data["ttl_days"], actor=Actor.of(request.user),
+                                       reach=end_user_scope(request))
+        return _json_response(_ttl_body(run))

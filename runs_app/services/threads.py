@@ -303,12 +303,27 @@ def thread_writes_put(
     raise NotFoundError(f"Thread {thread_id!r} does not exist.", code="thread_not_found")
 
 
-def thread_delete(*, project: Project, thread_id: str, actor: Actor, reach: EndUserScope | None = None
-                  ) -> dict[str, int]:
+# The retention keep rules a thread's run may be needed by (runs_app migration 0033): the retention pass's own.
+_NEEDED_SQL = "SELECT kept_by FROM harness_retention_needed_runs(%s) WHERE id = %s ORDER BY kept_by DESC LIMIT 1"
+
+
+def thread_kept_by(project_id: int, run_id: int) -> str | None:
+    """The retention keep rule that needs this thread's run (`shown_by_pending_approval`: its session has a pending
+    approval; `effect_not_consumed`: it has an effect not consumed, refused or abandoned), or None. The same SQL
+    function the retention pass's `runs` rules read (harness_retention_needed_runs)."""
+    with connection.cursor() as cur:
+        cur.execute(_NEEDED_SQL, [project_id, run_id])
+        row = cur.fetchone()
+    return str(row[0]) if row else None
+
+
+def thread_delete(*, project: Project, thread_id: str, actor: Actor, reach: EndUserScope | None = None,
+                  expired: bool = False) -> dict[str, int]:
     """Delete a thread's LangGraph checkpoints and pending writes, audited (see the module's docstring).
 
     A thread that does not exist (or has nothing), or that a narrowed caller's `reach` does not reach, is deleted
-    already: nothing happens, no error.
+    already: nothing happens, no error. A thread a retention keep rule needs (`thread_kept_by`) is refused: 409
+    `thread_kept`, naming the rule. `expired`: the TTL pass's deletion (audited `thread.expired`).
     """
     thread_id = thread_id_valid(thread_id)
     with transaction.atomic():
@@ -316,14 +331,20 @@ def thread_delete(*, project: Project, thread_id: str, actor: Actor, reach: EndU
         run = (reach.hanging_off(runs, "session") if reach is not None else runs).first()
         if run is None:
             return {"checkpoints": 0, "writes": 0}
+        rule = thread_kept_by(project.pk, run.pk)
+        if rule is not None:
+            raise ConflictError(f"Thread {thread_id!r} is kept by the retention rule {rule!r}: decide its pending "
+                                "approval (or let its effect be consumed) first.", code="thread_kept", rule=rule)
         with connection.cursor() as cur:
             cur.execute(_DELETE_SQL, {"run": run.pk})
             checkpoints, writes, _ = cur.fetchone()
             cur.execute(_DELETE_CHECKPOINTS_SQL, {"run": run.pk})
         if checkpoints or writes:
             data = {"thread_id": thread_id, "checkpoints": checkpoints, "writes": writes}
-            audit_record(project=project, actor=actor, action="thread.delete", target=run, data=data)
-            run_event_append(project=project, run_id=run.pk, kind="thread.deleted", data=data)
+            audit_record(project=project, actor=actor, action="thread.expired" if expired else "thread.delete",
+                         target=run, data=data)
+            run_event_append(project=project, run_id=run.pk, kind="thread.expired" if expired else "thread.deleted",
+                             data=data)
     return {"checkpoints": checkpoints, "writes": writes}
 
 

@@ -16,6 +16,8 @@ from runs_app.presentation.lineage import lineage_layout
 from runs_app.selectors import checkpoints as checkpoints_sel
 from runs_app.selectors import runs as runs_sel
 from runs_app.selectors import tasks as tasks_sel
+from runs_app.selectors.threads import thread_copies, thread_expires_at, thread_ttl_of
+from runs_app.services.threads import THREAD_TASK_MODE
 from runs_app.views.forks import checkpoint_page
 
 
@@ -29,8 +31,14 @@ def _lineage_page(request: ConsoleRequest, *, owner: Run | Task) -> HttpResponse
     run, task = (owner, None) if isinstance(owner, Run) else (None, owner)
     rows, older = checkpoints_sel.lineage_window(project_ids=project_ids(request), before=before, run=run, task=task)
     lineage = lineage_layout(rows, truncated=older is not None, older=older)
+    thread = None
+    if run is not None and run.task_mode == THREAD_TASK_MODE and run.ref:
+        # A LangGraph thread: where it was copied from and to (its branches), and its time to live.
+        thread = {**thread_copies(project_ids=project_ids(request), run=run), "ttl_days": thread_ttl_of(run),
+                  "own_ttl": run.thread_ttl_days is not None, "expires_at": thread_expires_at(run)}
     context = {
         "owner": owner,
+        "thread": thread,
         "kind": "run" if run is not None else "task",
         "lineage": lineage,
         "diff_form": CheckpointDiffForm(),

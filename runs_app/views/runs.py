@@ -52,6 +52,7 @@ from runs_app.selectors import handoffs as handoffs_sel
 from runs_app.selectors import live as live_sel
 from runs_app.selectors import paging as paging_sel
 from runs_app.selectors import runs as runs_sel
+from runs_app.selectors import threads as thread_sel
 from runs_app.services import (
     ApprovalAction,
     RunAction,
@@ -166,6 +167,7 @@ def run_inspector(request: ConsoleRequest, run_id: int) -> HttpResponse:
             approvals=approvals_sel.run_approvals(run),
             handoffs=handoffs_sel.run_handoffs(run),
             run_actions=offered_run_actions(request, run),
+            thread_ttl=thread_sel.thread_ttl_card(run),
             **inspector_panels.panels(run),  # the context snapshots (memory_app), registered from above
         )
     return render_page(request, "runs/run_inspector.html", context, partials=INSPECTOR_PARTIALS)

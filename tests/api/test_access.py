@@ -144,7 +144,7 @@ def _thread(w: World) -> str:
     if not Checkpoint.objects.filter(project=w.project, run__ref="t-1").exists():
         thread_checkpoint_put(project=w.project, thread_id="t-1", checkpoint_ns="", checkpoint_id="c1",
                               parent_checkpoint_id=None, checkpoint={"v": 4}, channel_values={"a": 1},
-                              metadata={"step": 0})
+                              metadata={"step": 0, "run_id": "lg-run-1"})
         thread_writes_put(project=w.project, thread_id="t-1", checkpoint_ns="", checkpoint_id="c1",
                           task_id="task", task_path="", writes=[(0, "a", 2)])
     assert CheckpointWrite.objects.filter(project=w.project).exists()
@@ -162,6 +162,17 @@ def _other_reads_nothing(response: Any, w: World) -> None:
 
 def _other_finds_no_checkpoint(response: Any, w: World) -> None:
     assert response.status_code == 404 and response.json()["code"] == "checkpoint_not_found"
+
+
+def _other_finds_no_thread(response: Any, w: World) -> None:
+    assert response.status_code == 404 and response.json()["code"] == "thread_not_found", response.content
+    _thread_intact(w)
+    assert Run.objects.get(project=w.project, ref="t-1").thread_ttl_days is None
+
+
+def _other_prunes_nothing(response: Any, w: World) -> None:
+    assert response.status_code == 200 and response.json() == {"checkpoints": 0, "writes": 0, "kept": []}
+    _thread_intact(w)
 
 
 def _other_writes_its_own_thread(response: Any, w: World) -> None:
@@ -188,6 +199,18 @@ THREAD_ENDPOINTS = [
       201, WRITE, other_check=_other_writes_its_own_thread),
     E("threads_delete", "POST", "/api/v1/threads/delete/", lambda w: "/api/v1/threads/delete/",
       lambda w: {"thread_id": _thread(w)}, 200, WRITE, other_check=_other_writes_its_own_thread),
+    E("threads_copy", "POST", "/api/v1/threads/copy/", lambda w: "/api/v1/threads/copy/",
+      lambda w: {"source_thread_id": _thread(w), "target_thread_id": "t-copy"}, 201, WRITE,
+      other_check=_other_finds_no_thread),
+    E("threads_prune", "POST", "/api/v1/threads/prune/", lambda w: "/api/v1/threads/prune/",
+      lambda w: {"thread_ids": [_thread(w)], "strategy": "delete"}, 200, WRITE, other_check=_other_prunes_nothing),
+    E("threads_delete_for_runs", "POST", "/api/v1/threads/delete-for-runs/",
+      lambda w: _thread(w) and "/api/v1/threads/delete-for-runs/", lambda w: {"run_ids": ["lg-run-1"]}, 200, WRITE,
+      other_check=_other_prunes_nothing),
+    E("threads_ttl_read", "GET", "/api/v1/threads/ttl/", lambda w: f"/api/v1/threads/ttl/?thread_id={_thread(w)}",
+      other_check=_other_finds_no_thread),
+    E("threads_ttl_set", "POST", "/api/v1/threads/ttl/", lambda w: "/api/v1/threads/ttl/",
+      lambda w: {"thread_id": _thread(w), "ttl_days": 7}, 200, WRITE, other_check=_other_finds_no_thread),
 ]
 
 

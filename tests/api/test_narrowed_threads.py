@@ -31,14 +31,16 @@ NARROWED_DOORS = {
     "session_items_compact", "tokens_narrow",
     # what HarnessSaver(end_user=...) calls (runs_app.api.threads, runs_app.api.runs and .approvals)
     "threads_ensure", "threads_checkpoints_list", "threads_checkpoints_put", "threads_checkpoint_read",
-    "threads_writes_put", "threads_delete", "runs_read", "runs_usage_report", "approvals_request", "approvals_list",
+    "threads_writes_put", "threads_delete", "threads_copy", "threads_prune", "threads_delete_for_runs",
+    "threads_ttl_read", "threads_ttl_set", "runs_read", "runs_usage_report", "approvals_request", "approvals_list",
     "approvals_read",
 }
 
 
 def _put(client: ApiClient, thread: str, checkpoint_id: str, by: str, parent: str | None = None) -> Any:
     return client.post(PUT, {"thread_id": thread, "checkpoint_id": checkpoint_id, "parent_checkpoint_id": parent,
-                             "checkpoint": {"v": 4}, "channel_values": {"by": by}, "metadata": {"step": 0}})
+                             "checkpoint": {"v": 4}, "channel_values": {"by": by},
+                             "metadata": {"step": 0, "run_id": "lg-a"}})
 
 
 def _thread_of(client: ApiClient, thread: str, by: str) -> Run:
@@ -132,6 +134,11 @@ def test_another_users_thread_reads_as_absent_and_refuses_writes(world: World) -
         "threads_checkpoint_read": bob.get(f"{READ}?thread_id=alice-t"),
         "threads_checkpoints_list": bob.get(f"{PUT}?thread_id=alice-t"),
         "threads_delete": bob.post(DELETE, {"thread_id": "alice-t"}),
+        "threads_copy": bob.post(f"{THREADS}copy/", {"source_thread_id": "alice-t", "target_thread_id": "bob-t"}),
+        "threads_prune": bob.post(f"{THREADS}prune/", {"thread_ids": ["alice-t"], "strategy": "delete"}),
+        "threads_delete_for_runs": bob.post(f"{THREADS}delete-for-runs/", {"run_ids": ["lg-a"]}),
+        "threads_ttl_read": bob.get(f"{THREADS}ttl/?thread_id=alice-t"),
+        "threads_ttl_set": bob.post(f"{THREADS}ttl/", {"thread_id": "alice-t", "ttl_days": 1}),
     }
     schema = SchemaGenerator().get_schema(request=None, public=True)
     thread_ops = {op["operationId"] for path, ops in schema["paths"].items() if path.startswith(THREADS)
@@ -145,6 +152,12 @@ def test_another_users_thread_reads_as_absent_and_refuses_writes(world: World) -
     assert (read.status_code, read.json()["code"]) == (404, "checkpoint_not_found")
     assert calls["threads_checkpoints_list"].json() == []
     assert calls["threads_delete"].json() == {"checkpoints": 0, "writes": 0}
+    for name in ("threads_copy", "threads_ttl_read", "threads_ttl_set"):
+        response = calls[name]
+        assert (response.status_code, response.json()["code"]) == (404, "thread_not_found"), (name, response.content)
+    for name in ("threads_prune", "threads_delete_for_runs"):
+        assert calls[name].json() == {"checkpoints": 0, "writes": 0, "kept": []}, name
+    assert not Run.objects.filter(ref="bob-t").exists() and Run.objects.get(pk=run.pk).thread_ttl_days is None
     for name, response in calls.items():
         assert not any(secret in response.content.decode() for secret in secrets), (name, response.content)
     # Bob's list of every thread is his own (none yet); Alice's thread is as she left it.
@@ -168,6 +181,20 @@ def test_a_narrowed_token_works_its_own_threads_run(world: World) -> None:
     approval = _approval_on(alice, run, "ask-1")
     assert alice.get(f"/api/v1/approvals/{approval}/").json()["status"] == "pending"
     assert [a["id"] for a in alice.get(f"/api/v1/approvals/?run={run.pk}").json()["results"]] == [approval]
+    # Its copy is its user's too; its TTL it sets.
+    copied = alice.post(f"{THREADS}copy/", {"source_thread_id": "alice-t", "target_thread_id": "alice-copy"})
+    assert copied.status_code == 201, copied.content
+    assert Run.objects.get(pk=copied.json()["run"]).session.end_user == "u-a"
+    assert alice.post(f"{THREADS}ttl/", {"thread_id": "alice-copy", "ttl_days": 3}).json()["ttl_days"] == 3
+    assert alice.get(f"{THREADS}ttl/?thread_id=alice-copy").json()["ttl_days"] == 3
+    assert alice.post(f"{THREADS}delete/", {"thread_id": "alice-copy"}).json() == {"checkpoints": 1, "writes": 1}
+    assert alice.post(f"{THREADS}prune/", {"thread_ids": ["alice-t"]}).json()["kept"] == [
+        {"thread_id": "alice-t", "rule": "shown_by_pending_approval"}]
+    # A deletion waits for the pending approval (the retention keep rule), then goes.
+    refused = alice.post(DELETE, {"thread_id": "alice-t"})
+    assert (refused.status_code, refused.json()["code"], refused.json()["rule"]) == (
+        409, "thread_kept", "shown_by_pending_approval")
+    ApprovalRequest.objects.filter(pk=approval).update(status="expired")
     assert alice.post(DELETE, {"thread_id": "alice-t"}).json() == {"checkpoints": 1, "writes": 1}
     # Its other run doors stay closed.
     for path, body in ((f"/api/v1/runs/{run.pk}/events/", None), ("/api/v1/runs/", None),
