@@ -1,4 +1,5 @@
-"""Server processes the HTTP, worker and memory scenarios start: gunicorn and a Celery worker.
+"""Server processes the HTTP, worker and memory scenarios start: gunicorn, granian, the MCP server and a Celery
+worker.
 
 Every process is started in its own process group and stopped by that group's id (never by name),
 so a crashed scenario leaves nothing behind; `atexit` stops what a scenario forgot.
@@ -153,6 +154,26 @@ def start_granian(*, workers: int = 2, threads: int = 1, env: dict | None = None
     proc, log_path = _spawn(name, argv, server_env)
 
     return _serving(proc, log_path, name=name, port=port, workers=workers)
+
+
+def start_mcp(*, env: dict | None = None, name: str = "bench-mcp") -> Server:
+    """`manage.py mcp` (harness.mcp: uvicorn, one process, tool calls on its worker threads) on 127.0.0.1, as
+    bin/start runs it beside the web server; ready once its port answers."""
+    port = free_port()
+    server_env = {"SECURE_COOKIES": "0", "DATABASE_CONN_MAX_AGE": "600", "HARNESS_API_RATE": BENCH_API_RATE,
+                  **(env or {})}
+    argv = [sys.executable, "manage.py", "mcp", "--bind", f"127.0.0.1:{port}"]
+    proc, log_path = _spawn(name, argv, server_env)
+
+    def ready() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    _wait(ready, proc, name, log_path, timeout=90)
+    return Server(name=name, proc=proc, log_path=log_path, port=port)
 
 
 def start_celery_worker(*, env: dict | None = None, name: str = "bench-worker") -> Server:
