@@ -117,7 +117,7 @@ export interface HarnessSaverOptions {
 }
 
 /** A LangGraph.js checkpointer backed by Harness Console (see the module's comment). */
-export class HarnessSaver extends BaseCheckpointSaver<string> {
+export class HarnessSaver extends BaseCheckpointSaver {
   readonly client: HarnessClient;
   readonly leaseOwner: string | null;
 
@@ -197,12 +197,16 @@ export class HarnessSaver extends BaseCheckpointSaver<string> {
     await this.client.deleteThread(String(threadId));
   }
 
-  /** PostgresSaver's versions, as the Python HarnessSaver makes them: a zero-padded counter and a tie-breaker. */
-  override getNextVersion(current: string | undefined): string {
+  /** PostgresSaver's versions, as the Python HarnessSaver makes them: a zero-padded counter and a tie-breaker,
+   * so a thread reads and continues the same from either language. LangGraph.js handles string versions (its
+   * "null version" is "" for them) though `compile({ checkpointer })` types a saver's versions as numbers: the
+   * string is returned as one, and an integer version (a thread begun by another saver) is continued. */
+  override getNextVersion(current: number | undefined): number {
     const value: unknown = current;
     const counter = value === undefined || value === null ? 0
       : typeof value === "number" ? value : Number.parseInt(String(value).split(".")[0] ?? "0", 10);
-    return `${String(counter + 1).padStart(32, "0")}.${String(Math.random()).padStart(16, "0")}`;
+    const version = `${String(counter + 1).padStart(32, "0")}.${String(Math.random()).padStart(16, "0")}`;
+    return version as unknown as number;
   }
 
   private async tuple(stored: ThreadCheckpoint): Promise<CheckpointTuple> {
