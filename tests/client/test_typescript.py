@@ -26,7 +26,8 @@ from tests.worker.support import Workers
 
 TS = ROOT / "client" / "typescript"
 EXAMPLE = ROOT / "examples" / "typescript_client.mjs"
-_TAP_LINE = re.compile(r"^(?P<indent>\s*)(?P<result>not ok|ok) \d+ - (?P<name>.*?)(?: # (?P<directive>SKIP|TODO)\b.*)?$")
+_TAP_LINE = re.compile(
+    r"^(?P<indent>\s*)(?P<result>not ok|ok) \d+ - (?P<name>.*?)(?: # (?P<directive>SKIP|TODO)\b.*)?$")
 
 
 def _node() -> str:
