@@ -76,9 +76,12 @@ def parse_tap(report: str) -> list[NodeTest]:
     return tests
 
 
-def run_node_tests(compiled: Path, name: str, live: Live, timeout: float = 240) -> list[NodeTest]:
-    env = {**os.environ, "HARNESS_URL": live.url, "HARNESS_TOKEN": live.agent_token,
-           "HARNESS_REVIEWER_TOKEN": live.reviewer_token}
+def run_node_tests(compiled: Path, name: str, live: Live | None, timeout: float = 240) -> list[NodeTest]:
+    """Run one compiled test file (`test/<name>.test.ts`), against `live` when given; its top-level tests."""
+    env = dict(os.environ)
+    if live is not None:
+        env |= {"HARNESS_URL": live.url, "HARNESS_TOKEN": live.agent_token,
+                "HARNESS_REVIEWER_TOKEN": live.reviewer_token}
     finished = subprocess.run(
         [_node(), "--test", "--test-reporter=tap", str(compiled / "test" / f"{name}.test.js")],
         cwd=TS, env=env, capture_output=True, text=True, timeout=timeout, check=False)
@@ -91,6 +94,7 @@ def run_node_tests(compiled: Path, name: str, live: Live, timeout: float = 240) 
     return tests
 
 
+@pytest.mark.slow
 def test_the_generated_types_are_the_servers_schema_as_it_is_now() -> None:
     """`npm --prefix client/typescript run schema -- --check`: the committed src/schema.ts is what openapi-typescript
     makes of `manage.py spectacular`'s schema today (a server change that alters the API fails here)."""
@@ -113,14 +117,15 @@ def test_the_tap_reader_fails_what_node_failed() -> None:
     assert "strictly equal" in tests[1].diagnostics
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_retry_rules_with_scripted_answers(compiled: Path, live: Live) -> None:
-    names = {t.name for t in run_node_tests(compiled, "retry", live)}
+@pytest.mark.slow
+def test_the_retry_rules_with_scripted_answers(compiled: Path) -> None:
+    names = {t.name for t in run_node_tests(compiled, "retry", None)}
     assert "Retry-After is honoured up to the cap" in names
     assert any(n.startswith("a POST is retried after a lost reply") for n in names)
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_an_agents_working_life_against_the_live_server(compiled: Path, live: Live) -> None:
     names = {t.name for t in run_node_tests(compiled, "client", live)}
     assert {n.split(":")[0] for n in names} >= {
@@ -132,6 +137,7 @@ def test_an_agents_working_life_against_the_live_server(compiled: Path, live: Li
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_the_langgraph_checkpointer_with_a_real_graph(compiled: Path, live: Live) -> None:
     run_node_tests(compiled, "langgraph", live)
     # The graph's thread is a run of the project with its checkpoints.
@@ -151,6 +157,7 @@ def test_a_graphs_approval_decided_in_the_console_and_resumed_by_the_worker(
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
 def test_the_example_appends_items_and_requests_an_approval(compiled: Path, live: Live) -> None:
     env = {**os.environ, "HARNESS_URL": live.url, "HARNESS_TOKEN": live.agent_token}
     finished = subprocess.run([_node(), str(EXAMPLE)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,

@@ -280,7 +280,7 @@ export class HarnessClient {
   /** The project's session whose `ref` is this, or null. */
   async sessionByRef(ref: string): Promise<Session | null> {
     if (!ref) throw new TypeError("ref is not empty");
-    const page = await this.get("/api/v1/sessions/", { query: { ref, limit: 1 } as Query<"/api/v1/sessions/", "get"> });
+    const page = await this.get("/api/v1/sessions/", { query: { ref, limit: 1 } });
     return page.results[0] ?? null;
   }
 
@@ -363,7 +363,7 @@ export class HarnessClient {
   /** The newest checkpoint of a run or task (null if it has none): one request. */
   async latestCheckpoint(of: { run?: number; task?: number }): Promise<Checkpoint | null> {
     if (of.run === undefined && of.task === undefined) throw new TypeError("name a run or a task");
-    const page = await this.get("/api/v1/checkpoints/", { query: { ...of, limit: 1 } as Query<"/api/v1/checkpoints/", "get"> });
+    const page = await this.get("/api/v1/checkpoints/", { query: { ...of, limit: 1 } });
     return page.results[0] ?? null;
   }
 

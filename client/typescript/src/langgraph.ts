@@ -40,7 +40,7 @@ import type {
 } from "@langchain/langgraph-checkpoint";
 
 import { HarnessClient } from "./client.js";
-import type { Approval, Query, Run, Schemas, ThreadCheckpoint } from "./client.js";
+import type { Approval, Run, Schemas, ThreadCheckpoint } from "./client.js";
 import { HarnessError } from "./errors.js";
 
 /** The key that marks a value stored as the serializer's typed bytes. */
@@ -309,7 +309,7 @@ export async function requestApproval(tool: string, args: Record<string, unknown
   const key = "langgraph-" + createHash("sha256").update(action).digest("hex").slice(0, 48);
   const { run } = await hc.ensureThread({ thread_id: threadId }); // its checkpoints may still be on their way
   let asked: Approval | undefined;
-  for await (const approval of hc.listApprovals({ run } as Query<"/api/v1/approvals/", "get">)) {
+  for await (const approval of hc.listApprovals({ run })) {
     if (approval.idempotency_key === key) {
       asked = approval;
       break;
