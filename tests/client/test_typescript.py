@@ -118,6 +118,19 @@ def test_the_tap_reader_fails_what_node_failed() -> None:
 
 
 @pytest.mark.slow
+def test_a_node_test_that_fails_or_is_skipped_fails_here(tmp_path: Path) -> None:
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "mixed.test.js").write_text(
+        'import assert from "node:assert/strict";\nimport { test } from "node:test";\n'
+        'test("holds", () => assert.equal(1, 1));\ntest("breaks", () => assert.equal(1, 2));\n'
+        'test("waits", { skip: "not yet" }, () => {});\n')
+    with pytest.raises(AssertionError) as failed:
+        run_node_tests(tmp_path, "mixed", None)
+    assert "node test failed: breaks" in str(failed.value) and "node test failed: waits" in str(failed.value)
+    assert "node test failed: holds" not in str(failed.value)
+
+
+@pytest.mark.slow
 def test_the_retry_rules_with_scripted_answers(compiled: Path) -> None:
     names = {t.name for t in run_node_tests(compiled, "retry", None)}
     assert "Retry-After is honoured up to the cap" in names
@@ -134,6 +147,7 @@ def test_an_agents_working_life_against_the_live_server(compiled: Path, live: Li
     assert Session.objects.filter(project=live.project, ref__startswith="only-once-").count() == 1
     replayed = Session.objects.get(project=live.project, ref__startswith="only-once-")
     assert SessionItem.objects.filter(session=replayed).count() == 1
+    assert Checkpoint.objects.filter(project=live.project, label="once").count() == 1
 
 
 @pytest.mark.django_db(transaction=True)

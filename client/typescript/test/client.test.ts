@@ -191,4 +191,12 @@ test("a reply lost after the commit is retried under the same key and replayed, 
   assert.equal(appended.last_seq, 1);
   assert.equal((await agent().latestItems(session.id, 10)).items.length, 1);
   assert.deepEqual(lossy.exchanges.map((e) => [e.status, e.replayed]), [[null, false], [201, true]]);
+
+  // A checkpoint whose reply was lost: one checkpoint, the retry answered with it.
+  const run = await agent().createRun({ session: session.id });
+  const lossyCheckpoint = recorder(postsTo("/checkpoints/"));
+  const checkpoint = await agent({ fetch: lossyCheckpoint.fetch }).createCheckpoint({ run: run.id, label: "once" });
+  assert.deepEqual((await agent().checkpointLineage(checkpoint.id)).map((c) => c.id), [checkpoint.id]);
+  assert.equal((await agent().latestCheckpoint({ run: run.id }))?.id, checkpoint.id);
+  assert.deepEqual(lossyCheckpoint.exchanges.map((e) => [e.status, e.replayed]), [[null, false], [201, true]]);
 });
