@@ -66,6 +66,7 @@ export type ThreadRun = Reply<"/api/v1/threads/", "post">;
 export type ThreadCheckpoint = Reply<"/api/v1/threads/checkpoint/", "get">;
 export type ThreadCheckpointStored = Reply<"/api/v1/threads/checkpoints/", "post">;
 export type ThreadDeleted = Reply<"/api/v1/threads/delete/", "post">;
+export type NarrowedToken = Reply<"/api/v1/tokens/narrow/", "post">;
 /** A stored pending write: [task_id, channel, value as stored, task_path, idx]. */
 export type PendingWrite = [string, string, unknown, string, number];
 
@@ -114,6 +115,47 @@ interface Call {
   replayable: boolean;
 }
 
+export interface ForUserOptions {
+  /** Narrow further to one of the user's sessions. */
+  session?: number;
+  /** An agent identity under this token's. */
+  agent?: string;
+  /** Seconds each minted token lives (1..3600; the server's default 900). It is minted again at 80% of it. */
+  expiresIn?: number;
+}
+
+/** NARROWED_SECONDS: how long a `forUser` client's token lives (the server's default; at most 3600). */
+export const NARROWED_SECONDS = 900;
+const RENEW_AT = 0.8; // of its life: a forUser client mints its next token then, before the old one expires
+
+/** What a `forUser` client mints its token with, and the token it holds. */
+class Narrowing {
+  secret: string | null = null;
+  renewAt = 0;
+  private minting: Promise<string> | null = null;
+
+  constructor(readonly parent: HarnessClient, readonly endUser: string, readonly options: Required<Pick<ForUserOptions,
+    "expiresIn">> & ForUserOptions) {}
+
+  /** The token to send: the one held, or a new one when it is due (one mint at a time, however many calls wait). */
+  token(renew: boolean): Promise<string> {
+    if (!renew && this.secret !== null && performance.now() < this.renewAt) return Promise.resolve(this.secret);
+    this.minting ??= (async () => {
+      try {
+        const started = performance.now();
+        const minted = await this.parent.narrowToken({ end_user: this.endUser, session: this.options.session,
+          agent: this.options.agent, expires_in: this.options.expiresIn });
+        this.secret = minted.token;
+        this.renewAt = started + this.options.expiresIn * 1000 * RENEW_AT;
+        return minted.token;
+      } finally {
+        this.minting = null;
+      }
+    })();
+    return this.minting;
+  }
+}
+
 interface Paged<T> {
   results: T[];
   next?: string | null;
@@ -158,6 +200,7 @@ export class HarnessClient {
   private readonly timeout: number;
   private readonly headers: Record<string, string>;
   private readonly fetchImpl: typeof fetch;
+  private narrowing: Narrowing | null = null;
 
   /** `new HarnessClient()` reads HARNESS_URL and HARNESS_TOKEN; options override them. */
   constructor(options: ClientOptions = {}) {
@@ -178,7 +221,30 @@ export class HarnessClient {
   }
 
   toString(): string {
-    return `HarnessClient(${this.baseUrl})`; // never the token
+    const user = this.narrowing ? `, forUser=${JSON.stringify(this.narrowing.endUser)}` : "";
+    return `HarnessClient(${this.baseUrl}${user})`; // never the token
+  }
+
+  /** A client bound to one end user: every call carries a token narrowed to `endUser` (and to `session`, and the
+   * agent identity `agent`, when given), minted with this client's token on first use and again before it expires
+   * (and at once after a 401). Its sessions are that user's (the ones it creates are tagged with it), its memory
+   * `user:<id>`; other operations answer 403 `narrowed_token_scope`. As the Python client's `for_user`. */
+  forUser(endUser: string, options: ForUserOptions = {}): HarnessClient {
+    if (!endUser) throw new TypeError("forUser needs the end user's id");
+    if (this.narrowing !== null) throw new TypeError("a client made by forUser cannot make another (a narrowed token cannot mint)");
+    const expiresIn = options.expiresIn ?? NARROWED_SECONDS;
+    if (!(Number.isInteger(expiresIn) && expiresIn >= 1 && expiresIn <= 3600)) {
+      throw new RangeError("expiresIn is between 1 and 3600 seconds");
+    }
+    const child = Object.create(HarnessClient.prototype) as HarnessClient;
+    Object.assign(child, this, { narrowing: new Narrowing(this, endUser, { ...options, expiresIn }) });
+    return child;
+  }
+
+  /** Mint a short-lived token narrowed to one end user (`forUser` does this for you). The server keeps no reply
+   * under the Idempotency-Key (the answer holds a secret): a retry mints another, and the first expires unused. */
+  narrowToken(body: Body<"/api/v1/tokens/narrow/", "post">, options?: CallOptions): Promise<NarrowedToken> {
+    return this.post("/api/v1/tokens/narrow/", body, options);
   }
 
   // --- the transport ----------------------------------------------------------------------------------
@@ -194,10 +260,12 @@ export class HarnessClient {
     if (call.body !== undefined) headers["Content-Type"] = "application/json";
     if (call.requestKey) headers["Idempotency-Key"] = call.requestKey;
     const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
+    let renewed = false;
     for (let attempt = 1; ; attempt++) {
       let status: number;
       let text: string;
       let retryAfter: string | null;
+      if (this.narrowing !== null) headers.Authorization = `Bearer ${await this.narrowing.token(false)}`;
       try {
         const response = await this.fetchImpl(call.url, {
           method: call.method, headers, body: payload, signal: AbortSignal.timeout(this.timeout * 1000),
@@ -223,6 +291,13 @@ export class HarnessClient {
         body = null;
       }
       if (status >= 200 && status < 300) return body as T;
+      if (status === 401 && this.narrowing !== null && !renewed) {
+        // Expired early (another clock): once more with a fresh token.
+        headers.Authorization = `Bearer ${await this.narrowing.token(true)}`;
+        renewed = true;
+        attempt--;
+        continue;
+      }
       const code = body !== null && typeof body === "object" && typeof (body as { code?: unknown }).code === "string"
         ? (body as { code: string }).code : null;
       const delay = this.retry.afterResponse(attempt, status, code, retryAfter, call.replayable);
@@ -275,6 +350,11 @@ export class HarnessClient {
   /** Read one session (its `last_seq` is the seq of its newest item, 0 when it has none). */
   getSession(sessionId: number): Promise<Session> {
     return this.get("/api/v1/sessions/{id}/", { id: sessionId });
+  }
+
+  /** Every session of the project (of its end user, for a client made by `forUser`), newest first. */
+  listSessions(query: Query<"/api/v1/sessions/", "get"> = {}): AsyncGenerator<Session> {
+    return this.paged("/api/v1/sessions/", { query });
   }
 
   /** The project's session whose `ref` is this, or null. */

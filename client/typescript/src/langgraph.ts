@@ -111,6 +111,9 @@ export interface HarnessSaverOptions {
   token?: string;
   /** LangGraph's serializer for the values that are not JSON (default: its JsonPlusSerializer). */
   serde?: SerializerProtocol;
+  /** The end user the graph serves: every call then carries a token narrowed to that user (`client.forUser`),
+   * so the saver creates its threads tagged with the user and reaches no other user's thread. */
+  endUser?: string;
   /** The owner the thread's run is leased to, sent with every checkpoint and approval request (null, the
    * default: the graph holds no lease). While the run holds a lease, a write naming another owner is refused. */
   leaseOwner?: string | null;
@@ -123,7 +126,8 @@ export class HarnessSaver extends BaseCheckpointSaver {
 
   constructor(options: HarnessSaverOptions = {}) {
     super(options.serde);
-    this.client = options.client ?? new HarnessClient({ baseUrl: options.baseUrl, token: options.token });
+    const client = options.client ?? new HarnessClient({ baseUrl: options.baseUrl, token: options.token });
+    this.client = options.endUser ? client.forUser(options.endUser) : client;
     this.leaseOwner = options.leaseOwner ?? null;
   }
 

@@ -8,6 +8,7 @@ import {
   ApprovalWaitTimeout, AuthenticationError, ConflictError, HarnessClient, NotFoundError, PermissionDenied,
   ValidationError,
 } from "../src/index.js";
+import { HarnessSaver } from "../src/langgraph.js";
 import { FAST, agent, postsTo, recorder, reviewer, unique } from "./live.js";
 
 test("sessions: created, items appended in order, the newest read back, found by ref", async () => {
@@ -199,4 +200,39 @@ test("a reply lost after the commit is retried under the same key and replayed, 
   assert.deepEqual((await agent().checkpointLineage(checkpoint.id)).map((c) => c.id), [checkpoint.id]);
   assert.equal((await agent().latestCheckpoint({ run: run.id }))?.id, checkpoint.id);
   assert.deepEqual(lossyCheckpoint.exchanges.map((e) => [e.status, e.replayed]), [[null, false], [201, true]]);
+});
+
+test("forUser: a client bound to one end user reaches only that user's sessions and memory, and renews its token", async () => {
+  const minted = recorder();
+  const hc = agent({ fetch: minted.fetch });
+  const other = await hc.createSession({ end_user: unique("u-other") });
+  const userId = unique("u");
+  const alice = hc.forUser(userId, { expiresIn: 1 });
+  const mine = await alice.createSession({ role: "writer" });
+  assert.equal(mine.end_user, userId);
+  const listed = [];
+  for await (const session of alice.listSessions()) listed.push(session.id);
+  assert.deepEqual(listed, [mine.id]);
+  await assert.rejects(alice.getSession(other.id), NotFoundError);
+  const wrote = await alice.proposeMemory({ scope: "user", content: "prefers short answers", source_session_id: mine.id });
+  assert.equal(wrote.record?.scope_key, userId);
+  await assert.rejects(alice.retrieveMemory({ scope: "user", scope_key: other.end_user }),
+    (error: unknown) => error instanceof PermissionDenied && error.code === "end_user_scope");
+  await assert.rejects(alice.narrowToken({ end_user: "u-3" }),
+    (error: unknown) => error instanceof PermissionDenied && error.code === "narrowed_token_cannot_mint");
+  assert.throws(() => alice.forUser("u-3"), /cannot make another/);
+  assert.match(String(alice), new RegExp(`forUser="${userId}"`));
+
+  const mints = () => minted.exchanges.filter((e) => new URL(e.url).pathname.endsWith("/tokens/narrow/")).length;
+  const before = mints();
+  await alice.getSession(mine.id); // still fresh: the same token
+  assert.equal(mints(), before);
+  await new Promise((resolve) => setTimeout(resolve, 900)); // past 80% of its one-second life
+  await alice.getSession(mine.id);
+  assert.equal(mints(), before + 1);
+
+  // A saver for one end user makes its threads that user's.
+  const saver = new HarnessSaver({ client: agent(), endUser: userId });
+  const { session } = await saver.client.ensureThread({ thread_id: unique("user-thread") });
+  assert.equal((await agent().getSession(session)).end_user, userId);
 });
