@@ -134,6 +134,8 @@ export class HarnessSaver extends BaseCheckpointSaver {
   // --- BaseCheckpointSaver ----------------------------------------------------------------------------
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = configurableOf(config).thread_id;
+    if (threadId === undefined || threadId === null || threadId === "") return undefined; // no thread: nothing stored
     const stored = await this.client.getThreadCheckpoint({
       thread_id: threadIdOf(config), checkpoint_ns: String(configurableOf(config).checkpoint_ns ?? ""),
       checkpoint_id: getCheckpointId(config) || undefined,
@@ -147,11 +149,12 @@ export class HarnessSaver extends BaseCheckpointSaver {
     const query: Parameters<HarnessClient["threadCheckpoints"]>[0] = {
       filter, limit: limit === undefined ? undefined : Math.trunc(limit),
     };
+    // No thread: every thread of the project; no namespace: every namespace.
     if (configurable.thread_id !== undefined && configurable.thread_id !== null) {
       query.thread_id = String(configurable.thread_id);
-      if (configurable.checkpoint_ns !== undefined) query.checkpoint_ns = String(configurable.checkpoint_ns);
-      query.checkpoint_id = getCheckpointId(config) || undefined;
     }
+    if (configurable.checkpoint_ns !== undefined) query.checkpoint_ns = String(configurable.checkpoint_ns);
+    query.checkpoint_id = getCheckpointId(config) || undefined;
     if (before !== undefined) {
       const beforeId = getCheckpointId(before);
       if (!beforeId) return; // nothing sorts before no checkpoint (PostgresSaver compares with NULL)
@@ -189,6 +192,7 @@ export class HarnessSaver extends BaseCheckpointSaver {
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     if (writes.length === 0) return;
     const configurable = configurableOf(config);
+    if (!configurable.checkpoint_id) throw new TypeError("putWrites needs the checkpoint: configurable.checkpoint_id");
     const rows = await Promise.all(writes.map(async ([channel, value], idx) =>
       [WRITES_IDX_MAP[channel] ?? idx, channel, await encodeValue(this.serde, value)]));
     await this.client.putThreadWrites({
