@@ -545,6 +545,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/memory/store/items/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The active, fresh item under (namespace, key); 404 when there is none. */
+        get: operations["memory_store_get"];
+        put?: never;
+        /** @description Put a value under (namespace, key) through the scope's write policy: 201 accepted (a new value supersedes the key's old one, which stays in its chain) or held for review (the old value stands until an operator approves), 200 the same value confirmed, 422 rejected. */
+        post: operations["memory_store_put"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memory/store/items/delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Tombstone the key's live records (erasure scrubs them later); none for an absent key. */
+        post: operations["memory_store_delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memory/store/namespaces/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The namespaces holding items the caller can read, in order, one page. */
+        get: operations["memory_store_namespaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/memory/store/search/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Active, fresh items under a namespace prefix, filtered on value fields; `query` is full text (no embeddings), best first; else newest first. One page. */
+        get: operations["memory_store_search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/projects/{id}/retention/": {
         parameters: {
             query?: never;
@@ -1119,6 +1188,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/threads/copy/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Copy a thread to a new thread id (LangGraph's copy_thread): a fork with every checkpoint and pending write; 404 thread_not_found, 409 thread_exists. */
+        post: operations["threads_copy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/threads/delete/": {
         parameters: {
             query?: never;
@@ -1128,8 +1214,60 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Delete a thread's checkpoints and pending writes (audited); its run stays. */
+        /** @description Delete a thread's checkpoints and pending writes (audited); its run stays. 409 thread_kept (with the `rule`) while a pending approval or an unconsumed effect needs the thread. */
         post: operations["threads_delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threads/delete-for-runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description LangGraph's delete_for_runs: the checkpoints (and writes) whose metadata names one of these run ids. A thread a retention keep rule needs is skipped (`kept`). */
+        post: operations["threads_delete_for_runs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threads/prune/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description LangGraph's prune: keep each namespace's newest checkpoint (keep_latest) or none (delete). A thread a retention keep rule needs is skipped, listed in `kept`. */
+        post: operations["threads_prune"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/threads/ttl/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A thread's time to live: its own, its project's default, and when it expires. */
+        get: operations["threads_ttl_read"];
+        put?: never;
+        /** @description Set a thread's own TTL in days (null: its project's retention default). */
+        post: operations["threads_ttl_set"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1950,7 +2088,7 @@ export interface components {
             readonly scope_key: string;
             readonly subject: string;
             readonly content: string;
-            readonly status: components["schemas"]["MemoryRecordOutStatusEnum"];
+            readonly status: components["schemas"]["StatusAceEnum"];
             readonly version: number;
             provenance: components["schemas"]["Provenance"];
             /** Format: date-time */
@@ -1974,15 +2112,12 @@ export interface components {
             /** Format: date-time */
             readonly erased_at: string | null;
         };
-        /**
-         * @description * `active` - Active
-         *     * `held` - Held for review
-         *     * `superseded` - Superseded
-         *     * `deleted` - Deleted
-         *     * `rejected` - Rejected
-         * @enum {string}
-         */
-        MemoryRecordOutStatusEnum: "active" | "held" | "superseded" | "deleted" | "rejected";
+        MemoryStoreDeleted: {
+            deleted: number[];
+        };
+        MemoryStoreNamespaces: {
+            namespaces: string[][];
+        };
         NarrowInRequest: {
             /** @description The end user the token is confined to. */
             end_user: string;
@@ -2328,7 +2463,7 @@ export interface components {
         ResumePolicyEnum: "revalidate" | "manual" | "restart_node";
         RetentionDryRunOut: {
             project: string;
-            /** @description By kind: items, events, checkpoints, effects, snapshots, runs. */
+            /** @description By kind: items, events, checkpoints, effects, snapshots, runs; and threads (LangGraph threads past their TTL) where a TTL is set. */
             kinds: {
                 [key: string]: components["schemas"]["RetentionKind"];
             };
@@ -2346,6 +2481,7 @@ export interface components {
             snapshots_keep_last?: number | null;
             runs_max_age_days?: number | null;
             runs_keep_last?: number | null;
+            thread_ttl_days?: number | null;
         };
         RetentionKind: {
             /** @description Rows a pass would remove now. */
@@ -2610,6 +2746,98 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
+        /**
+         * @description * `active` - Active
+         *     * `held` - Held for review
+         *     * `superseded` - Superseded
+         *     * `deleted` - Deleted
+         *     * `rejected` - Rejected
+         * @enum {string}
+         */
+        StatusAceEnum: "active" | "held" | "superseded" | "deleted" | "rejected";
+        StoreGraphRequest: {
+            thread_id?: string;
+            checkpoint_ns?: string;
+            checkpoint_id?: string;
+            node?: string;
+        };
+        StoreItemOut: {
+            readonly id: number;
+            readonly namespace: string[];
+            readonly key: string;
+            readonly value: unknown;
+            readonly scope: components["schemas"]["ScopeEnum"];
+            /** @description Names the user, agent or session; empty for project scope. */
+            readonly scope_key: string;
+            readonly status: components["schemas"]["StatusAceEnum"];
+            readonly version: number;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            /** Format: date-time */
+            readonly expires_at: string | null;
+            readonly ttl_seconds: number | null;
+            provenance: components["schemas"]["StoreProvenance"];
+            readonly policy_decision: string;
+            readonly policy_reason: string;
+            readonly superseded_by: number | null;
+            /** Format: double */
+            readonly score: number | null;
+        };
+        StoreKeyInRequest: {
+            project?: string;
+            /** @description The LangGraph namespace: its scope first (`project`, `user`, `agent`, `session`), then (but for `project`) the scope key, then labels of your own. */
+            namespace: string[];
+            key: string;
+        };
+        StoreProvenance: {
+            kind: string;
+            run: number | null;
+            session: number | null;
+            item_seq: number | null;
+            readonly person: string | null;
+            by: string;
+            graph: unknown;
+        };
+        StorePutInRequest: {
+            /** @description Operators name the project; agents need not. */
+            project?: string;
+            /** @description The LangGraph namespace: its scope first (`project`, `user`, `agent`, `session`), then (but for `project`) the scope key, then labels of your own. */
+            namespace: string[];
+            key: string;
+            /** @description The item's value, a JSON object. */
+            value: {
+                [key: string]: unknown;
+            };
+            /** @description Expires this long after the put (a refreshing read renews it). */
+            ttl_seconds?: number | null;
+            /** @description Where in a LangGraph graph the put was made: the thread's run (if it is this project's) becomes the source run. */
+            graph?: components["schemas"]["StoreGraphRequest"];
+            /** Format: int64 */
+            source_run_id?: number | null;
+            /** Format: int64 */
+            source_session_id?: number | null;
+        };
+        StorePutOut: {
+            outcome: components["schemas"]["StorePutOutOutcomeEnum"];
+            code: string;
+            reason: string;
+            record: components["schemas"]["StoreItemOut"];
+        };
+        /**
+         * @description * `accepted` - accepted
+         *     * `merged` - merged
+         *     * `held` - held
+         * @enum {string}
+         */
+        StorePutOutOutcomeEnum: "accepted" | "merged" | "held";
+        /**
+         * @description * `keep_latest` - keep_latest
+         *     * `delete` - delete
+         * @enum {string}
+         */
+        StrategyEnum: "keep_latest" | "delete";
         SummaryInRequest: {
             /** @default system */
             role?: components["schemas"]["ItemRoleEnum"];
@@ -2752,6 +2980,21 @@ export interface components {
             /** @description [task_id, channel, value, task_path, idx], in LangGraph's order. */
             pending_writes: unknown[][];
         };
+        ThreadCopied: {
+            thread_id: string;
+            run: number;
+            source_run: number;
+            checkpoints: number;
+            writes: number;
+        };
+        ThreadCopyInRequest: {
+            source_thread_id: string;
+            target_thread_id: string;
+        };
+        ThreadDeleteForRunsInRequest: {
+            /** @description LangGraph run ids (metadata.run_id). */
+            run_ids: string[];
+        };
         ThreadDeleted: {
             checkpoints: number;
             writes: number;
@@ -2772,10 +3015,36 @@ export interface components {
         ThreadInRequest: {
             thread_id: string;
         };
+        ThreadPruneInRequest: {
+            thread_ids: string[];
+            /** @default keep_latest */
+            strategy?: components["schemas"]["StrategyEnum"];
+        };
+        ThreadPruned: {
+            checkpoints: number;
+            writes: number;
+            /** @description [{thread_id, rule}]: skipped. */
+            kept: {
+                [key: string]: unknown;
+            }[];
+        };
         ThreadRun: {
             thread_id: string;
             run: number;
             session: number;
+        };
+        ThreadTtl: {
+            thread_id: string;
+            run: number;
+            ttl_days: number | null;
+            project_ttl_days: number | null;
+            /** Format: date-time */
+            expires_at: string | null;
+        };
+        ThreadTtlInRequest: {
+            thread_id: string;
+            /** @description Days since the thread's last change; null: the project's. */
+            ttl_days: number | null;
         };
         ThreadWritesInRequest: {
             thread_id: string;
@@ -5760,6 +6029,383 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemoryRecordOut"][];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    memory_store_get: {
+        parameters: {
+            query: {
+                key: string;
+                /** @description The LangGraph namespace: its scope first (`project`, `user`, `agent`, `session`), then (but for `project`) the scope key, then labels of your own. */
+                namespace: string[];
+                project?: string;
+                /** @description Renew the item's TTL (now + its ttl) as it is read. */
+                refresh_ttl?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreItemOut"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    memory_store_put: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body get the first 2xx reply; a different body gets 422. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorePutInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorePutOut"];
+                };
+            };
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorePutOut"];
+                };
+            };
+            /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: illegal transition, stale version, lost lease, or a duplicate in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryPolicyRejection"] | components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    memory_store_delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body get the first 2xx reply; a different body gets 422. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StoreKeyInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryStoreDeleted"];
+                };
+            };
+            /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: illegal transition, stale version, lost lease, or a duplicate in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    memory_store_namespaces: {
+        parameters: {
+            query?: {
+                limit?: number;
+                max_depth?: number | null;
+                offset?: number;
+                /** @description Namespaces starting with these labels ("*": any one). */
+                prefix?: string[];
+                project?: string;
+                /** @description Namespaces ending with these labels ("*": any one). */
+                suffix?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryStoreNamespaces"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    memory_store_search: {
+        parameters: {
+            query?: {
+                /** @description JSON: {"field": value} or {"field": {"$gt": 3}} on value fields. */
+                filter?: unknown;
+                limit?: number;
+                /** @description Items whose namespace starts with these labels. */
+                namespace_prefix?: string[];
+                offset?: number;
+                project?: string;
+                /** @description Full text (websearch syntax) over the value's JSON text. */
+                query?: string;
+                refresh_ttl?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreItemOut"][];
                 };
             };
             /** @description Invalid input */
@@ -9269,6 +9915,95 @@ export interface operations {
             };
         };
     };
+    threads_copy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body get the first 2xx reply; a different body gets 422. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadCopyInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadCopied"];
+                };
+            };
+            /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: illegal transition, stale version, lost lease, or a duplicate in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     threads_delete: {
         parameters: {
             query?: never;
@@ -9291,6 +10026,330 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ThreadDeleted"];
+                };
+            };
+            /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: illegal transition, stale version, lost lease, or a duplicate in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    threads_delete_for_runs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body get the first 2xx reply; a different body gets 422. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadDeleteForRunsInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadPruned"];
+                };
+            };
+            /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: illegal transition, stale version, lost lease, or a duplicate in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    threads_prune: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body get the first 2xx reply; a different body gets 422. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadPruneInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadPruned"];
+                };
+            };
+            /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: illegal transition, stale version, lost lease, or a duplicate in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    threads_ttl_read: {
+        parameters: {
+            query: {
+                thread_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadTtl"];
+                };
+            };
+            /** @description Invalid input */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    threads_ttl_set: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body get the first 2xx reply; a different body gets 422. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadTtlInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadTtl"];
                 };
             };
             /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
