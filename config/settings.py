@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "runs_app",
     "memory_app",
     "notify_app",
+    "bundles_app",
     "worker",
     "console",
 ]
