@@ -97,6 +97,18 @@ def _require_operator(actor: Actor, project_id: int, doing: str) -> None:
         raise Forbidden(f"Only an operator or an admin {doing}.", code="not_an_operator")
 
 
+def project_of_root(*, project_ids: Any, kind: str, root_id: int) -> Project:
+    """The project of a run, session or task among the caller's projects (404 otherwise)."""
+    model = {"run": Run, "session": Session, "task": Task}.get(kind)
+    if model is None:
+        raise ValidationFailed("Export a run, a session or a task.", code="invalid_kind")
+    project_id = model.objects.filter(pk=root_id, project_id__in=list(project_ids)).values_list(
+        "project_id", flat=True).first()
+    if project_id is None:
+        raise NotFoundError(f"{kind.capitalize()} {root_id} does not exist.")
+    return Project.objects.get(pk=project_id)
+
+
 # --- export --------------------------------------------------------------------------------------------
 
 
