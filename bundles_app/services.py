@@ -30,7 +30,7 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.canonical import canonical_json
 from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
-from harness.models import AuditEntry, ImportedRow, Project
+from harness.models import AuditEntry, ImportedRow, Membership, Project
 from harness.tenancy import Role, holds_role_everywhere, user_can_see_project, user_has_role
 from memory_app.models import ContextSnapshot, MemoryRecord
 from runs_app.models import (
@@ -195,6 +195,9 @@ def bundle_export(*, project: Project, actor: Actor, kind: str, root_id: int) ->
         snapshots = ContextSnapshot.objects.filter(project=project, run_id__in=run_ids)
         records["snapshots"] = _rows(snapshots)
         _name_users(records, erased)
+        for name, (_, refs) in _REFS.items():  # a token's, a policy's, a group's id never leaves either
+            for row in records[name]:
+                row.update({attname: None for attname, to in refs.items() if to is None})
         read = {int(m) for ids in snapshots.values_list("memory_ids", flat=True) for m in (ids or [])
                 if isinstance(m, int)}
         memory = MemoryRecord.objects.filter(project=project, pk__in=read, erased_at__isnull=True).order_by("pk")
@@ -268,7 +271,10 @@ def _target_project(actor: Actor, slug: str) -> Project:
     if not holds_role_everywhere(user, Role.ADMIN):
         raise Forbidden(f"Project {slug} does not exist; only an admin creates one for an import.",
                         code="not_an_admin")
-    return Project.objects.create(slug=slug, name=f"{slug} (imported)")
+    project = Project.objects.create(slug=slug, name=f"{slug} (imported)")
+    # The admin who made it sees it (a project is seen through a membership); it is audited with the import.
+    Membership.objects.create(user=user, project=project)
+    return project
 
 
 def bundle_import(*, bundle: Any, actor: Actor, project_slug: str) -> Imported:

@@ -77,4 +77,6 @@ def bundle_detail(request: ConsoleRequest, bundle_id: int) -> HttpResponse:
     if bundle is None:
         raise Http404("No such bundle.")
     root_url = reverse(_ROOT_URL[bundle.kind], args=[bundle.root_local_id])
-    return render_page(request, "bundles/bundle_detail.html", {"bundle": bundle, "root_url": root_url})
+    counts = sorted((bundle.manifest.get("counts") or {}).items())  # a dict with an "items" key: not for a template
+    return render_page(request, "bundles/bundle_detail.html", {"bundle": bundle, "root_url": root_url,
+                                                               "counts": counts})
