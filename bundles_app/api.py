@@ -83,5 +83,6 @@ class BundleImportView(APIView):
         done = bundle_import(bundle=data["bundle"], actor=Actor.of(request.user), project_slug=data["project"])
         imported = done.bundle
         return Response({"imported": imported.pk, "project": imported.project.slug,
-                         "root": {"kind": imported.kind, "id": done.root_local_id, "source_id": imported.root_source_id},
+                         "root": {"kind": imported.kind, "id": done.root_local_id,
+                                  "source_id": imported.root_source_id},
                          "summary": summary(data["bundle"])}, status=201)

@@ -102,7 +102,7 @@ def project_of_root(*, project_ids: Any, kind: str, root_id: int) -> Project:
     model = {"run": Run, "session": Session, "task": Task}.get(kind)
     if model is None:
         raise ValidationFailed("Export a run, a session or a task.", code="invalid_kind")
-    project_id = model.objects.filter(pk=root_id, project_id__in=list(project_ids)).values_list(
+    project_id = model._default_manager.filter(pk=root_id, project_id__in=list(project_ids)).values_list(
         "project_id", flat=True).first()
     if project_id is None:
         raise NotFoundError(f"{kind.capitalize()} {root_id} does not exist.")
@@ -186,8 +186,10 @@ def bundle_export(*, project: Project, actor: Actor, kind: str, root_id: int) ->
         records["events"] = _rows(RunEvent.objects.filter(run_id__in=run_ids))
         approvals = ApprovalRequest.objects.filter(project=project, run_id__in=run_ids)
         records["approvals"] = _rows(approvals)
-        checkpoints = Checkpoint.objects.filter(project=project).filter(
-            Q(run_id__in=run_ids) | Q(run__isnull=True, task_id__in=task_ids) if kind == "task" else Q(run_id__in=run_ids))
+        owned = Q(run_id__in=run_ids)
+        if kind == "task":  # the task's own checkpoints too (a task may checkpoint without a run)
+            owned |= Q(run__isnull=True, task_id__in=task_ids)
+        checkpoints = Checkpoint.objects.filter(project=project).filter(owned)
         records["checkpoints"] = _rows(checkpoints)
         records["node_executions"] = _rows(NodeExecution.objects.filter(run_id__in=run_ids))
         records["effects"] = _rows(ExternalEffect.objects.filter(project=project, run_id__in=run_ids))
@@ -207,10 +209,11 @@ def bundle_export(*, project: Project, actor: Actor, kind: str, root_id: int) ->
         manifest = {
             "kind": kind, "root": root_id, "source": {"instance": socket.gethostname(), "project": project.slug},
             "exported_at": timezone.now().isoformat(), "exported_by": actor.label,
-            "lineage_cut": [r["id"] for r in records["checkpoints"] if r["parent_id"] and r["parent_id"] not in in_bundle],
+            "lineage_cut": [r["id"] for r in records["checkpoints"]
+                            if r["parent_id"] and r["parent_id"] not in in_bundle],
         }
         bundle = seal(manifest, records)
-        root = {"run": Run, "session": Session, "task": Task}[kind].objects.get(pk=root_id)
+        root = {"run": Run, "session": Session, "task": Task}[kind]._default_manager.get(pk=root_id)
         audit_record(project=project, actor=actor, action="bundle.exported", target=root,
                      data={"digest": bundle["digest"], "counts": bundle["manifest"]["counts"], "kind": kind})
         return bundle
@@ -226,7 +229,8 @@ def _name_users(records: dict[str, list[dict[str, Any]]], erased: set[str]) -> N
         for r in records[kind]:
             for f in fields:
                 user_id = r.get(f)
-                r[f.removesuffix("_id") + "_username"] = _scrub_person(names.get(user_id, ""), erased) if user_id else ""
+                name = _scrub_person(names.get(user_id, ""), erased) if user_id else ""
+                r[f.removesuffix("_id") + "_username"] = name
 
 
 def _audit_about(project: Project, records: dict[str, list[dict[str, Any]]], erased: set[str]) -> list[dict[str, Any]]:
@@ -252,13 +256,15 @@ def _audit_about(project: Project, records: dict[str, list[dict[str, Any]]], era
 def _insert(model: type[Model], values: dict[str, Any]) -> int:
     """One row with every column as given (timestamps included, which the ORM's auto_now would overwrite)."""
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
     params = [f.get_db_prep_save(f.to_python(values[f.attname]) if values[f.attname] is not None else None,
                                  connection) for f in fields]
     placeholders = ", ".join(["%s"] * len(fields))
     with connection.cursor() as cursor:
-        cursor.execute(f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) "
-                       f"VALUES ({placeholders}) RETURNING id", params)
+        # The table and columns are the model's own (quoted), never a bundle's text; the values are parameters.
+        table = connection.ops.quote_name(model._meta.db_table)
+        cursor.execute(f"INSERT INTO {table} ({columns}) VALUES ({placeholders}) RETURNING id",  # noqa: S608
+                       params)
         return int(cursor.fetchone()[0])
 
 
@@ -297,11 +303,12 @@ def bundle_import(*, bundle: Any, actor: Actor, project_slug: str) -> Imported:
         if ImportedBundle.objects.filter(project=project, digest=bundle["digest"]).exists():
             raise ConflictError(f"This bundle was imported into {project.slug} already.",
                                 code="bundle_already_imported")
-        for kind, model in (("sessions", Session), ("tasks", Task), ("runs", Run)):
-            refs = [r.get("ref") for r in records[kind] if r.get("ref")]
-            taken = list(model.objects.filter(project=project, ref__in=refs).values_list("ref", flat=True))
+        for named, with_ref in (("sessions", Session), ("tasks", Task), ("runs", Run)):
+            wanted = [r.get("ref") for r in records[named] if r.get("ref")]
+            taken = list(with_ref._default_manager.filter(project=project, ref__in=wanted)
+                         .values_list("ref", flat=True))
             if taken:
-                raise ConflictError(f"Project {project.slug} has {kind} {', '.join(sorted(taken))} already: import "
+                raise ConflictError(f"Project {project.slug} has {named} {', '.join(sorted(taken))} already: import "
                                     "into another project (a ref names one row per project).", code="bundle_ref_taken")
         id_map: dict[str, dict[int, int]] = {kind: {} for kind in _REFS}
         users = dict(User.objects.filter(username__in=_usernames(records)).values_list("username", "pk"))
@@ -332,10 +339,9 @@ def bundle_import(*, bundle: Any, actor: Actor, project_slug: str) -> Imported:
                                                 "carry.", code="bundle_reference_broken")
                 id_map[kind][row["id"]] = _insert(model, values)
         for kind, source_id, attname, target in deferred:
-            model = _REFS[kind][0]
-            to = _REFS[kind][1][attname]
-            assert to is not None
-            model.objects.filter(pk=id_map[kind][source_id]).update(**{attname: id_map[to].get(target)})
+            target_model = _REFS[kind][0]
+            to = str(_REFS[kind][1][attname])
+            target_model._default_manager.filter(pk=id_map[kind][source_id]).update(**{attname: id_map[to].get(target)})
         root_kind = _ROOT_KIND[manifest["kind"]]
         root_local = id_map[f"{manifest['kind']}s"].get(manifest["root"])
         if root_local is None:

@@ -16,7 +16,6 @@ from harness.http.errors import DomainError, Forbidden
 from harness.http.views import ConsoleRequest, console_page, project_ids, render_page, role_required
 from harness.tenancy import Role
 
-MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 _ROOT_URL = {"run": "runs:run_inspector", "session": "sessions:session_timeline", "task": "runs:task_detail"}
 
 
@@ -56,8 +55,6 @@ def bundle_list(request: ConsoleRequest) -> HttpResponse:
         return render_page(request, "bundles/bundle_list.html", context, status=400)
     upload = form.cleaned_data["bundle"]
     try:
-        if upload.size > MAX_UPLOAD_BYTES:
-            raise DomainError(f"A bundle is at most {MAX_UPLOAD_BYTES} bytes here.", code="bundle_too_large")
         done = bundle_import(bundle=loads(upload.read()), actor=Actor.of(request.user),
                              project_slug=form.cleaned_data["project"])
     except Forbidden as exc:

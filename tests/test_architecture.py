@@ -33,8 +33,8 @@ WIRING = "config"
 #   demo          the demo scenario, on top of every app (and off in production)
 #   config        the wiring: settings, URLconfs, the Celery app; names every app by string, imported by none
 LAYERS: tuple[tuple[str, ...], ...] = (
-    (KERNEL,), ("sessions_app",), ("runs_app",), ("memory_app", "notify_app"), ("bundles_app",), ("worker", "console"), ("demo",),
-    (WIRING,),
+    (KERNEL,), ("sessions_app",), ("runs_app",), ("memory_app", "notify_app"), ("bundles_app",), ("worker", "console"),
+    ("demo",), (WIRING,),
 )
 FEATURE_APPS = tuple(app for layer in LAYERS[1:-1] for app in layer)
 SHIPPED = tuple(app for layer in LAYERS for app in layer)

@@ -110,10 +110,9 @@ def error_reply(exc: Exception) -> ErrorReply | None:
     Both API doors use it: DRF's exception handler below and the plain path (harness.http.plain)."""
     if isinstance(exc, DomainError):
         return ErrorReply(exc.http_status, exc.as_dict(), {}, exc.final)
-    if imported_refusal_of(exc) is not None:
+    refusal = imported_refusal_of(exc)
+    if refusal is not None:
         # A trigger refused a write to a row imported from another instance (bundles_app: read-only).
-        refusal = imported_refusal_of(exc)
-        assert refusal is not None
         return ErrorReply(refusal.http_status, refusal.as_dict(), {}, True)
     if _is_unique_violation(exc):
         # A client-chosen unique value (a ref) taken by a racing or earlier request: theirs to change.

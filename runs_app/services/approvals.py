@@ -486,7 +486,9 @@ def approval_expire_due(*, now: dt.datetime | None = None) -> list[int]:
     expired: list[int] = []
     for approval_id, project_id, run_id, on_expiry, escalated_at in ApprovalRequest.objects.filter(
         status=ApprovalStatus.PENDING, expires_at__lte=now
-    ).exclude(run_id__in=imported_ids("run")).values_list("pk", "project_id", "run_id", "policy__on_expiry", "escalated_at"):
+    ).exclude(run_id__in=imported_ids("run")).values_list(  # an imported run's approvals are read-only
+        "pk", "project_id", "run_id", "policy__on_expiry", "escalated_at"
+    ):
         with transaction.atomic():
             if on_expiry == ExpiryAction.ESCALATE and escalated_at is None:
                 approval_escalate(approval_id=approval_id, now=now)

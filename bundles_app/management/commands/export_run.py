@@ -30,7 +30,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("id", type=int, help="The run's id (the session's with --session, the task's with --task).")
         parser.add_argument("--project", required=True, help="The project's slug.")
-        parser.add_argument("--by", required=True, help="The operator or admin exporting (a console username): audited.")
+        parser.add_argument("--by", required=True,
+                            help="The operator or admin exporting (a console username): audited.")
         kind = parser.add_mutually_exclusive_group()
         kind.add_argument("--session", action="store_true", help="ID is a session: export it with all its runs.")
         kind.add_argument("--task", action="store_true", help="ID is a task: export it with all its runs.")

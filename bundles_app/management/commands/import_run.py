@@ -21,7 +21,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="The bundle (.json or .json.gz); - for stdin.")
         parser.add_argument("--project", required=True, help="The target project's slug (an admin may name a new one).")
-        parser.add_argument("--by", required=True, help="The operator or admin importing (a console username): audited.")
+        parser.add_argument("--by", required=True,
+                            help="The operator or admin importing (a console username): audited.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         raw = sys.stdin.buffer.read() if options["file"] == "-" else Path(options["file"]).read_bytes()
