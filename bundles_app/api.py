@@ -21,6 +21,7 @@ from bundles_app.services import bundle_export, bundle_import, project_of_root
 from harness.actors import Actor
 from harness.http.api_base import IdField, scope
 from harness.http.body import InSerializer
+from harness.http.errors import NOT_FINAL_ATTR
 from harness.http.permissions import OperatorWrites
 
 
@@ -69,8 +70,12 @@ class BundleExportView(APIView):
     def post(self, request: Request) -> Response:
         data = _validated(ExportInSerializer, request.data)
         project = project_of_root(project_ids=scope(request), kind=data["kind"], root_id=data["id"])
-        return Response(bundle_export(project=project, actor=Actor.of(request.user), kind=data["kind"],
-                                      root_id=data["id"]))
+        response = Response(bundle_export(project=project, actor=Actor.of(request.user), kind=data["kind"],
+                                          root_id=data["id"]))
+        # Never kept as an Idempotency-Key reply: a stored copy of a bundle would outlive an erasure. A retry
+        # under the same key exports afresh (harness.http.idempotency releases the key).
+        setattr(response, NOT_FINAL_ATTR, True)
+        return response
 
 
 class BundleImportView(APIView):

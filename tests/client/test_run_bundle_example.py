@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bundles_app.models import ImportedBundle
-from harness.models import ImportedRow
+from harness.models import IdempotentRequest, ImportedRow
 from runs_app.models import Run
 from runs_app.services.checkpoints import checkpoint_create
 from tests import factories
@@ -49,6 +49,13 @@ def test_the_example_exports_a_run_and_imports_it_read_only(live: Live, tmp_path
 
     again = _example(live, token, "import", str(path), "--project", "clientco-copy")
     assert again.returncode != 0 and "409 bundle_already_imported" in again.stderr
+    # The client's methods: the same doors. The export's reply is never kept under its Idempotency-Key.
+    with live.client(token) as client:
+        bundle = client.export_bundle(kind="run", id=run.pk)
+        assert bundle["manifest"]["counts"]["checkpoints"] == 2
+        done = client.import_bundle(project="clientco-copy-2", bundle=bundle)
+        assert done["root"]["source_id"] == run.pk
+    assert not IdempotentRequest.objects.filter(path="/api/v1/bundles/export/", response_body__isnull=False).exists()
     # An agent's token moves no bundle.
     agent = _example(live, live.agent_token, "export", "--run", str(run.pk))
     assert agent.returncode != 0 and "403 not_an_operator" in agent.stderr
