@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import Model, Q
 from django.utils import timezone
 
@@ -310,38 +311,14 @@ def bundle_import(*, bundle: Any, actor: Actor, project_slug: str) -> Imported:
             if taken:
                 raise ConflictError(f"Project {project.slug} has {named} {', '.join(sorted(taken))} already: import "
                                     "into another project (a ref names one row per project).", code="bundle_ref_taken")
-        id_map: dict[str, dict[int, int]] = {kind: {} for kind in _REFS}
-        users = dict(User.objects.filter(username__in=_usernames(records)).values_list("username", "pk"))
-        deferred: list[tuple[str, int, str, int]] = []
-        for kind, (model, refs) in _REFS.items():
-            expected = {f.attname for f in model._meta.concrete_fields}
-            for row in records[kind]:
-                extra = {k for k in row if k.endswith("_username")}
-                if set(row) - extra != expected:
-                    raise BundleRefused(f"A record of {kind} has fields {sorted(set(row) - extra ^ expected)} this "
-                                        "instance does not know or misses.", code="bundle_record_invalid")
-                values = dict(row)
-                for attname, to in refs.items():
-                    source = row[attname]
-                    if to == "project":
-                        values[attname] = project.pk
-                    elif to == "user":
-                        values[attname] = users.get(row.get(attname.removesuffix("_id") + "_username") or "")
-                    elif to is None or source is None:
-                        values[attname] = None
-                    elif (kind, attname) in _DEFERRED:
-                        values[attname] = None
-                        deferred.append((kind, row["id"], attname, source))
-                    else:
-                        values[attname] = id_map[to].get(source)
-                        if values[attname] is None and not model._meta.get_field(attname).null:
-                            raise BundleRefused(f"{kind} {row['id']} names {to} {source}, which the bundle does not "
-                                                "carry.", code="bundle_reference_broken")
-                id_map[kind][row["id"]] = _insert(model, values)
-        for kind, source_id, attname, target in deferred:
-            target_model = _REFS[kind][0]
-            to = str(_REFS[kind][1][attname])
-            target_model._default_manager.filter(pk=id_map[kind][source_id]).update(**{attname: id_map[to].get(target)})
+        try:
+            id_map = _rows_in(project, records)
+        except IntegrityError as exc:
+            raise ConflictError(f"A record of the bundle conflicts with one of {project.slug}: "
+                                f"{str(exc).splitlines()[0]}", code="bundle_conflicts") from exc
+        except (ValueError, TypeError, KeyError, AttributeError, DjangoValidationError, DataError) as exc:
+            raise BundleRefused(f"A record of the bundle is not one this instance can store: {exc}",
+                                code="bundle_record_invalid") from exc
         root_kind = _ROOT_KIND[manifest["kind"]]
         root_local = id_map[f"{manifest['kind']}s"].get(manifest["root"])
         if root_local is None:
@@ -350,7 +327,7 @@ def bundle_import(*, bundle: Any, actor: Actor, project_slug: str) -> Imported:
         imported = ImportedBundle.objects.create(
             project=project, digest=bundle["digest"], kind=manifest["kind"], root_source_id=manifest["root"],
             root_local_id=root_local, source=f"{source.get('instance', '?')}/{source.get('project', '?')}",
-            exported_at=dt.datetime.fromisoformat(manifest["exported_at"]),
+            exported_at=_when(manifest.get("exported_at")),
             exported_by=str(manifest.get("exported_by", "")), imported_by=actor.label, manifest=manifest,
             memory=records["memory"], audit=records["audit"],
             id_map={kind: {str(s): local for s, local in ids.items()} for kind, ids in id_map.items()})
@@ -364,6 +341,51 @@ def bundle_import(*, bundle: Any, actor: Actor, project_slug: str) -> Imported:
                      data={"digest": bundle["digest"], "source": imported.source, "kind": str(root_kind),
                            "source_id": manifest["root"], "counts": manifest["counts"]})
         return Imported(bundle=imported, root_local_id=root_local)
+
+
+def _rows_in(project: Project, records: dict[str, list[dict[str, Any]]]) -> dict[str, dict[int, int]]:
+    """Insert every row of the bundle with a new local id, its references remapped (call inside the import's
+    transaction); per kind, source id -> local id."""
+    id_map: dict[str, dict[int, int]] = {kind: {} for kind in _REFS}
+    users = dict(User.objects.filter(username__in=_usernames(records)).values_list("username", "pk"))
+    deferred: list[tuple[str, int, str, int]] = []
+    for kind, (model, refs) in _REFS.items():
+        expected = {f.attname for f in model._meta.concrete_fields}
+        for row in records[kind]:
+            extra = {k for k in row if k.endswith("_username")}
+            if set(row) - extra != expected:
+                raise BundleRefused(f"A record of {kind} has fields {sorted(set(row) - extra ^ expected)} this "
+                                    "instance does not know or misses.", code="bundle_record_invalid")
+            values = dict(row)
+            for attname, to in refs.items():
+                source = row[attname]
+                if to == "project":
+                    values[attname] = project.pk
+                elif to == "user":
+                    values[attname] = users.get(row.get(attname.removesuffix("_id") + "_username") or "")
+                elif to is None or source is None:
+                    values[attname] = None
+                elif (kind, attname) in _DEFERRED:
+                    values[attname] = None
+                    deferred.append((kind, row["id"], attname, source))
+                else:
+                    values[attname] = id_map[to].get(source)
+                    if values[attname] is None and not model._meta.get_field(attname).null:
+                        raise BundleRefused(f"{kind} {row['id']} names {to} {source}, which the bundle does not "
+                                            "carry.", code="bundle_reference_broken")
+            id_map[kind][row["id"]] = _insert(model, values)
+    for kind, source_id, attname, target in deferred:
+        target_model = _REFS[kind][0]
+        to = str(_REFS[kind][1][attname])
+        target_model._default_manager.filter(pk=id_map[kind][source_id]).update(**{attname: id_map[to].get(target)})
+    return id_map
+
+
+def _when(value: Any) -> dt.datetime:
+    try:
+        return dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        raise BundleRefused("The manifest's exported_at is not a time.", code="bundle_malformed") from None
 
 
 def _usernames(records: dict[str, list[dict[str, Any]]]) -> set[str]:

@@ -424,3 +424,42 @@ def test_the_console_exports_with_a_csrf_form_and_imports_a_file(
     bad = SimpleUploadedFile("r.json", download.content.replace(b'"polish"', b'"POLISH"'))
     refused = admin.post("/bundles/", {"project": "console-copies-2", "bundle": bad})
     assert refused.status_code == 400 and b"bundle_digest_mismatch" in refused.content
+
+
+def test_a_session_and_a_task_travel_with_their_runs(project: Project, people: dict[str, Any], run: Run) -> None:
+    from runs_app.models import Task
+    from tests.factories import make_run, make_task
+
+    second = make_run(project, Session.objects.get(pk=run.session_id))
+    actor = Actor.for_user(people["admin"])
+    session_bundle = bundle_export(project=project, actor=actor, kind="session", root_id=run.session_id)
+    assert [r["id"] for r in session_bundle["records"]["runs"]] == [run.pk, second.pk]
+    done = bundle_import(bundle=session_bundle, actor=actor, project_slug="session-copies")
+    imported = Session.objects.get(pk=done.root_local_id)
+    assert imported.ref == "S-9" and Run.objects.filter(session=imported).count() == 2
+    client = Client()
+    client.force_login(people["admin"])
+    page = client.get(f"/sessions/{imported.pk}/").content.decode()
+    assert 'id="imported-mark"' in page and "Imported from" in page
+
+    task = make_task(project, ref="T-9")
+    one, two = make_run(project, task_id=task.pk), make_run(project, task_id=task.pk)
+    checkpoint_create(project=project, task_id=task.pk, label="the task's own", state={"plan": 1})
+    task_bundle = bundle_export(project=project, actor=actor, kind="task", root_id=task.pk)
+    assert [r["id"] for r in task_bundle["records"]["runs"]] == [one.pk, two.pk]
+    assert len(task_bundle["records"]["checkpoints"]) == 1  # the task's own, with no run
+    done = bundle_import(bundle=task_bundle, actor=actor, project_slug="task-copies")
+    copied = Task.objects.get(pk=done.root_local_id)
+    assert copied.ref == "T-9" and copied.latest_checkpoint is not None
+    assert copied.latest_checkpoint.task_id == copied.pk
+    page = client.get(f"/tasks/{copied.pk}/").content.decode()
+    assert 'id="imported-mark"' in page
+
+
+def test_a_bundle_whose_effect_key_is_taken_in_the_target_project_is_refused_whole(
+        project: Project, people: dict[str, Any], run: Run) -> None:
+    bundle = _bundle(project, people, run)
+    bundle["records"]["runs"][0]["ref"] = ""
+    bundle["records"]["sessions"][0]["ref"] = ""
+    # The same effect key exists in the source project: everything before the effects went in, then it is refused.
+    assert _refused(_reseal(bundle), people, project.slug) == "bundle_conflicts"
