@@ -361,6 +361,9 @@ def test_an_imported_run_refuses_every_write_but_a_fork(project: Project, people
     client.force_login(people["admin"])
     page = client.get(f"/runs/{imported.pk}/")
     assert page.status_code == 200 and b"Imported from" in page.content
+    # The console's run action (an operator's cancel): a 409 page naming the refusal, nothing changed.
+    answer = client.post(f"/runs/{imported.pk}/cancel/", {"version": imported.version, "reason": "tidy up"})
+    assert answer.status_code == 409 and b"imported_read_only" in answer.content, answer.content[:500]
     # A service (the worker's and the admin's door): the same refusal.
     with pytest.raises(DatabaseError) as caught, transaction.atomic():
         run_transition(project=target, run_id=imported.pk, to=RunStatus.FAILED, expected_version=imported.version)
@@ -463,3 +466,34 @@ def test_a_bundle_whose_effect_key_is_taken_in_the_target_project_is_refused_who
     bundle["records"]["sessions"][0]["ref"] = ""
     # The same effect key exists in the source project: everything before the effects went in, then it is refused.
     assert _refused(_reseal(bundle), people, project.slug) == "bundle_conflicts"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_recovery_pass_leaves_an_imported_run_alone(project: Project, people: dict[str, Any]) -> None:
+    """An imported approval past its expiry is not expired (a write the triggers would refuse): the pass goes on
+    with the local ones."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from runs_app.models import ApprovalRequest
+    from worker.recovery import recovery_pass
+
+    local = factories.make_run(project)
+    run_transition(project=project, run_id=local.pk, to=RunStatus.RUNNING, expected_version=None)
+    approval = approval_request_create(project=project, run_id=local.pk, tool="send_invoice", arguments={"n": 2},
+                                       idempotency_key="inv-2", actor=Actor.for_agent("writer"), executor="agent")
+    done = bundle_import(bundle=bundle_export(project=project, actor=Actor.for_user(people["admin"]), kind="run",
+                                              root_id=local.pk),
+                         actor=Actor.for_user(people["admin"]), project_slug="imports")
+    past = timezone.now() - dt.timedelta(hours=1)
+    ApprovalRequest.objects.filter(pk=approval.pk).update(expires_at=past)
+    with connection.cursor() as cursor:  # the imported copy's clock ran out too (as the owner may set it)
+        cursor.execute("ALTER TABLE runs_app_approvalrequest DISABLE TRIGGER runs_app_approvalrequest_imported_guard")
+        ApprovalRequest.objects.filter(run_id=done.root_local_id).update(expires_at=past)
+        cursor.execute("ALTER TABLE runs_app_approvalrequest ENABLE TRIGGER runs_app_approvalrequest_imported_guard")
+    enqueued: list[int] = []
+    report = recovery_pass(enqueue=enqueued.append)
+    assert report["expired_approvals"] == [approval.pk]
+    assert ApprovalRequest.objects.get(run_id=done.root_local_id).status == "pending"
+    assert done.root_local_id not in enqueued
