@@ -229,7 +229,7 @@ _VARIABLES = (
            ("client/", "examples/")),
     EnvVar("HARNESS_TOKEN", "str", "", "The client's agent token (unless given `token=`; `manage.py "
            "create_agent_token`).", "client",
-           ("client/",)),
+           ("client/", "examples/")),
     EnvVar("EXAMPLE_SESSION", "str", "agents-sdk-example", "The Agents SDK example's session ref.", "client",
            ("examples/",)),
 )
