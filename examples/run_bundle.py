@@ -10,7 +10,7 @@ Run it against `bin/start`'s server (http://127.0.0.1:8000, demo project `novelf
     export HARNESS_URL=http://127.0.0.1:8000
     export HARNESS_TOKEN=$(DEBUG=1 .venv/bin/python manage.py create_personal_token admin | tail -1)
     .venv/bin/python examples/run_bundle.py                               # export R-101, print its summary
-    .venv/bin/python examples/run_bundle.py export --run R-101 -o r101.bundle.json
+    .venv/bin/python examples/run_bundle.py export --run R-101 --project novelforge -o r101.bundle.json
     .venv/bin/python examples/run_bundle.py import r101.bundle.json --project novelforge-copy
 
 The import prints the imported run's page: it says "Imported from <source> at <time>" and refuses every write
@@ -44,15 +44,19 @@ def call(method: str, path: str, body: Any = None) -> Any:
         sys.exit(f"{method} {path}: {exc.code} {error.get('code')}: {error.get('detail')}")
 
 
-def find_run(run: str) -> int:
-    """A run by its id (digits) or its ref (R-101), among the token's projects."""
+def find_run(run: str, project: str) -> int:
+    """A run by its id (digits) or its ref (R-101) in `project`: the runs list, page by page."""
     if run.isdigit():
         return int(run)
-    found = call("GET", "/api/v1/runs/?" + urllib.parse.urlencode({"q": run}))
-    for row in found["results"]:
-        if row.get("ref") == run:
-            return int(row["id"])
-    sys.exit(f"no run {run}")
+    path: str | None = "/api/v1/runs/"
+    while path:
+        found = call("GET", path)
+        for row in found["results"]:
+            if row.get("ref") == run and row.get("project") == project:
+                return int(row["id"])
+        following = found.get("next")
+        path = urllib.parse.urlsplit(following)._replace(scheme="", netloc="").geturl() if following else None
+    sys.exit(f"no run {run} in {project}")
 
 
 def summary(bundle: dict[str, Any]) -> str:
@@ -65,8 +69,8 @@ def summary(bundle: dict[str, Any]) -> str:
             f"digest: {bundle['digest']}")
 
 
-def export(run: str, output: str | None, kind: str) -> None:
-    root = find_run(run) if kind == "run" else int(run)
+def export(run: str, output: str | None, kind: str, project: str = "novelforge") -> None:
+    root = find_run(run, project) if kind == "run" else int(run)
     bundle = call("POST", "/api/v1/bundles/export/", {"kind": kind, "id": root})
     if output:
         data = json.dumps(bundle, sort_keys=True, separators=(",", ":")).encode()
@@ -95,6 +99,7 @@ def main() -> None:
     out.add_argument("--run", default="R-101", help="a run's id or ref (default R-101, the demo's)")
     out.add_argument("--kind", choices=("run", "session", "task"), default="run",
                      help="export a session or a task by id instead")
+    out.add_argument("--project", default="novelforge", help="the run's project (default novelforge, the demo)")
     out.add_argument("-o", "--output", help="write the bundle here (.gz: gzipped)")
     into = commands.add_parser("import", help="import a bundle read-only")
     into.add_argument("file")
@@ -103,7 +108,7 @@ def main() -> None:
     if args.command == "import":
         import_(args.file, args.project)
     elif args.command == "export":
-        export(args.run, args.output, args.kind)
+        export(args.run, args.output, args.kind, args.project)
     else:
         export("R-101", None, "run")
 

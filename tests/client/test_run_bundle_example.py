@@ -34,7 +34,7 @@ def test_the_example_exports_a_run_and_imports_it_read_only(live: Live, tmp_path
     checkpoint_create(project=live.project, run_id=run.pk, parent_id=first.pk, label="draft", state={"n": 2})
     path = tmp_path / "r101.bundle.json.gz"
 
-    exported = _example(live, token, "export", "--run", "R-101", "-o", str(path))
+    exported = _example(live, token, "export", "--run", "R-101", "--project", "clientco", "-o", str(path))
     assert exported.returncode == 0, exported.stderr
     assert f"bundle harness-bundle v1 of run {run.pk} from" in exported.stdout
     assert "checkpoints 2" in exported.stdout and "digest: " in exported.stdout
