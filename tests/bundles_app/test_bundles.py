@@ -497,3 +497,31 @@ def test_the_recovery_pass_leaves_an_imported_run_alone(project: Project, people
     assert report["expired_approvals"] == [approval.pk]
     assert ApprovalRequest.objects.get(run_id=done.root_local_id).status == "pending"
     assert done.root_local_id not in enqueued
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_imported_pending_approval_cannot_be_decided_here(project: Project, people: dict[str, Any]) -> None:
+    """It shows in the target project's inbox as it was, but a decision (the API's, the console's) is refused:
+    the decision belongs to the source instance."""
+    from runs_app.models import ApprovalRequest
+
+    local = factories.make_run(project)
+    run_transition(project=project, run_id=local.pk, to=RunStatus.RUNNING, expected_version=None)
+    approval_request_create(project=project, run_id=local.pk, tool="send_invoice", arguments={"n": 3},
+                            idempotency_key="inv-3", actor=Actor.for_agent("writer"), executor="agent")
+    done = bundle_import(bundle=bundle_export(project=project, actor=Actor.for_user(people["admin"]), kind="run",
+                                              root_id=local.pk),
+                         actor=Actor.for_user(people["admin"]), project_slug="imports")
+    copy_of = ApprovalRequest.objects.get(run_id=done.root_local_id)
+    reviewer = factories.make_user("rita", role="reviewer", projects=[copy_of.project])
+    _, secret = factories.make_personal_token(reviewer)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    answer = client.post(f"/api/v1/approvals/{copy_of.pk}/decision/",
+                         {"decision": "approve", "expected_version": copy_of.version}, format="json")
+    assert answer.status_code == 409 and answer.json()["code"] == "imported_read_only", answer.content
+    console = Client()
+    console.force_login(reviewer)
+    page = console.get(f"/approvals/{copy_of.pk}/")
+    assert page.status_code == 200
+    assert ApprovalRequest.objects.get(pk=copy_of.pk).status == "pending"
