@@ -447,16 +447,24 @@ def test_a_session_and_a_task_travel_with_their_runs(project: Project, people: d
 
     task = make_task(project, ref="T-9")
     one, two = make_run(project, task_id=task.pk), make_run(project, task_id=task.pk)
+    run_transition(project=project, run_id=one.pk, to=RunStatus.RUNNING, expected_version=None)
+    step = checkpoint_create(project=project, run_id=one.pk, label="step", state={"plan": 0})
     checkpoint_create(project=project, task_id=task.pk, label="the task's own", state={"plan": 1})
     task_bundle = bundle_export(project=project, actor=actor, kind="task", root_id=task.pk)
     assert [r["id"] for r in task_bundle["records"]["runs"]] == [one.pk, two.pk]
-    assert len(task_bundle["records"]["checkpoints"]) == 1  # the task's own, with no run
+    assert len(task_bundle["records"]["checkpoints"]) == 2  # the run's, and the task's own with no run
     done = bundle_import(bundle=task_bundle, actor=actor, project_slug="task-copies")
     copied = Task.objects.get(pk=done.root_local_id)
     assert copied.ref == "T-9" and copied.latest_checkpoint is not None
     assert copied.latest_checkpoint.task_id == copied.pk
     page = client.get(f"/tasks/{copied.pk}/").content.decode()
     assert 'id="imported-mark"' in page
+    # A fork of the imported run's checkpoint is a local run of no task (the imported task takes no new run).
+    copy_of_step = Checkpoint.objects.get(project=copied.project, label="step")
+    assert copy_of_step.pk != step.pk and copy_of_step.task_id == copied.pk
+    fork = checkpoint_fork(project=copied.project, checkpoint_id=copy_of_step.pk, actor=actor, reason="locally",
+                           new_session=True)
+    assert fork.run.task_id is None and fork.checkpoint.parent_id == copy_of_step.pk
 
 
 def test_a_bundle_whose_effect_key_is_taken_in_the_target_project_is_refused_whole(
