@@ -85,6 +85,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/bundles/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["bundle_export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bundles/import/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["bundle_import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/checkpoints/": {
         parameters: {
             query?: never;
@@ -1574,6 +1606,17 @@ export interface components {
                 [key: string]: string;
             };
         };
+        BundleOut: {
+            format: string;
+            version: number;
+            manifest: {
+                [key: string]: unknown;
+            };
+            records: {
+                [key: string]: unknown;
+            };
+            digest: string;
+        };
         ChainOut: {
             record: number;
             /** @description Older versions, oldest first. */
@@ -1806,6 +1849,11 @@ export interface components {
              */
             at?: string;
         };
+        ExportInRequest: {
+            kind: components["schemas"]["KindEnum"];
+            /** Format: int64 */
+            id: number;
+        };
         /**
          * @description * `transient` - Transient
          *     * `invalid_input` - Invalid Input
@@ -1964,6 +2012,26 @@ export interface components {
          * @enum {string}
          */
         HandoffStatusEnum: "issued" | "accepted" | "returned" | "consumed" | "expired" | "cancelled";
+        ImportInRequest: {
+            project: string;
+            bundle: {
+                [key: string]: unknown;
+            };
+        };
+        ImportOut: {
+            /** @description The ImportedBundle's id. */
+            imported: number;
+            project: string;
+            root: components["schemas"]["ImportedRoot"];
+            summary: {
+                [key: string]: unknown;
+            };
+        };
+        ImportedRoot: {
+            kind: string;
+            id: number;
+            source_id: number;
+        };
         ItemInRequest: {
             role: components["schemas"]["ItemRoleEnum"];
             content: unknown;
@@ -2058,6 +2126,13 @@ export interface components {
             /** @description The session's last_seq: unchanged. */
             session_last_seq: number;
         };
+        /**
+         * @description * `run` - run
+         *     * `session` - session
+         *     * `task` - task
+         * @enum {string}
+         */
+        KindEnum: "run" | "session" | "task";
         LeaseInRequest: {
             owner: string;
             /** @default 60 */
@@ -3587,6 +3662,184 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ApprovalOut"];
+                };
+            };
+            /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: illegal transition, stale version, lost lease, or a duplicate in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    bundle_export: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body get the first 2xx reply; a different body gets 422. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportInRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BundleOut"];
+                };
+            };
+            /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No valid token or session */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The caller's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in the caller's projects */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: illegal transition, stale version, lost lease, or a duplicate in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with a different request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    bundle_import: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body get the first 2xx reply; a different body gets 422. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportInRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
                 };
             };
             /** @description Invalid input (`invalid`, with `fields`), or a field the operation does not take (`unknown_field`, with `unknown_fields`; a field the server sets, such as id, status or version, included) */
