@@ -10,4 +10,5 @@ urlpatterns = [
     path("v1/", include("runs_app.api.urls")),
     path("v1/", include("notify_app.api_urls")),
     path("v1/memory/", include("memory_app.api_urls")),
+    path("v1/", include("bundles_app.api_urls")),
 ]

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "runs_app",
     "memory_app",
     "notify_app",
+    "bundles_app",
     "worker",
     "console",
 ]
@@ -77,6 +78,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A write to a row imported read-only (bundles_app) is a 409 page, not a 500 (harness.http.middleware).
+    "harness.http.middleware.ImportedRefusalMiddleware",
 ]
 
 # What an agent's call (`/api/v1/` with a bearer token) goes through: MIDDLEWARE without the browser's

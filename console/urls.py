@@ -22,4 +22,5 @@ urlpatterns = [
     path("", include("sessions_app.urls")),
     path("memory/", include("memory_app.urls")),
     path("webhooks/", include("notify_app.urls")),
+    path("bundles/", include("bundles_app.urls")),
 ]

@@ -267,3 +267,27 @@ class WorkerHeartbeat(models.Model):
     def age_seconds(self) -> float:
         age = getattr(self, "age", None)  # annotated by `newest()`
         return age.total_seconds() if age is not None else 0.0
+
+
+class ImportedRow(models.Model):
+    """A session, run or task that came from another instance in a bundle (bundles_app): read-only here.
+
+    The kernel keeps the marker so every app can leave imported rows alone (the recovery pass's timers), and
+    triggers refuse every write to them (bundles_app migration 0001, SQLSTATE `HX409`, 409 `imported_read_only`).
+    """
+
+    class Kind(models.TextChoices):
+        SESSION = "session"
+        RUN = "run"
+        TASK = "task"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    local_id = models.BigIntegerField()
+    source_id = models.BigIntegerField()
+    bundle_id = models.BigIntegerField(help_text="The bundles_app.ImportedBundle it came in.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "local_id"], name="imported_row_once")]
+
+    def __str__(self) -> str:
+        return f"imported {self.kind} {self.local_id} (was {self.source_id})"

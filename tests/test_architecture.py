@@ -26,13 +26,15 @@ WIRING = "config"
 #   memory_app    what is kept across runs, with their provenance (a run, an item); the context projection and
 #   notify_app    its snapshots; telling people and agents about approvals (runs_app.signals). Neither needs the
 #                 other. What the run inspector shows of memory is a panel memory registers (runs_app.inspector_panels)
+#   bundles_app   a run (session, task) exported as one bundle and imported read-only (its memory, its audit
+#                 entries); the worker's recovery pass skips what it imported
 #   worker        the resume worker: carries out runs_app's resume with memory's context projection; hands
 #   console       the approval page its dry run (runs_app.resume); the console's own pages read the apps below
 #   demo          the demo scenario, on top of every app (and off in production)
 #   config        the wiring: settings, URLconfs, the Celery app; names every app by string, imported by none
 LAYERS: tuple[tuple[str, ...], ...] = (
-    (KERNEL,), ("sessions_app",), ("runs_app",), ("memory_app", "notify_app"), ("worker", "console"), ("demo",),
-    (WIRING,),
+    (KERNEL,), ("sessions_app",), ("runs_app",), ("memory_app", "notify_app"), ("bundles_app",), ("worker", "console"),
+    ("demo",), (WIRING,),
 )
 FEATURE_APPS = tuple(app for layer in LAYERS[1:-1] for app in layer)
 SHIPPED = tuple(app for layer in LAYERS for app in layer)

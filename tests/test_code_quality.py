@@ -10,7 +10,8 @@ import pytest
 from tests.subprocesses import ROOT
 
 # The apps, and the tools that ship beside them (the benchmarks and the reliability experiments).
-PACKAGES = ["config", "harness", "sessions_app", "runs_app", "memory_app", "notify_app", "worker", "console", "demo"]
+PACKAGES = ["config", "harness", "sessions_app", "runs_app", "memory_app", "notify_app", "bundles_app", "worker",
+            "console", "demo"]
 TOOLS = ["bench", "reliability"]
 # The agent client, a package of its own (client/pyproject.toml): mypy --strict with that file's settings.
 CLIENT = ["client/harness_client"]

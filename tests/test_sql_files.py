@@ -12,7 +12,7 @@ from harness.sql_files import InstallSQL, SQLFile, execute, latest, versions
 
 pytestmark = pytest.mark.django_db
 
-APPS = ("runs_app", "sessions_app", "notify_app")
+APPS = ("runs_app", "sessions_app", "notify_app", "bundles_app")
 
 
 def _installed_in_order() -> list[tuple[str, SQLFile]]:

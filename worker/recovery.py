@@ -16,6 +16,7 @@ from django.db.models.functions import Now
 from harness.actors import Actor, ActorKind
 from harness.audit import audit_record
 from harness.http.errors import ConflictError, NotFoundError
+from harness.imports import imported_ids
 from runs_app.fencing import UNFENCED
 from runs_app.limits import DEADLINE
 from runs_app.models import (
@@ -39,12 +40,14 @@ _GOING = (RunStatus.RUNNING, RunStatus.WAITING_APPROVAL, RunStatus.WAITING_EXTER
 
 def recovery_candidates() -> list[int]:
     """Run ids that need a resume now, oldest first (runs_app.resume_due: the console's re-queue asks the same)."""
-    return resume_due(Run.objects.all(), worker_plan=is_worker_plan)
+    # A run imported from another instance is read-only (bundles_app): no pass writes to it.
+    return resume_due(Run.objects.exclude(pk__in=imported_ids("run")), worker_plan=is_worker_plan)
 
 
 def effects_reconcile() -> list[int]:
     """Effects left `dispatched` by a worker whose lease is gone become `unknown` (reconciled on resume)."""
-    stale = ExternalEffect.objects.filter(status=EffectStatus.DISPATCHED, run__isnull=False).filter(
+    stale = ExternalEffect.objects.filter(status=EffectStatus.DISPATCHED, run__isnull=False).exclude(
+        run_id__in=imported_ids("run")).filter(
         Q(run__lease_owner="") | Q(run__lease_expires_at__lte=Now())
     )
     marked: list[int] = []
@@ -102,7 +105,7 @@ def runs_past_deadline_block() -> list[int]:
     a waiting run never makes its next call, and an agent's next write is refused. A run a live worker
     holds is left to it: the worker checks the deadline before each call (worker.limits)."""
     due = Run.objects.filter(status__in=_GOING, deadline__lte=Now()).exclude(
-        lease_owner__startswith=WORKER_OWNER_PREFIX, lease_expires_at__gt=Now())
+        lease_owner__startswith=WORKER_OWNER_PREFIX, lease_expires_at__gt=Now()).exclude(pk__in=imported_ids("run"))
 
     def reason(run: Run) -> str:
         return f"the run's deadline {run.deadline.isoformat() if run.deadline else ''} has passed (recovery pass)"
@@ -127,7 +130,7 @@ def agent_leases_expired_block() -> list[int]:
             "lease_expired_at": run.lease_expires_at.isoformat() if run.lease_expires_at else None,
             "version": run.version}
 
-    return _block_each(stale_past_grace(Run.objects.all()), AGENT_LEASE_EXPIRED, reason,
+    return _block_each(stale_past_grace(Run.objects.exclude(pk__in=imported_ids("run"))), AGENT_LEASE_EXPIRED, reason,
                        FailureCategory.TRANSIENT, record)
 
 

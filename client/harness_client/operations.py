@@ -969,6 +969,8 @@ _MEMORY_HELD = route("GET", "memory/held/", "memory_held_list")
 _MEMORY_CONFLICTS = route("GET", "memory/conflicts/", "memory_conflicts_list")
 _CONTEXT_CREATE = route("POST", "memory/context/", "memory_context_create")
 _CONTEXT_READ = route("GET", "memory/context/{id}/", "memory_context_read")
+_BUNDLE_EXPORT = route("POST", "bundles/export/", "bundle_export")
+_BUNDLE_IMPORT = route("POST", "bundles/import/", "bundle_import")
 
 
 def propose_memory(
@@ -1166,6 +1168,18 @@ def bulk_delete_memory(*, project: str, ids: Iterable[int], reason: str, request
     """Delete many records of a project, one `reason` for all (operators)."""
     body = {"project": project, "ids": list(ids), "reason": reason}
     return _MEMORY_BULK_DELETE.call(parse=BulkResult.from_json, json=body, request_key=request_key)
+
+
+def export_bundle(*, kind: str, id: int, request_key: str | None = None) -> Call[dict[str, Any]]:
+    """A run (`kind` "run"), session or task as one hash-checked bundle, as JSON (operators and admins, with a
+    personal token; docs/operations/run-bundles.md)."""
+    return _BUNDLE_EXPORT.call(parse=dict, json={"kind": kind, "id": id}, request_key=request_key)
+
+
+def import_bundle(*, project: str, bundle: dict[str, Any], request_key: str | None = None) -> Call[dict[str, Any]]:
+    """Import a bundle read-only into `project` (created if missing, by an admin); the answer names the local
+    root (`root`: kind, id, source_id). A tampered bundle is refused (`bundle_digest_mismatch`, ...)."""
+    return _BUNDLE_IMPORT.call(parse=dict, json={"project": project, "bundle": bundle}, request_key=request_key)
 
 
 def bulk_expire_memory(*, project: str, ids: Iterable[int], request_key: str | None = None) -> Call[BulkResult]:

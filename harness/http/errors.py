@@ -7,7 +7,7 @@ renders each as {"code", "detail", ...extra} with a stable machine-readable code
 from typing import Any, NamedTuple
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.db import IntegrityError, InterfaceError, OperationalError
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions as drf_exceptions
 from rest_framework.response import Response
@@ -110,6 +110,10 @@ def error_reply(exc: Exception) -> ErrorReply | None:
     Both API doors use it: DRF's exception handler below and the plain path (harness.http.plain)."""
     if isinstance(exc, DomainError):
         return ErrorReply(exc.http_status, exc.as_dict(), {}, exc.final)
+    refusal = imported_refusal_of(exc)
+    if refusal is not None:
+        # A trigger refused a write to a row imported from another instance (bundles_app: read-only).
+        return ErrorReply(refusal.http_status, refusal.as_dict(), {}, True)
     if _is_unique_violation(exc):
         # A client-chosen unique value (a ref) taken by a racing or earlier request: theirs to change.
         return ErrorReply(409, {"code": "already_exists", "detail": "A record with this reference already exists."},
@@ -127,7 +131,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """Render every 4xx in one shape: {"code": ..., "detail": ..., ...}; a database out of reach is a 503 in it."""
     reply = error_reply(exc)
     if reply is not None:
-        if reply.status == 503:
+        if reply.status == 503 or reply.body.get("code") == IMPORTED_CODE:
             set_rollback()
         refusal = Response(reply.body, status=reply.status, headers=reply.headers or None)
         if not reply.final:
@@ -148,6 +152,20 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         response.data = {"code": code, "detail": str(detail)}
     # 401 for a missing/bad token, never a silent 403 the client cannot tell apart.
     return response
+
+
+# The SQLSTATE bundles_app's triggers raise on a write to an imported session, run or task (harness.imports).
+IMPORTED_STATE = "HX409"
+IMPORTED_CODE = "imported_read_only"
+
+
+def imported_refusal_of(exc: BaseException) -> ConflictError | None:
+    """409 `imported_read_only` when `exc` is a trigger's refusal of a write to an imported row, else None."""
+    cause = exc.__cause__
+    if not isinstance(exc, DatabaseError) or getattr(cause, "sqlstate", None) != IMPORTED_STATE:
+        return None
+    primary = getattr(getattr(cause, "diag", None), "message_primary", None) or str(cause)
+    return ConflictError(f"{primary} (fork it to work on it).", code=IMPORTED_CODE)
 
 
 # SQLSTATE class 08 (connection exception) and the server shutting down or starting up (57P01-57P03).

@@ -87,3 +87,27 @@ class RequestLimitsMiddleware:
         if _may_nest_deeper(body, max_depth) and json_depth(body, stop_above=max_depth) > max_depth:
             return error_response(400, "json_too_deep", f"JSON may nest at most {max_depth} levels.")
         return None
+
+
+class ImportedRefusalMiddleware:
+    """A console or admin write that a trigger refused because its row was imported read-only (bundles_app) is
+    answered 409 `imported_read_only` with the reason, not a 500 (the API words it in harness.http.errors)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        from harness.http.errors import imported_refusal_of
+
+        refusal = imported_refusal_of(exception)
+        if refusal is None:
+            return None
+        if request.path.startswith("/api/"):
+            return error_response(409, refusal.code, refusal.detail)
+        from django.utils.html import escape
+
+        return HttpResponse(f"<!doctype html><title>Read-only</title><h1>Imported records are read-only</h1>"
+                            f"<p>{escape(refusal.detail)}</p><p><code>{refusal.code}</code></p>", status=409)

@@ -69,7 +69,8 @@ _TUPLE_OUT = inline_serializer("ThreadCheckpointTuple", {
     "pending_writes": serializers.ListField(
         child=serializers.ListField(), help_text="[task_id, channel, value, task_path, idx], in LangGraph's order."),
 })
-_TUPLE_LIST = inline_serializer("ThreadCheckpointTupleList", {"unused": serializers.CharField()}, many=True)
+# The list answers a list of the same tuples (a ListSerializer of its class: the schema's items are the tuple).
+_TUPLE_LIST = type(_TUPLE_OUT)(many=True)
 _WRITES_IN = inline_serializer("ThreadWritesIn", {
     "thread_id": serializers.CharField(max_length=threads.MAX_THREAD_ID),
     "checkpoint_ns": serializers.CharField(required=False, allow_blank=True, default=""),

@@ -28,6 +28,7 @@ from harness.audit import audit_record
 from harness.canonical import action_fingerprint, digest
 from harness.db import fetch_instance, returning
 from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.imports import imported_ids
 from harness.models import Project
 from harness.tenancy import Role, acting_filter, decision_refusal, decision_scope, holds_role_everywhere
 from harness.transitions import cas_transition_row
@@ -485,7 +486,9 @@ def approval_expire_due(*, now: dt.datetime | None = None) -> list[int]:
     expired: list[int] = []
     for approval_id, project_id, run_id, on_expiry, escalated_at in ApprovalRequest.objects.filter(
         status=ApprovalStatus.PENDING, expires_at__lte=now
-    ).values_list("pk", "project_id", "run_id", "policy__on_expiry", "escalated_at"):
+    ).exclude(run_id__in=imported_ids("run")).values_list(  # an imported run's approvals are read-only
+        "pk", "project_id", "run_id", "policy__on_expiry", "escalated_at"
+    ):
         with transaction.atomic():
             if on_expiry == ExpiryAction.ESCALATE and escalated_at is None:
                 approval_escalate(approval_id=approval_id, now=now)

@@ -22,6 +22,7 @@ from django.db import connection, transaction
 from harness.actors import Actor
 from harness.audit import audit_record
 from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
+from harness.imports import imported_ids
 from harness.models import Project
 from runs_app.models import Checkpoint, Run
 from runs_app.services.checkpoints import APPROVAL_AUTHORITY, checkpoint_create
@@ -114,11 +115,14 @@ def checkpoint_fork(
                 metadata={"forked_from_checkpoint": source.pk, "forked_from_session": model.pk},
             ).pk
         target_session = session_id if session_id is not None else origin.session_id
+        task_id = source.task_id or origin.task_id
+        if task_id is not None and imported_ids("task").filter(local_id=task_id).exists():
+            task_id = None  # an imported task is read-only (bundles_app): the fork is a run of its own
         edited = state is not None
         new_state = state if edited else source.state
         diff = state_diff(source.state, new_state)
         run = run_create(
-            project=project, session_id=target_session, task_id=source.task_id or origin.task_id, ref=ref,
+            project=project, session_id=target_session, task_id=task_id, ref=ref,
             task_mode="" if origin.task_mode == _THREAD_MODE else origin.task_mode,
             active_agent=origin.active_agent, current_node=origin.current_node,
             cursor=source.cursor,

@@ -21,6 +21,7 @@ from harness.actors import Actor
 from harness.audit import audit_record
 from harness.canonical import digest
 from harness.http.errors import ConflictError, Forbidden, NotFoundError, ValidationFailed
+from harness.imports import imported_ids
 from harness.models import Project
 from harness.tenancy import Role, acting_filter, decision_refusal, decision_scope, require_project_operator
 from runs_app.models import HumanQuestion, QuestionStatus, ReviewerGroup, Run
@@ -223,7 +224,8 @@ def questions_expire_due(*, now: dt.datetime | None = None) -> list[int]:
     now = now or timezone.now()
     expired: list[int] = []
     for question_id, project_id, run_id in HumanQuestion.objects.filter(
-            status=QuestionStatus.PENDING, expires_at__lte=now).values_list("pk", "project_id", "run_id"):
+            status=QuestionStatus.PENDING, expires_at__lte=now).exclude(run_id__in=imported_ids("run")).values_list(
+            "pk", "project_id", "run_id"):
         with transaction.atomic():
             if HumanQuestion.objects.filter(pk=question_id, status=QuestionStatus.PENDING).update(
                     status=QuestionStatus.EXPIRED, version=F("version") + 1, updated_at=now):

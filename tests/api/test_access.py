@@ -426,9 +426,31 @@ QUESTION_ENDPOINTS = [
       lambda w: f"/api/v1/questions/{_question(w).pk}/cancel/", lambda w: {}, 200, WRITE),
 ]
 
+def _bundle(w: World) -> Any:
+    """A bundle of a bare run of the world's project (its own session, no refs), exported once per world: importing
+    it back into the project collides with nothing."""
+    if "bundle" not in w.__dict__:
+        from bundles_app.services import bundle_export
+        from harness.actors import Actor
+        from tests import factories
+
+        run = factories.make_run(w.project, factories.make_session(w.project))
+        admin = factories.make_user(f"bundle-admin-{w.project.slug}", role="admin", projects=[w.project])
+        w.__dict__["bundle"] = bundle_export(project=w.project, actor=Actor.for_user(admin), kind="run",
+                                             root_id=run.pk)
+    return w.__dict__["bundle"]
+
+
+BUNDLE_ENDPOINTS = [
+    E("bundle_export", "POST", "/api/v1/bundles/export/", lambda w: "/api/v1/bundles/export/",
+      lambda w: {"kind": "run", "id": w.run.pk}, 200, OPERATE),
+    E("bundle_import", "POST", "/api/v1/bundles/import/", lambda w: "/api/v1/bundles/import/",
+      lambda w: {"project": w.project.slug, "bundle": _bundle(w)}, 201, OPERATE),
+]
+
 ENDPOINTS += (QUESTION_ENDPOINTS + THREAD_ENDPOINTS + HANDOFF_ENDPOINTS + WEBHOOK_ENDPOINTS + OUTCOME_ENDPOINTS
               + TOOL_SCHEMA_ENDPOINTS
-              + POLICY_ENDPOINTS + STANDING_APPROVAL_ENDPOINTS)
+              + POLICY_ENDPOINTS + STANDING_APPROVAL_ENDPOINTS + BUNDLE_ENDPOINTS)
 IDS = [e.operation for e in ENDPOINTS]
 
 

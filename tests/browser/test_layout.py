@@ -41,6 +41,7 @@ def _pages(scene: Scene) -> dict[str, str]:
         "session": reverse("sessions:session_timeline", args=[scene.session.pk]),
         "memory": reverse("memory:record_list"),
         "audit": reverse("audit_log"),
+        "bundles": reverse("bundles:bundle_list"),
     }
 
 
