@@ -100,7 +100,8 @@ def _session(project: Any) -> int:
 def _client(world: _World) -> Any:
     from harness_client import HarnessClient
 
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
+    for name in ("httpx", "httpx2", "mcp"):  # one INFO line per request otherwise
+        logging.getLogger(name).setLevel(logging.WARNING)
     return HarnessClient(world.url, world.token)
 
 
@@ -224,6 +225,8 @@ def _mcp_setup(world: _World) -> dict[str, Any]:
 
     assert world.mcp is not None
     url = f"http://127.0.0.1:{world.mcp.port}/mcp"
+    for name in ("httpx2", "mcp"):  # one INFO line per request otherwise
+        logging.getLogger(name).setLevel(logging.WARNING)
     loop = asyncio.new_event_loop()
     ready: asyncio.Future[Any] = loop.create_future()
     done = asyncio.Event()
@@ -329,8 +332,18 @@ def _e4_memory_search(settings: Settings, world: _World) -> list[Measure]:
 TS_LOOP = ROOT / "bench" / "ts_append_loop.mjs"
 
 
-def _ts_ready() -> bool:
-    return (ROOT / "client" / "typescript" / "package.json").exists() and shutil.which("node") is not None
+def _ts_build() -> None:
+    """client/typescript compiled with its pinned tsc (bin/bench's `bin/setup --typescript` installed it), as its
+    tests build it: the loop imports dist/."""
+    ts = ROOT / "client" / "typescript"
+    tsc = ts / "node_modules" / ".bin" / "tsc"
+    node = shutil.which("node")
+    if node is None or not tsc.exists():
+        raise RuntimeError("E5 needs node and client/typescript's npm packages: bin/setup --typescript")
+    built = subprocess.run([node, str(tsc), "-p", str(ts)], cwd=ts, capture_output=True, text=True, timeout=300,
+                           check=False)
+    if built.returncode != 0:
+        raise RuntimeError(f"tsc failed:\n{built.stdout}\n{built.stderr}")
 
 
 def _ts_round(world: _World, sessions: list[int], seconds: float, warmup: float) -> _Run:
@@ -397,9 +410,9 @@ def scenario_ecosystem(settings: Settings) -> list[Measure]:
     try:
         world.start_mcp()
         namespace = _fill(world)
-        parts: list[Any] = [_e1_put, lambda s, w: _e2_search(s, w, namespace), _e3_append, _e4_memory_search]
-        if _ts_ready() and TS_LOOP.exists():
-            parts.append(_e5_ts_append)
+        _ts_build()
+        parts: list[Any] = [_e1_put, lambda s, w: _e2_search(s, w, namespace), _e3_append, _e4_memory_search,
+                            _e5_ts_append]
         for part in parts:
             measures = part(settings, world)
             rss = _server_rss(world.web, world.mcp)
