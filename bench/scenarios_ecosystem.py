@@ -60,7 +60,6 @@ class _World:
     """The run's project, token, servers and fixtures."""
 
     def __init__(self) -> None:
-        from memory_app.models import MemoryRecord  # noqa: F401 - the app is loaded
         from harness.models import Project
 
         self.tag = uuid.uuid4().hex[:8]
