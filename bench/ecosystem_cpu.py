@@ -10,10 +10,14 @@ One client, calls one after another (no contention), the server processes' CPU r
 - `HarnessClient.append_items`: the client's CPU, the web workers' (granian), the transactions per call;
 - the TypeScript client's `appendItems` in one node process: its CPU (process.cpuUsage, all its threads).
 
+`--explain` instead: `EXPLAIN ANALYZE` of E4's retrieval (`memory_retrieve` of the project scope, the query word) in
+the newest scenario E project with its fill, and the time of E2's store search there, in-process.
+
     bin/setup --typescript && export DATABASE_URL=postgres://postgres@127.0.0.1:5432/harness_bench \\
         SECRET_KEY=bench-only DEBUG=0 ALLOWED_HOSTS=127.0.0.1,localhost SECURE_COOKIES=0 \\
         HARNESS_API_RATE=100000000/min
     .venv/bin/python -m bench.ecosystem_cpu [--calls 300]
+    .venv/bin/python -m bench.ecosystem_cpu --explain     # after a bin/bench --only E
 """
 
 from __future__ import annotations
@@ -163,9 +167,34 @@ def _typescript(world: Any, calls: int) -> None:
           f"{result['cpu_ms']:.2f}", flush=True)
 
 
+def _explain() -> None:
+    from django.db import connection
+    from django.utils import timezone
+
+    from bench import scenarios_ecosystem as e
+    from harness.models import Project
+    from memory_app.models import MemoryRecord
+    from memory_app.selectors import _retrieval, store_search
+
+    filled = MemoryRecord.objects.filter(namespace=["project", "bench-e2", "items"]).values("project_id")
+    project = Project.objects.filter(slug__startswith="bench-e-", pk__in=filled).order_by("-id").first()
+    if project is None:
+        raise SystemExit("no scenario E project: run bin/bench --only E first")
+    retrieval = _retrieval(project, "project", "", e.QUERY_WORD, 10, timezone.now(), False)[:10]
+    sql, params = retrieval.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+        print(f"{project.slug}: E4's retrieval", *(row[0] for row in cursor.fetchall()), sep="\n")
+    t0 = time.perf_counter()
+    found = store_search(project=project, caller=None, namespace_prefix=["project", "bench-e2", "items"],
+                         query=e.QUERY_WORD, filters=e.FILTER, limit=10)
+    print(f"E2's store search: {len(found)} items in {(time.perf_counter() - t0) * 1000:.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--explain", action="store_true", help="EXPLAIN E4's retrieval in the newest E project")
     parser.add_argument("--serve-mcp-json", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -176,6 +205,9 @@ def main() -> None:
     django.setup()
     if args.serve_mcp_json:
         _serve_mcp_json(args.serve_mcp_json)
+        return
+    if args.explain:
+        _explain()
         return
     from bench import scenarios_ecosystem as e
 
