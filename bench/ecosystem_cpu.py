@@ -76,7 +76,7 @@ def _serve_mcp_json(bind: str) -> None:
     from django.core.management import call_command
     from mcp.server.lowlevel.server import Server
 
-    Server.streamable_http_app = functools.partialmethod(  # type: ignore[method-assign]
+    Server.streamable_http_app = functools.partialmethod(  # type: ignore[method-assign,assignment]
         Server.streamable_http_app, json_response=True)
     call_command("mcp", bind=bind)
 
