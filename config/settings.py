@@ -250,6 +250,7 @@ SPECTACULAR_SETTINGS = {
         "ApprovalStatusEnum": "runs_app.models.ApprovalStatus",
         "EffectStatusEnum": "runs_app.models.EffectStatus",
         "HandoffStatusEnum": "runs_app.models.HandoffStatus",
+        "MemoryStatusEnum": "memory_app.models.MemoryStatus",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

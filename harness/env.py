@@ -75,13 +75,14 @@ SECTIONS: dict[str, tuple[str, str]] = {
 _SETTINGS = "config/settings.py"
 _SERVE = "bin/serve"
 _START = "bin/start"
+_EXAMPLE = "bin/example"
 _ENTRY_POINTS = ("manage.py", "config/wsgi.py", "config/asgi.py", "config/celery.py")
 _CORES = Derived("the number of cores")
 
 _VARIABLES = (
     # The process.
     EnvVar("DEBUG", "bool", False, "Django's debug mode: local development only (bin/start turns it on).",
-           "process", (_SETTINGS, _START)),
+           "process", (_SETTINGS, _START, _EXAMPLE)),
     EnvVar("SECRET_KEY", "secret", "", "Django's signing key; required unless DEBUG is on.", "process"),
     EnvVar("ALLOWED_HOSTS", "list", Derived("`localhost,127.0.0.1,[::1]` with DEBUG, else none"),
            "The host names the console answers to, comma-separated.", "process"),
@@ -89,7 +90,7 @@ _VARIABLES = (
            "`https://console.example.com`.", "process"),
     EnvVar("HARNESS_VAR_DIR", "str", Derived("`var/` in the project"),
            "Where the local PostgreSQL, the filesystem broker, static files and beat's schedule live.", "process",
-           (_SETTINGS, "harness/ops/local_postgres.py", _SERVE, _START)),
+           (_SETTINGS, "harness/ops/local_postgres.py", _SERVE, _START, _EXAMPLE)),
     EnvVar("HARNESS_DEMO", "bool", False, "Installs the demo app, its `publish_chapter` tool and its node handlers "
            "(bin/start sets it).", "process"),
     EnvVar("DJANGO_SETTINGS_MODULE", "str", "config.settings", "The settings module (the entry points' default).",
@@ -221,7 +222,12 @@ _VARIABLES = (
            "its privileges; unset, DATABASE_URL migrates.", "serve", (_SERVE,)),
     EnvVar("HARNESS_RUNTIME_ROLE", "str", "", "The role DATABASE_URL connects as, granted its privileges after "
            "every migration.", "serve", (_SERVE,)),
-    EnvVar("PORT", "int", 8000, "bin/start's console port.", "serve", (_START,)),
+    EnvVar("PORT", "int", 8000, "bin/start's console port (and the one bin/example's examples talk to).", "serve",
+           (_START, _EXAMPLE)),
+    EnvVar("HARNESS_EXAMPLE_AS", "str", "", "bin/example: mint a personal token of this demo console user (`operator`, "
+           "`reviewer`, `admin`) instead of an agent token (run_bundle: `admin`).", "serve", (_EXAMPLE,)),
+    EnvVar("HARNESS_EXAMPLE_PROJECT", "str", "novelforge", "bin/example: the project its agent token is minted for.",
+           "serve", (_EXAMPLE,)),
     EnvVar("MCP_PORT", "int", Derived("PORT + 1"), "bin/start's MCP server port (`/mcp`).", "serve", (_START,)),
     EnvVar("PYTHON", "str", "python3.11", "The Python bin/setup makes `.venv` with (`python3` when absent).",
            "serve", ("bin/setup",)),
@@ -229,10 +235,10 @@ _VARIABLES = (
     # literals, held to these declarations by the test.
     EnvVar("HARNESS_URL", "str", "", "The server the client talks to (unless given `base_url=`), e.g. "
            "`http://127.0.0.1:8000`.", "client",
-           ("client/", "examples/")),
+           ("client/", "examples/", _EXAMPLE)),
     EnvVar("HARNESS_TOKEN", "str", "", "The client's agent token (unless given `token=`; `manage.py "
            "create_agent_token`).", "client",
-           ("client/", "examples/")),
+           ("client/", "examples/", _EXAMPLE)),
     EnvVar("HARNESS_MCP_URL", "str", Derived("HARNESS_URL's host, its port + 1, `/mcp`"), "The MCP example's "
            "endpoint (bin/start's layout by default; behind bin/serve's proxy, HARNESS_URL + `/mcp`).", "client",
            ("examples/",)),

@@ -1315,6 +1315,20 @@ def _rule_of(project: Project, user: Any) -> int:
                                     expires_in=dt.timedelta(hours=1)).pk
 
 
+def _bundle_of(project: Project, run_id: int, user: Any) -> int:
+    """An imported bundle the crawl's user may open, for /bundles/<id>/: the scene's run, exported and imported
+    by an admin into a second project of the user's (into its own project, the run's refs would be taken)."""
+    from bundles_app.services import bundle_export, bundle_import
+    from harness.actors import Actor
+    from harness.models import Membership
+
+    admin = Actor.for_user(new_user(project, "e12-bundler", "admin"))
+    bundle = bundle_export(project=project, actor=admin, kind="run", root_id=run_id)
+    imported = bundle_import(bundle=bundle, actor=admin, project_slug=f"{project.slug}-imports")
+    Membership.objects.get_or_create(user=user, project=imported.bundle.project)
+    return imported.bundle.pk
+
+
 def _fill(route: str, params: list[str], ids: dict[str, int | str]) -> str:
     path = route
     for name in params:
@@ -1341,7 +1355,8 @@ def _csrf_and_crawl(figures: Counter, notes: list[str]) -> None:
            "checkpoint_id": scene.checkpoints[-1].pk, "session_id": scene.session.pk, "record_id": scene.memory.pk,
            "handoff_id": _human_handoff(project), "effect_id": _effect_of(project),
            "token_id": factories.make_personal_token(user)[0].pk,  # the user's own: /profile/tokens/<id>/
-           "question_id": scene.question.pk, "rule_id": _rule_of(project, user)}
+           "question_id": scene.question.pk, "rule_id": _rule_of(project, user),
+           "bundle_id": _bundle_of(project, scene.run.pk, user), "kind": "run", "root_id": scene.run.pk}
     forms = {"approve": {"version": scene.approval.version}, "reject": {"reason": "no"},
              "edit-approve": {"arguments": "{}", "reason": "x"}, "delete": {"confirm": "on"},
              "edit": {"content": "changed", "version": 1}, "resolve": {"keep": scene.memory.pk, "version": 1},

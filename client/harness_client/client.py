@@ -607,3 +607,20 @@ class AsyncHarnessClient(_Base, _Operations):
             return cast(T, stop.value)
         finally:
             steps.close()
+
+
+_C = TypeVar("_C", HarnessClient, AsyncHarnessClient)
+
+
+def counterpart(have: HarnessClient | AsyncHarnessClient, kind: type[_C]) -> _C:
+    """A client of the other kind (sync for async, or async for sync) for the same server and token, bound to the
+    same end user (with its own narrowed token, minted with the same parent token) when `have` is: never the
+    parent's token alone, which would reach every user's threads and memory. The adapters (HarnessSaver,
+    HarnessStore) make one when LangGraph calls the other kind of method than the client they were given."""
+    narrowing = have._narrowing
+    source = narrowing.parent if narrowing is not None else have
+    base = kind(source.base_url, source._headers["Authorization"].removeprefix("Bearer "), retry=source.retry)
+    if narrowing is None:
+        return base
+    return base.for_user(narrowing.end_user, session=narrowing.session, agent=narrowing.agent,
+                         expires_in=narrowing.expires_in)

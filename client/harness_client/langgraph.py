@@ -56,7 +56,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from harness_client.client import AsyncHarnessClient, HarnessClient
+from harness_client.client import AsyncHarnessClient, HarnessClient, counterpart
 from harness_client.errors import HarnessError
 from harness_client.models import Approval, Risk, Run
 from harness_client.threads import ThreadCheckpoint, ThreadPruned, ThreadTtl
@@ -164,18 +164,9 @@ class HarnessSaver(BaseCheckpointSaver[str]):
     # --- the clients ---------------------------------------------------------------------------------
 
     def _counterpart(self, have: HarnessClient | AsyncHarnessClient, kind: type[_C]) -> _C:
-        """A client of the other kind for the same server and token; bound to the same end user (with its own
-        narrowed token, minted with the same parent token) when `have` is: never the parent's token alone, which
-        would reach every user's threads."""
-        narrowing = have._narrowing
-        source = narrowing.parent if narrowing is not None else have
-        token = source._headers["Authorization"].removeprefix("Bearer ")
-        base = kind(source.base_url, token, retry=source.retry)
-        self._made.append(base)
-        if narrowing is None:
-            return base
-        return base.for_user(narrowing.end_user, session=narrowing.session, agent=narrowing.agent,
-                             expires_in=narrowing.expires_in)
+        made = counterpart(have, kind)
+        self._made.append(made)  # kept alive with this adapter (a narrowed client holds its parent)
+        return made
 
     @property
     def client(self) -> HarnessClient:

@@ -54,7 +54,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from harness_client.client import AsyncHarnessClient, HarnessClient
+from harness_client.client import AsyncHarnessClient, HarnessClient, counterpart
 from harness_client.errors import NotFoundError
 
 __all__ = ["HarnessStore", "MemoryHeld", "graph_provenance"]
@@ -159,17 +159,9 @@ class HarnessStore(BaseStore):
         self.source_run_id, self.source_session_id = source_run_id, source_session_id
 
     def _counterpart(self, have: HarnessClient | AsyncHarnessClient, kind: type[_C]) -> _C:
-        """A client of the other kind for the same server and token, bound to the same end user (with its own
-        narrowed token, minted with the same parent token) when `have` is: never the parent's token alone, which
-        would reach every user's memory (as HarnessSaver does)."""
-        narrowing = have._narrowing
-        source = narrowing.parent if narrowing is not None else have
-        base = kind(source.base_url, source._headers["Authorization"].removeprefix("Bearer "), retry=source.retry)
-        self._made.append(base)
-        if narrowing is None:
-            return base
-        return base.for_user(narrowing.end_user, session=narrowing.session, agent=narrowing.agent,
-                             expires_in=narrowing.expires_in)
+        made = counterpart(have, kind)
+        self._made.append(made)  # kept alive with this adapter (a narrowed client holds its parent)
+        return made
 
     @property
     def client(self) -> HarnessClient:

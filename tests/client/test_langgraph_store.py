@@ -3,7 +3,6 @@ LangGraph's own InMemoryStore on random operation sequences (no published store 
 langgraph-checkpoint-conformance 0.0.2 covers checkpointers only), and what memory adds: the write policy's held
 puts, supersede history, full-text search, TTL, a graph's provenance, the async forms."""
 
-import asyncio
 import uuid
 from typing import Any
 
@@ -18,7 +17,7 @@ from langgraph.store.memory import InMemoryStore
 
 from memory_app.models import MemoryRecord, MemoryWritePolicy
 from tests import factories
-from tests.client.conftest import FAST_RETRY, Live
+from tests.client.conftest import FAST_RETRY, Live, run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -188,7 +187,7 @@ def test_the_async_forms_answer_as_the_sync_ones(live: Live) -> None:
         return item.value if item else None, [i.key for i in found], spaces, await store.aget(("project", "async"),
                                                                                               "k")
 
-    assert asyncio.run(scenario()) == ({"v": 1}, ["k"], [("project", "async")], None)
+    assert run_async(scenario()) == ({"v": 1}, ["k"], [("project", "async")], None)
 
 
 def test_the_async_counterpart_of_a_narrowed_store_is_narrowed_too(live: Live) -> None:
@@ -202,7 +201,7 @@ def test_the_async_counterpart_of_a_narrowed_store_is_narrowed_too(live: Live) -
             await frank.aget(("user", "erin"), "k")
         return seen
 
-    assert asyncio.run(reach()) == ([], None)  # erin's item is not frank's to see, by the async door either
+    assert run_async(reach()) == ([], None)  # erin's item is not frank's to see, by the async door either
 
 
 def test_with_harness_saver_a_put_names_the_threads_run_in_a_session_that_keeps_memory(live: Live) -> None:

@@ -2163,7 +2163,7 @@ export interface components {
             readonly scope_key: string;
             readonly subject: string;
             readonly content: string;
-            readonly status: components["schemas"]["StatusAceEnum"];
+            readonly status: components["schemas"]["MemoryStatusEnum"];
             readonly version: number;
             provenance: components["schemas"]["Provenance"];
             /** Format: date-time */
@@ -2187,6 +2187,15 @@ export interface components {
             /** Format: date-time */
             readonly erased_at: string | null;
         };
+        /**
+         * @description * `active` - Active
+         *     * `held` - Held for review
+         *     * `superseded` - Superseded
+         *     * `deleted` - Deleted
+         *     * `rejected` - Rejected
+         * @enum {string}
+         */
+        MemoryStatusEnum: "active" | "held" | "superseded" | "deleted" | "rejected";
         MemoryStoreDeleted: {
             deleted: number[];
         };
@@ -2821,15 +2830,6 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
-        /**
-         * @description * `active` - Active
-         *     * `held` - Held for review
-         *     * `superseded` - Superseded
-         *     * `deleted` - Deleted
-         *     * `rejected` - Rejected
-         * @enum {string}
-         */
-        StatusAceEnum: "active" | "held" | "superseded" | "deleted" | "rejected";
         StoreGraphRequest: {
             thread_id?: string;
             checkpoint_ns?: string;
@@ -2844,7 +2844,7 @@ export interface components {
             readonly scope: components["schemas"]["ScopeEnum"];
             /** @description Names the user, agent or session; empty for project scope. */
             readonly scope_key: string;
-            readonly status: components["schemas"]["StatusAceEnum"];
+            readonly status: components["schemas"]["MemoryStatusEnum"];
             readonly version: number;
             /** Format: date-time */
             readonly created_at: string;
