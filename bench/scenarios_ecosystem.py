@@ -14,8 +14,10 @@ one uvicorn process; its own process group, stopped at the end), a real agent to
     E5 append one item      the TypeScript client's appendItems (node)       vs HarnessClient.append_items
 
 The MCP rows use the `mcp` client library over streamable HTTP, one MCP session per client process, opened in its
-setup (the handshake is not measured). E2 and E4 search 3,000 stored items (~1 KB each) written in-process through
-`memory_app.services.memory_put` before the rows.
+setup (the handshake is not measured). E2 searches 3,000 stored items (~1 KB each) written in-process through
+`memory_app.services.memory_put` before the rows; E4 retrieves from the project scope, which holds them and E1's
+puts. E5's clients are node processes (`bench/ts_append_loop.mjs`), which take turns with the Python client's as
+`measure_turns` does.
 """
 
 from __future__ import annotations
