@@ -26,7 +26,6 @@ import argparse
 import functools
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -88,16 +87,7 @@ def _start_mcp_json() -> Any:
     proc, log = procs._spawn("bench-mcp-json", [sys.executable, "-m", "bench.ecosystem_cpu", "--serve-mcp-json",
                                                 f"127.0.0.1:{port}"],
                              {"DATABASE_CONN_MAX_AGE": "600", "HARNESS_API_RATE": procs.BENCH_API_RATE})
-
-    def ready() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            return False
-
-    procs._wait(ready, proc, "bench-mcp-json", log, timeout=90)
-    return procs.Server(name="bench-mcp-json", proc=proc, log_path=log, port=port)
+    return procs._serving(proc, log, name="bench-mcp-json", port=port, workers=0, timeout=90)
 
 
 def _mcp(world: Any, calls: int, label: str) -> None:

@@ -97,8 +97,9 @@ def _wait(predicate: Any, proc: subprocess.Popen, what: str, log_path: Path, tim
         time.sleep(0.1)
 
 
-def _serving(proc: subprocess.Popen, log_path: Path, *, name: str, port: int, workers: int) -> Server:
-    """The server once its port answers and all its worker processes are forked."""
+def _serving(proc: subprocess.Popen, log_path: Path, *, name: str, port: int, workers: int,
+             timeout: float = 60.0) -> Server:
+    """The server once its port answers and all its worker processes are forked (none for a one-process server)."""
     def ready() -> bool:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -106,7 +107,7 @@ def _serving(proc: subprocess.Popen, log_path: Path, *, name: str, port: int, wo
         except OSError:
             return False
 
-    _wait(ready, proc, name, log_path)
+    _wait(ready, proc, name, log_path, timeout=timeout)
     return Server(name=name, proc=proc, log_path=log_path, port=port)
 
 
@@ -164,16 +165,7 @@ def start_mcp(*, env: dict | None = None, name: str = "bench-mcp") -> Server:
                   **(env or {})}
     argv = [sys.executable, "manage.py", "mcp", "--bind", f"127.0.0.1:{port}"]
     proc, log_path = _spawn(name, argv, server_env)
-
-    def ready() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return True
-        except OSError:
-            return False
-
-    _wait(ready, proc, name, log_path, timeout=90)
-    return Server(name=name, proc=proc, log_path=log_path, port=port)
+    return _serving(proc, log_path, name=name, port=port, workers=0, timeout=90)
 
 
 def start_celery_worker(*, env: dict | None = None, name: str = "bench-worker") -> Server:
