@@ -8,7 +8,6 @@
 Agent tokens are refused (403 `not_an_operator`): a bundle carries a whole run's history and audit entries.
 """
 
-from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -23,6 +22,7 @@ from harness.http.api_base import IdField, scope
 from harness.http.body import InSerializer
 from harness.http.errors import NOT_FINAL_ATTR
 from harness.http.permissions import OperatorWrites
+from runs_app.api.common import validated
 
 
 class ExportInSerializer(InSerializer):
@@ -56,19 +56,13 @@ class ImportOutSerializer(serializers.Serializer[None]):
     summary = serializers.DictField()
 
 
-def _validated(serializer_class: type[serializers.Serializer[None]], data: Any) -> dict[str, Any]:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
-
-
 class BundleExportView(APIView):
     permission_classes = [OperatorWrites]
 
     @extend_schema(tags=["bundles"], operation_id="bundle_export", request=ExportInSerializer,
                    responses={200: BundleOutSerializer})
     def post(self, request: Request) -> Response:
-        data = _validated(ExportInSerializer, request.data)
+        data = validated(ExportInSerializer, request.data)
         project = project_of_root(project_ids=scope(request), kind=data["kind"], root_id=data["id"])
         response = Response(bundle_export(project=project, actor=Actor.of(request.user), kind=data["kind"],
                                           root_id=data["id"]))
@@ -84,7 +78,7 @@ class BundleImportView(APIView):
     @extend_schema(tags=["bundles"], operation_id="bundle_import", request=ImportInSerializer,
                    responses={201: ImportOutSerializer})
     def post(self, request: Request) -> Response:
-        data = _validated(ImportInSerializer, request.data)
+        data = validated(ImportInSerializer, request.data)
         done = bundle_import(bundle=data["bundle"], actor=Actor.of(request.user), project_slug=data["project"])
         imported = done.bundle
         return Response({"imported": imported.pk, "project": imported.project.slug,
