@@ -402,6 +402,8 @@ def scenario_growth(settings: Settings) -> list[Measure]:
     out[-1].extra["section"] = "\n".join(lines)
     out[-1].extra["targets_met"] = all_met
     print(out[-1].extra["section"], flush=True)
+    if not settings.growth_retention:
+        return out
     retention = scenario_retention(settings)
     print(retention[-1].extra["section"], flush=True)
     return out + retention
