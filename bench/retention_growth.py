@@ -28,11 +28,11 @@ from harness.models import Project
 from runs_app.models import RetentionPolicy
 from runs_app.retention import retention_pass
 from sessions_app.models import SessionItem
-from sessions_app.services import session_create, session_items_append
+from sessions_app.services import NewItem, session_create, session_items_append
 
 SESSIONS = 10
 RATIO_TARGET = 1.5
-TEMPLATE_ITEM = {"role": "user", "content": {"text": "a turn of the conversation"}}
+TEMPLATE_ITEM: NewItem = {"role": "user", "content": {"text": "a turn of the conversation"}}
 
 
 @dataclass(frozen=True)

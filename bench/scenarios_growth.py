@@ -36,7 +36,7 @@ from django.test import Client
 from bench import bulk, procs
 from bench.core import Measure, Settings, _percentile
 from bench.retention_growth import scenario_retention
-from bench.scenarios_api import ITEM_1K
+from bench.scenarios_api import TEXT_1K
 from bench.scenarios_http import BEST, agent_token
 from bench.scenarios_store import ITEM, STATE, latest_checkpoint
 from bench.scenarios_worker import REVIEWER_PASSWORD, resumed_of, reviewer, waiting_run
@@ -50,7 +50,7 @@ from runs_app.models import Checkpoint, Run, RunStatus
 from runs_app.selectors.paging import seek_cursor
 from runs_app.services import approval_decide, checkpoint_create, run_create, run_transition
 from sessions_app.models import Session, SessionItem
-from sessions_app.services import session_create, session_items_append
+from sessions_app.services import NewItem, session_create, session_items_append
 
 SMALL = 1_000  # the fixture every larger one is compared with
 GROWTH_SIZE = 100_000  # the large fixture's size unless `--growth-size` says otherwise
@@ -70,6 +70,7 @@ GROWTH_LIMIT = 0.10
 PHASE1_IN_FLIGHT = 8  # decided approvals queued ahead of the resume worker in phase 1: it never idles
 SOAK_IN_FLIGHT = 4  # and during the soak, where it shares the cores with the web traffic
 RESUME_BOUND = 120.0  # seconds from a decision to its run resumed; later counts as never resumed
+FILLER_ITEM: NewItem = {"role": "user", "content": {"text": TEXT_1K}}  # the other sessions' items, ~1 KB each
 AUDIT_BATCH = 5_000  # audit entries copied per statement
 CLONE_BATCH = 100_000  # waiting runs copied per round of statements
 
@@ -249,7 +250,7 @@ def _filler_sessions(project: Project, items: int, started: float) -> None:
     if items <= 0:
         return
     template = session_create(project=project, role="writer", memory_policy="bounded", ref="growth-filler-0")
-    first = session_items_append(project=project, session_id=template.pk, items=[ITEM_1K])[0]
+    first = session_items_append(project=project, session_id=template.pk, items=[FILLER_ITEM])[0]
     with transaction.atomic():
         bulk.clone("sessions_app_sessionitem", first.pk, count=min(items, TIMELINE_MAX) - 1, overrides={
             "seq": "g + 1", "created_at": "t.created_at + g * interval '1 millisecond'"})
