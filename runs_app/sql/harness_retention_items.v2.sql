@@ -1,5 +1,5 @@
 CREATE OR REPLACE FUNCTION harness_retention_items(p_project bigint)
-RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' AS $$
+RETURNS TABLE (id bigint, kept_by text, ord bigint) LANGUAGE sql STABLE SET work_mem = '64MB' SET jit = off AS $$
 SELECT x.id,
        CASE
          WHEN lr.id IS NOT NULL THEN 'run_live'
@@ -25,6 +25,8 @@ SELECT x.id,
   -- row_number() > keep_last counted), then the items at or below it, and those older than the age above it.
   -- v1 numbered every item of the project in a window to find them, so each of a pass's statements read and
   -- sorted all of the project's items: its time grew with the rows it keeps. The bounds are MATERIALIZED and
+  -- jit off: the plan is costed for the whole project's sets (its estimates pass jit_above_cost), yet it reads a
+  -- few thousand rows; compiling it took ~1.4 s a statement on the bench host, reading it ~5 ms.
   -- the two ranges are separate lateral scans, each a row comparison that only its two-column index
   -- ((session, seq), (session, created_at, id)) answers: the planner cannot fold them into one scan of the
   -- table, nor into a walk of all of a session's items on the smaller session_id index. (seq >= 0: a check.)
