@@ -15,20 +15,26 @@ Two series beside a base (10,000 removed, 10,000 kept):
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 import uuid
 from dataclasses import dataclass
 
-from django.db import connection
+import django
 
-from bench import bulk
-from bench.core import Measure, Settings
-from harness.models import Project
-from runs_app.models import RetentionPolicy
-from runs_app.retention import retention_pass
-from sessions_app.models import SessionItem
-from sessions_app.services import NewItem, session_create, session_items_append
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()  # run alone too (main below); a no-op under bench/run.py
+
+from django.db import connection  # noqa: E402
+
+from bench import bulk  # noqa: E402
+from bench.core import Measure, Settings  # noqa: E402
+from harness.models import Project  # noqa: E402
+from runs_app.models import RetentionPolicy  # noqa: E402
+from runs_app.retention import retention_pass  # noqa: E402
+from sessions_app.models import SessionItem  # noqa: E402
+from sessions_app.services import NewItem, session_create, session_items_append  # noqa: E402
 
 SESSIONS = 10
 RATIO_TARGET = 1.5
@@ -154,3 +160,25 @@ def scenario_retention(settings: Settings) -> list[Measure]:
     out[-1].extra["section"] = "\n".join(lines)
     out[-1].extra["targets_met"] = all_met
     return out
+
+
+def main() -> None:
+    """`python -m bench.retention_growth [--rounds N] [--every-kind]` against DATABASE_URL (migrated): the rows alone.
+
+    --every-kind computes every kind's rules in each round, as the pass did before it skipped the kinds its policy
+    leaves unlimited (for a before/after beside the v1 function; bench/README.md, issue 35's growth section)."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--every-kind", action="store_true")
+    args = parser.parse_args()
+    if args.every_kind:
+        import runs_app.retention as retention
+
+        setattr(retention, "_limited_kinds", lambda policy: list(retention.KINDS) if policy is not None else [])  # noqa: B010
+    print(scenario_retention(Settings(rounds=args.rounds))[-1].extra["section"])
+
+
+if __name__ == "__main__":
+    main()
