@@ -246,7 +246,7 @@ WITH """ + CALLER_SQL + """, facts AS (
                 WHERE a.id = %(approval)s AND a.project_id = %(project)s)) AS approval_ok
 ), fence AS (
     SELECT id FROM runs_app_run
-     WHERE id = %(run)s AND """ + lease_fence_sql() + """
+     WHERE id = %(run)s AND project_id = %(project)s AND """ + lease_fence_sql() + """
        FOR UPDATE
 ), ins AS (
     INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
@@ -261,11 +261,11 @@ WITH """ + CALLER_SQL + """, facts AS (
     UPDATE runs_app_run
        SET last_checkpoint_id = (SELECT id FROM ins), cursor = %(cursor)s::jsonb, version = version + 1,
            updated_at = now()
-     WHERE id = (SELECT id FROM fence) AND EXISTS (SELECT 1 FROM ins)
+     WHERE id = (SELECT id FROM fence) AND project_id = %(project)s AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), task_updated AS (
     UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
-     WHERE id = %(task)s AND EXISTS (SELECT 1 FROM ins)
+     WHERE id = %(task)s AND project_id = %(project)s AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), claim AS (""" + claim_sql(_CHECKPOINT_REPLY) + """)
 SELECT facts.ok, facts.approval_ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated)
