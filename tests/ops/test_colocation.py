@@ -113,6 +113,27 @@ def _checkpoint_continue(world: World) -> None:
     assert response.status_code == 201, response.content
 
 
+THREAD = "lg-thread-1"
+
+
+def _thread_put(world: World, checkpoint_id: str, parent: str | None) -> None:
+    response = world.agent.post("/api/v1/threads/checkpoints/", {
+        "thread_id": THREAD, "checkpoint_id": checkpoint_id, "parent_checkpoint_id": parent,
+        "checkpoint": {"v": 4}, "channel_values": {"notes": "x"}, "metadata": {"step": 0}}, **_key())
+    assert response.status_code == 201, response.content
+
+
+def _saver_put(world: World) -> None:
+    # HarnessSaver.put: the next checkpoint of a LangGraph thread.
+    _thread_put(world, "c00001", "c00000")
+
+
+def _saver_get(world: World) -> None:
+    # HarnessSaver.get_tuple: the thread's latest checkpoint.
+    response = world.agent.get(f"/api/v1/threads/checkpoint/?thread_id={THREAD}")
+    assert response.status_code == 200, response.content
+
+
 def _newest_items(world: World) -> None:
     response = world.agent.get(f"/api/v1/sessions/{world.session.pk}/items/latest/?limit=50")
     assert response.status_code == 200, response.content
@@ -138,6 +159,8 @@ def _decision(world: World) -> None:
 HOT_CALLS: dict[str, Callable[[World], None]] = {
     "session append": _append,
     "checkpoint write": _checkpoint_continue,
+    "LangGraph checkpoint put": _saver_put,
+    "LangGraph latest checkpoint": _saver_get,
     "newest items": _newest_items,
     "latest checkpoint": _latest_checkpoint,
     "run claim": _claim,
@@ -165,6 +188,8 @@ def _statements(world: World, call: Callable[[World], None]) -> list[str]:
 def test_every_hot_statement_names_its_project(name: str, world: World, schema: distribution.Schema) -> None:
     if name == "checkpoint write":
         _checkpoint_write(world)
+    if name.startswith("LangGraph"):
+        _thread_put(world, "c00000", None)
     statements = _statements(world, HOT_CALLS[name])
     touched = {t.table for sql in statements for t in distribution.statement_touches(sql, schema.with_column)}
     assert touched, f"{name}: no statement touched a distributed table (is the call still the hot path?)"
