@@ -1,0 +1,86 @@
+"""Instructions per decision and per resume, in this one process, under valgrind's callgrind (issue 35, part D).
+
+    export CALLGRIND_DIR=$(mktemp -d)   # where callgrind writes this process's dumps, and this script reads them
+    DATABASE_URL=... HARNESS_DEMO=1 SECRET_KEY=x DEBUG=0 valgrind --tool=callgrind \
+      --callgrind-out-file=$CALLGRIND_DIR/ci.%p .venv/bin/python bench/resume_instructions.py [--cycles 15]
+
+The CPU figures of bench/resume_cpu.py swing with this shared machine's load (the same code measured 6.8 and
+8.5 ms per resume within minutes); an instruction count does not. This builds scenario 7's runs (as resume_cpu.py
+does), then decides and resumes `--cycles` of them after a warm-up, asking callgrind (`callgrind_control --dump`,
+which writes the counts so far and zeroes them) for a dump before and after each phase, and prints each phase's
+instructions per cycle from those dumps. Only this process is counted: PostgreSQL's work is not in it, the
+database's round trips are (the client's side of each statement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import resume_cpu  # noqa: E402  (sets Django up)
+from bench.scenarios_store import _project  # noqa: E402
+from bench.scenarios_worker import reviewer, waiting_run  # noqa: E402
+
+
+def _dump(label: str) -> None:
+    """Ask callgrind to dump its counters since the last dump and zero them (read at the end: reading a dump file
+    here would be counted in the next phase)."""
+    subprocess.run(["callgrind_control", "--dump=" + label, str(os.getpid())], check=True, capture_output=True)  # noqa: S607
+
+
+def _totals() -> dict[str, int]:
+    """Each dump's label -> the instructions it counted, from this process's dump files."""
+    out: dict[str, int] = {}
+    for path in Path(os.environ["CALLGRIND_DIR"]).glob(f"*.{os.getpid()}.*"):
+        label, total = "", 0
+        with path.open() as lines:
+            for line in lines:
+                if line.startswith("desc: Trigger: dump "):
+                    label = line.split("desc: Trigger: dump ", 1)[1].strip()
+                elif line.startswith("totals:"):
+                    total = int(line.split()[1])
+        out[label] = total
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cycles", type=int, default=15)
+    args = parser.parse_args()
+    resume_cpu._resume_all(resume_cpu._decided(3))  # warm: imports, caches, prepared statements
+    project = _project()
+    user = reviewer(project)
+    pending = [waiting_run(project, i) for i in range(args.cycles)]
+    from unittest import mock
+
+    import worker.tasks
+    from harness.actors import Actor
+    from runs_app.services import approval_decide
+
+    held: list[int] = []
+    with mock.patch.object(worker.tasks, "enqueue_resume", held.append):
+        _dump("setup")
+        _dump("empty")  # what a dump itself costs this process (a subprocess): taken off each phase
+        for _, approval_id in pending:
+            approval_decide(project=project, approval_id=approval_id, actor=Actor.for_user(user), decision="approve")
+        _dump("decisions")
+    from worker.pipeline import resume_run_by_id
+
+    for run_id in held:
+        resume_run_by_id(run_id, owner="worker:bench-instructions:1")
+    _dump("resumes")
+    totals, n = _totals(), len(held)
+    empty = totals["empty"]
+    decisions, resumes = totals["decisions"] - empty, totals["resumes"] - empty
+    print(f"{n} cycles: {decisions / n / 1e6:.2f} M instructions per decision, {resumes / n / 1e6:.2f} M per resume "
+          f"(a dump's own: {empty / 1e6:.2f} M, taken off)")
+
+
+if __name__ == "__main__":
+    main()
