@@ -95,9 +95,10 @@ def _step_timers() -> Any:
     import worker.pipeline as pipeline
     from worker.steps import bind_result
 
-    saved = (pipeline.count_start, pipeline.PRE_CALL_STEPS, pipeline.BINDING_STEPS, pipeline._move_on,
+    names = vars(pipeline)  # count_start is imported there, not exported: patched in the module's namespace
+    saved = (names["count_start"], pipeline.PRE_CALL_STEPS, pipeline.BINDING_STEPS, pipeline._move_on,
              bind_result.call, bind_result.deliver)
-    pipeline.count_start = _timed("load: start count (own commit)", pipeline.count_start)
+    names["count_start"] = _timed("load: start count (own commit)", names["count_start"])
     pipeline.PRE_CALL_STEPS = tuple((name, _timed(f"{name}" if name != "bind_result" else "bind_result: intent + "
                                                   "dispatch", fn)) for name, fn in pipeline.PRE_CALL_STEPS)
     pipeline.BINDING_STEPS = tuple((name, _timed(name, fn)) for name, fn in pipeline.BINDING_STEPS)
@@ -107,7 +108,7 @@ def _step_timers() -> Any:
     try:
         yield
     finally:
-        (pipeline.count_start, pipeline.PRE_CALL_STEPS, pipeline.BINDING_STEPS, pipeline._move_on,
+        (names["count_start"], pipeline.PRE_CALL_STEPS, pipeline.BINDING_STEPS, pipeline._move_on,
          bind_result.call, bind_result.deliver) = saved
 
 

@@ -15,10 +15,12 @@ database's round trips are (the client's side of each statement).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -35,7 +37,8 @@ def _dump(label: str) -> None:
 
 
 def _totals() -> dict[str, int]:
-    """Each dump's label -> the instructions it counted, from this process's dump files."""
+    """Each dump's label -> the instructions its dumps counted (summed over the dumps of that label), from this
+    process's dump files; `label#count` -> how many dumps had it."""
     out: dict[str, int] = {}
     for path in Path(os.environ["CALLGRIND_DIR"]).glob(f"*.{os.getpid()}.*"):
         label, total = "", 0
@@ -45,13 +48,29 @@ def _totals() -> dict[str, int]:
                     label = line.split("desc: Trigger: dump ", 1)[1].strip()
                 elif line.startswith("totals:"):
                     total = int(line.split()[1])
-        out[label] = total
+        out[label] = out.get(label, 0) + total
+        out[label + "#count"] = out.get(label + "#count", 0) + 1
     return out
+
+
+def _dumping(name: str, fn: Any) -> Any:
+    """`fn`, with a dump before (the pipeline's own work since the last one) and after it (the step's)."""
+    label = name.replace(" ", "_")
+
+    def dumped(*args: Any, **kwargs: Any) -> Any:
+        _dump("rest")
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _dump("step:" + label)
+    return dumped
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cycles", type=int, default=15)
+    parser.add_argument("--steps", action="store_true",
+                        help="also each step's instructions (a dump around each of the pipeline's calls)")
     args = parser.parse_args()
     resume_cpu._resume_all(resume_cpu._decided(3))  # warm: imports, caches, prepared statements
     project = _project()
@@ -72,14 +91,27 @@ def main() -> None:
         _dump("decisions")
     from worker.pipeline import resume_run_by_id
 
-    for run_id in held:
-        resume_run_by_id(run_id, owner="worker:bench-instructions:1")
-    _dump("resumes")
+    timers: Any = contextlib.nullcontext()
+    if args.steps:  # resume_cpu's step timers, each call dumped instead of timed
+        resume_cpu._timed = _dumping
+        timers = resume_cpu._step_timers()
+    _dump("setup-steps")  # the step timers set up: not counted
+    with timers:
+        for run_id in held:
+            resume_run_by_id(run_id, owner="worker:bench-instructions:1")
+        _dump("rest")
     totals, n = _totals(), len(held)
-    empty = totals["empty"]
-    decisions, resumes = totals["decisions"] - empty, totals["resumes"] - empty
+    empty = totals["empty"] / totals["empty#count"]  # one dump's own cost, taken off every interval
+    decisions = totals["decisions"] - empty
+    parts = {label: totals[label] - empty * totals[label + "#count"] for label in totals
+             if not label.endswith("#count") and (label == "rest" or label.startswith("step:"))}
+    resumes = sum(parts.values())
     print(f"{n} cycles: {decisions / n / 1e6:.2f} M instructions per decision, {resumes / n / 1e6:.2f} M per resume "
-          f"(a dump's own: {empty / 1e6:.2f} M, taken off)")
+          f"(a dump's own: {empty / 1e6:.2f} M, taken off each interval)")
+    if args.steps:
+        print("  M instructions per resume | step (the rest: the pipeline's own, trace flushes, commits, metrics)")
+        for label, count in sorted(parts.items(), key=lambda kv: -kv[1]):
+            print(f"  {count / n / 1e6:6.3f} | {label.removeprefix('step:').replace('_', ' ')}")
 
 
 if __name__ == "__main__":
