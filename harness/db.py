@@ -22,13 +22,40 @@ from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
+from psycopg._queries import PostgresQuery, _query2pg_nocache
 from psycopg.adapt import Loader
 
 _M = TypeVar("_M", bound=Model)
 
 
+# psycopg turns a statement's `%(name)s` placeholders into `$n` on every execution, a regular-expression split of its
+# text, and caches the result only for texts up to 4 KB and 50 parameters (psycopg._queries, against ORMs' one-off
+# multi-row INSERTs). The hand-written statements are fixed texts of the source, a few dozen, and the longest are
+# the hottest: the resume's load (6 KB: a run with its task, checkpoint, approval and session) and the checkpoint
+# write (4.3 KB) were split again on every resume, about a tenth of the resume's CPU (bench/README.md, issue 35).
+# Their conversion is kept here, bounded, whatever their length; the parameters are still dumped on each call.
+_converted = functools.lru_cache(maxsize=256)(_query2pg_nocache)
+
+
+class _HandWrittenQuery(PostgresQuery):
+    """psycopg's query conversion, remembered for every length (`_converted`); anything but a text with parameters
+    goes psycopg's own way."""
+
+    __slots__ = ()
+
+    def convert(self, query: Any, vars: Any) -> None:
+        if vars is None or not isinstance(query, str):
+            super().convert(query, vars)
+            return
+        encoding = self._tx.encoding
+        self.query, self._want_formats, self._order, self._parts = _converted(query.encode(encoding), encoding)
+        self.dump(vars)
+
+
 class _PreparingCursor(psycopg.Cursor):
     """Server-side binding; every statement is prepared on first use (when the connection allows it)."""
+
+    _query_cls = _HandWrittenQuery
 
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
                 ) -> Self:
