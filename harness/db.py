@@ -22,13 +22,42 @@ from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
+from psycopg._queries import PostgresQuery, _query2pg_nocache  # private: psycopg is pinned (requirements.lock)
 from psycopg.adapt import Loader
 
 _M = TypeVar("_M", bound=Model)
 
 
+@functools.lru_cache(maxsize=256)
+def _converted(query: str, encoding: str) -> Any:
+    return _query2pg_nocache(query.encode(encoding), encoding)
+
+
+class _HotQuery(PostgresQuery):
+    """A hand-written statement's text, its `%(name)s` placeholders turned into `$n` once per process.
+
+    psycopg keeps that conversion only for texts of at most 4,096 bytes (psycopg._queries'
+    MAX_CACHED_STATEMENT_LENGTH, against ORM-built texts that never repeat); the checkpoint write, 4.3 KB with its
+    claim and caller CTEs, had its text split by a regular expression on every request: a third of that request's
+    CPU under cProfile (bench/README.md, issue 35). The statements run through prepared_cursor are a handful of fixed
+    texts (a text is a module's constant), so every one is kept, keyed by the str itself (its hash is computed once);
+    the cache is bounded all the same. The parts are shared between calls, as psycopg's own cache shares them."""
+
+    __slots__ = ()
+
+    def convert(self, query: Any, vars: Any) -> None:
+        if vars is None or type(query) is not str:
+            super().convert(query, vars)
+            return
+        self.query, self._want_formats, self._order, self._parts = _converted(query, self._tx.encoding)
+        self.dump(vars)
+
+
 class _PreparingCursor(psycopg.Cursor):
-    """Server-side binding; every statement is prepared on first use (when the connection allows it)."""
+    """Server-side binding; every statement is prepared on first use (when the connection allows it), its text
+    converted once per process (_HotQuery)."""
+
+    _query_cls = _HotQuery
 
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
                 ) -> Self:
