@@ -104,12 +104,40 @@ class _TextAsBytes(Loader):
 def fetch_json_text(sql: str, params: dict[str, Any]) -> bytes | None:
     """The one text column of a statement's one row (None: no row, or NULL), as its UTF-8 bytes: a JSON text
     PostgreSQL wrote that the API sends as it comes. Not decoded to str to be encoded back: for a lineage of 1,000
-    ~1 KB checkpoints that was two passes over a megabyte in the web process. A prepared statement."""
-    with prepared_cursor() as cursor:
-        cursor.cursor.adapters.register_loader("text", _TextAsBytes)
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+    ~1 KB checkpoints that was two passes over a megabyte in the web process. A prepared statement.
+
+    Its driver cursor, whose text loader hands out bytes, is made once per connection and kept (_json_text_cursor):
+    a new cursor per read (its own adapters map, the loader registered on it) was ~5% of a newest-items read's CPU
+    (bench/README.md, issue 35). The cursor is used here only, for one statement and its one row, never while
+    another of its reads is open; it is still wrapped in Django's cursor for each read, so query logging, the
+    connection's execute wrappers and its error translation see the statement as before."""
+    db = connections[DEFAULT_DB_ALIAS]
+    db.close_if_health_check_failed()  # as prepared_cursor: it may be a request's first statement
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    logged = db.queries_logged
+    raw = _json_text_cursor(db, logged)
+    cursor = (db.make_debug_cursor if logged else db.make_cursor)(raw)  # type: ignore[arg-type]  # as above
+    cursor.execute(sql, params)
+    row = cursor.fetchone()
     return None if row is None else row[0]
+
+
+_JSON_CURSOR_ATTR = "_harness_json_text_cursor"
+
+
+def _json_text_cursor(db: Any, logged: bool) -> psycopg.Cursor:
+    """The connection's kept cursor for fetch_json_text (one for logged statements, one for the others), made
+    anew when Django has opened another connection since, or the cursor was closed."""
+    kept: dict[bool, psycopg.Cursor] | None = getattr(db.connection, _JSON_CURSOR_ATTR, None)
+    if kept is None:
+        kept = {}
+        setattr(db.connection, _JSON_CURSOR_ATTR, kept)  # on the driver's connection: it goes with it
+    cursor = kept.get(logged)
+    if cursor is None or cursor.closed:
+        cursor = kept[logged] = (_LoggedPreparingCursor if logged else _PreparingCursor)(db.connection)
+        cursor.adapters.register_loader("text", _TextAsBytes)
+    return cursor
 
 
 # A list of ids as a hot statement takes it: one comma-joined text that PostgreSQL splits (`id_list_sql`), not a
