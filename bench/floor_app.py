@@ -24,8 +24,9 @@ _conn: psycopg.Connection | None = None
 
 READ_ROWS = 10_000
 # The read: the newest 50 by the primary key's order, oldest first, as one JSON array PostgreSQL writes (text, so
-# psycopg hands it over as a str without parsing it).
-READ_SQL = """SELECT coalesce(json_agg(json_build_object('seq', r.seq, 'content', r.content) ORDER BY r.seq), '[]')::text
+# its bytes loader hands it over as PostgreSQL sent it, unparsed).
+READ_SQL = """
+SELECT coalesce(json_agg(json_build_object('seq', r.seq, 'content', r.content) ORDER BY r.seq), '[]')::text
   FROM (SELECT seq, content FROM bench_http_read_floor WHERE sid = 1 ORDER BY seq DESC LIMIT 50) r"""
 
 

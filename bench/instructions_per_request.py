@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,7 +29,8 @@ def instructions(tree: Path, call: str, requests: int) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "cachegrind.out"
         run = subprocess.run(
-            ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out}", sys.executable,
+            [shutil.which("valgrind") or "/usr/bin/valgrind", "--tool=cachegrind", "--cache-sim=no",
+             f"--cachegrind-out-file={out}", sys.executable,
              str(tree / "bench" / "cpu_per_request.py"), "--requests", str(requests), "--only", call],
             capture_output=True, text=True, env=os.environ, check=False)
         found = re.search(r"I\s+refs:\s+([\d,]+)", run.stderr)
