@@ -11,7 +11,7 @@ from django.db import transaction
 from harness import fields
 from harness.actors import Actor
 from harness.audit import audit_record
-from harness.db import api_time_sql, build_instance, prepared_cursor
+from harness.db import api_time_sql, prepared_cursor
 from harness.http.auth import CALLER_HOLDS, CALLER_SQL, TokenCheck, caller_params
 from harness.http.errors import ConflictError, NotFoundError, ValidationFailed
 from harness.http.idempotency import Claim, KeyTaken, claim_params, claim_sql, execute_claimed
@@ -116,18 +116,18 @@ def session_items_append(
         if claim is not None and claim.taken():
             raise KeyTaken(claim)
         _explain_refused_append(project, session_id, expected_last_seq)
-    # The rows as the database now holds them, built as the ORM builds a row it read (harness.db.build_instance:
-    # every field given, so nothing is deferred), without Model.__init__'s per-field work: the append's reply is
-    # built from them on every call (issue 35).
     return [
-        build_instance(SessionItem, _ITEM_ATTNAMES,
-                       (row[0], session_id, row[1], item["role"], item.get("content"), item.get("run_id"), row[2]))
+        SessionItem(
+            id=row[0],
+            session_id=session_id,
+            seq=row[1],
+            role=item["role"],
+            content=item.get("content"),
+            run_id=item.get("run_id"),
+            created_at=row[2],
+        )
         for row, item in zip(rows, items, strict=True)
     ]
-
-
-# SessionItem's fields in the model's order, as build_instance takes them.
-_ITEM_ATTNAMES = ("id", "session_id", "seq", "role", "content", "run_id", "created_at")
 
 
 # The API's reply to the append (sessions_app.api.item_out for each item), as the claimed key records it.
