@@ -81,7 +81,7 @@ def _scenarios() -> dict:
 
     found = dict(scenarios_store.SCENARIOS)
     for name in ("scenarios_api", "scenarios_adapters", "scenarios_http", "scenarios_worker", "scenarios_growth",
-                 "scenarios_ecosystem"):
+                 "scenarios_ecosystem", "scenarios_scale"):
         try:
             module = __import__(f"bench.{name}", fromlist=["SCENARIOS"])
         except ImportError:
@@ -151,9 +151,11 @@ def _render(results: list[Measure], settings: Settings, args: argparse.Namespace
         "",
     ]
     http = [m for m in results if m.scenario.startswith(("H", "A", "E"))]
-    in_process = [m for m in results if not m.scenario.startswith(("H", "A", "E"))]
+    scaled = [m for m in results if m.scenario.startswith("S")]
+    in_process = [m for m in results if not m.scenario.startswith(("H", "A", "E", "S"))]
     for title, part in (("## Over HTTP: what agents call (black-box, Idempotency-Key on every POST, ~1 KB payloads)",
-                         http), ("## In process and the rest", in_process)):
+                         http), ("## Scaled out: two web and two worker processes on one database", scaled),
+                        ("## In process and the rest", in_process)):
         if part:
             lines += [title, "", *_table(part), ""]
     lines += ["", "## Targets (ratio of ops/s in the same run)", "",
