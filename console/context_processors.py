@@ -8,6 +8,7 @@ function `(project_ids) -> int` in the app that owns the rows and name it in COU
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from django.conf import settings
 from django.http import HttpRequest
 
 from harness.http.context import context_of
@@ -59,4 +60,4 @@ def console_counts(request: HttpRequest) -> dict[str, Counts]:
     if context.console_counts is None:
         context.console_counts = Counts(request)
     counts: Counts = context.console_counts
-    return {"counts": counts}
+    return {"counts": counts, "push_url": settings.HARNESS_PUSH_URL}
