@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
@@ -34,7 +35,9 @@ def _free_port() -> int:
 
 @contextmanager
 def _push_server(console: str) -> Iterator[str]:
+    """The push on another port of the console's own host: the same site, so the session cookie goes along."""
     port = _free_port()
+    host = urlsplit(console).hostname or "127.0.0.1"
     server = uvicorn.Server(uvicorn.Config(mcp_app(console_url=console), host="127.0.0.1", port=port,
                                            log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, name="push-server", daemon=True)
@@ -44,7 +47,7 @@ def _push_server(console: str) -> Iterator[str]:
         assert thread.is_alive() and time.monotonic() < deadline, "the push server did not start"
         time.sleep(0.05)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://{host}:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=15)
