@@ -64,29 +64,37 @@ def _reviewer(project: Any) -> Any:
     return Actor.for_user(user)
 
 
-def _server_connections() -> int:
-    from django.db import connection
+class _Probe:
+    """The database's own counters, read on a connection of the probe's own (not Django's: the waiters' loop is
+    async, and the bench's Django connection is closed while it counts the server's)."""
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                       "AND pid <> pg_backend_pid() AND backend_type = 'client backend'")
-        return int(cursor.fetchone()[0])
+    def __init__(self) -> None:
+        import psycopg
 
+        from harness.push.hub import conninfo
 
-def _transactions() -> int:
-    from django.db import connection
+        self.conn = psycopg.connect(**conninfo(), autocommit=True)
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_stat_clear_snapshot()")
-        cursor.execute("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()")
-        return int(cursor.fetchone()[0])
+    def connections(self) -> int:
+        """Client connections to the bench database but this probe's (the push server's, at that moment)."""
+        row = self.conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                "AND pid <> pg_backend_pid() AND backend_type = 'client backend'").fetchone()
+        return int(row[0]) if row else 0
 
+    def transactions(self) -> int:
+        self.conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = self.conn.execute("SELECT xact_commit + xact_rollback FROM pg_stat_database "
+                                "WHERE datname = current_database()").fetchone()
+        return int(row[0]) if row else 0
 
-def _rate_at_rest(seconds: float) -> float:
-    """Transactions/s of the whole database over `seconds`, less this probe's own (two reads per sample)."""
-    first = _transactions()
-    time.sleep(seconds)
-    return max(0.0, (_transactions() - first - 2) / seconds)
+    def rate_at_rest(self, seconds: float) -> float:
+        """Transactions/s of the whole database over `seconds`, less this probe's own (its two reads)."""
+        first = self.transactions()
+        time.sleep(seconds)
+        return max(0.0, (self.transactions() - first - 2) / seconds)
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 async def _wait(http: Any, base: str, approval: int, timeout: float) -> Any:
@@ -190,39 +198,47 @@ def _p2(settings: Settings, server: procs.Server) -> Measure:
     count, window = 1000, (5.0 if settings.duration <= 2 else 15.0)
     project, token, ids = _fixture("bench-push-p2", count)
     base = f"http://127.0.0.1:{server.port}"
-    idle_connections = _server_connections()
-    idle_rate = _rate_at_rest(window)
+    from django.db import connections
+
+    connections.close_all()  # the bench's own connection is not the server's
+    probe = _Probe()
+    idle_connections = probe.connections()
+    idle_rate = probe.rate_at_rest(window)
     result: dict[str, Any] = {}
 
     async def main() -> None:
+        loop = asyncio.get_running_loop()
         limits = httpx.Limits(max_connections=count + 10, max_keepalive_connections=count + 10)
         async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120, limits=limits) as http:
             tasks = [asyncio.ensure_future(_wait(http, base, a, 60)) for a in ids]
-            # Every wait has made its first read (the server holds them all) once the server's hub holds them:
-            # wait until the database is at rest (no transaction for 1 s) before measuring.
-            quiet_since, last = time.perf_counter(), _transactions()
-            deadline = time.perf_counter() + 40
+            # Every wait has made its first read once the database is at rest (no transaction for 1 s).
+            quiet_since, last = time.perf_counter(), await loop.run_in_executor(None, probe.transactions)
+            deadline = time.perf_counter() + 45
             while time.perf_counter() < deadline:
                 await asyncio.sleep(0.5)
-                now = _transactions()
+                now = await loop.run_in_executor(None, probe.transactions)
                 if now - last > 2:
                     quiet_since = time.perf_counter()
                 last = now
-                if time.perf_counter() - quiet_since > 1.0:
+                if time.perf_counter() - quiet_since > 1.5:
                     break
-            result["connections"] = _server_connections()
-            result["rate"] = await asyncio.get_running_loop().run_in_executor(None, _rate_at_rest, window)
+            result["connections"] = await loop.run_in_executor(None, probe.connections)
+            result["rate"] = await loop.run_in_executor(None, probe.rate_at_rest, window)
             result["open"] = sum(1 for t in tasks if not t.done())
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
     t0 = time.perf_counter()
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        probe.close()
     section = "\n".join([
         "## P2: 1,000 agents waiting at rest (the push)", "",
         f"- long polls open while measured: {result['open']} of {count}",
-        f"- database connections (all clients of the bench database, the bench's own excluded): "
+        f"- database connections (every client of the bench database but the probe's: the push server's LISTEN "
+        f"and its read threads' persistent connections): "
         f"{result['connections']} with 1,000 waiting, {idle_connections} with the server idle",
         f"- transactions/s at rest over {window:g} s: {result['rate']:.1f} with 1,000 waiting, "
         f"{idle_rate:.1f} idle",
