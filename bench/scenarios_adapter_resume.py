@@ -81,7 +81,6 @@ def _fake_model() -> Any:
 
 async def _agents_once(web: str, token: str, push_url: str) -> tuple[int, float, bool]:
     from agents import Agent, RunConfig, function_tool
-
     from harness_client import AsyncHarnessClient
     from harness_client.agents import HarnessApprovals, HarnessSession, run_with_approvals
 
@@ -110,9 +109,8 @@ class _State(TypedDict):
 
 
 def _graph(saver: Any) -> Any:
-    from langgraph.graph import END, START, StateGraph
-
     from harness_client.langgraph import request_approval
+    from langgraph.graph import END, START, StateGraph
 
     def publish(state: _State) -> dict[str, Any]:
         decision = request_approval("publish", {"topic": state["topic"]}, reason="public")
@@ -128,10 +126,9 @@ def _graph(saver: Any) -> Any:
 
 
 def _langgraph_once(web: str, token: str, push_url: str) -> tuple[int, float, bool]:
-    from langgraph.types import Command
-
     from harness_client import HarnessClient
     from harness_client.langgraph import HarnessSaver, approval_ids
+    from langgraph.types import Command
 
     with HarnessClient(web, token, push_url=push_url) as hc:
         saver = HarnessSaver(client=hc)
@@ -168,7 +165,7 @@ def scenario_adapter_resume(settings: Settings) -> list[Measure]:
         for flow, once in flows.items():
             once(push_url)  # warm: the first graph / agent run, the worker's first resume
             latencies: dict[str, list[float]] = {s: [] for s in subjects}
-            ok: dict[str, bool] = {s: True for s in subjects}
+            ok: dict[str, bool] = dict.fromkeys(subjects, True)
             t0 = time.perf_counter()
             for _ in range(per_subject):
                 for subject, url in subjects.items():  # turn about

@@ -7,7 +7,7 @@ asyncio loop in this process) with an agent token; the decisions are `approval_d
 database connection (a reviewer's decision, committed as the console commits it).
 
     P1 decision -> agent sees it   100 agents waiting (each one decided is replaced by a new waiter, so 99-100
-                                   wait at every decision); decisions one at a time, 20 ms apart. Latency from
+                                   wait at every decision); decisions one at a time, 100 ms apart. Latency from
                                    the decision's commit to the waiter's answer (p50 target <= 20 ms), and from
                                    the call that decides (its own commit included).
     P2 1,000 waiters at rest       1,000 long polls open on 1,000 pending approvals: the database connections
@@ -29,6 +29,7 @@ from bench.core import Measure, Settings, _percentile
 from bench.scenarios_http import agent_token
 
 P50_TARGET_MS = 20.0
+GAP = 0.1  # s between decisions (P1)
 
 
 def _fixture(slug: str, count: int) -> tuple[Any, str, list[int]]:
@@ -93,6 +94,16 @@ class _Probe:
         time.sleep(seconds)
         return max(0.0, (self.transactions() - first - 2) / seconds)
 
+    def until_quiet(self, quiet: float, limit: float) -> None:
+        """Until the database ran no transaction (but this probe's) for `quiet` seconds, or `limit` passed."""
+        deadline, quiet_since, last = time.perf_counter() + limit, time.perf_counter(), self.transactions()
+        while time.perf_counter() < deadline and time.perf_counter() - quiet_since < quiet:
+            time.sleep(0.25)
+            now = self.transactions()
+            if now - last > 1:
+                quiet_since = time.perf_counter()
+            last = now
+
     def close(self) -> None:
         self.conn.close()
 
@@ -106,7 +117,7 @@ async def _wait(http: Any, base: str, approval: int, timeout: float) -> Any:
 def _p1(settings: Settings, server: procs.Server) -> Measure:
     import httpx
 
-    waiting, decisions = 100, (40 if settings.duration <= 2 else 300)
+    waiting, decisions = 100, (40 if settings.duration <= 2 else 200)
     project, token, ids = _fixture("bench-push-p1", waiting + decisions)
     actor = _reviewer(project)
     base = f"http://127.0.0.1:{server.port}"
@@ -124,18 +135,23 @@ def _p1(settings: Settings, server: procs.Server) -> Measure:
         answers[approval] = body
 
     def decide_all(order: list[int], started: threading.Event) -> None:
-        from django.db import close_old_connections
+        from django.db import connections
 
         from runs_app.services import approval_decide
 
         started.wait()
-        time.sleep(3.0)  # the 100 first waits are registered (their first reads done) before the first decision
+        probe = _Probe()
+        try:
+            probe.until_quiet(1.5, 60)  # the 100 first waits have made their first reads: the server waits only
+        finally:
+            probe.close()
         for approval in order:
             called_at[approval] = time.perf_counter()
             approval_decide(project=project, approval_id=approval, actor=actor, decision="approve", reason="ok")
             committed_at[approval] = time.perf_counter()
-            time.sleep(0.02)
-        close_old_connections()
+            # One decision at a time, each seen before the next: the latency of a wake, not of a queue of them.
+            time.sleep(GAP)
+        connections.close_all()  # this thread's connection is not the server's (P2 counts those)
 
     async def main() -> None:
         limits = httpx.Limits(max_connections=waiting + 50, max_keepalive_connections=waiting + 50)
@@ -180,7 +196,7 @@ def _p1(settings: Settings, server: procs.Server) -> Measure:
         "## P1: decision -> agent sees it (the push, 100 agents waiting)", "",
         f"- {len(decided)} decisions, 100 long polls open at each (manage.py mcp, one LISTEN connection)",
         f"- from the decision's commit: p50 {p50:.1f} ms, p90 {_percentile(after_commit, 0.9):.1f} ms, "
-        f"p99 {_percentile(after_commit, 0.99):.1f} ms, max {after_commit[-1] if after_commit else float('nan'):.1f} ms",
+        f"p99 {_percentile(after_commit, 0.99):.1f} ms, max {max(after_commit, default=float('nan')):.1f} ms",
         f"- from the decide call's start (its own commit included): p50 {_percentile(after_call, 0.5):.1f} ms",
         f"- target p50 <= {P50_TARGET_MS:g} ms: **{'met' if met else 'not met'}**",
         "- polling at the client's default (1 s, growing by half to 10 s): a decision waits 0.5 s on average for "
@@ -242,8 +258,8 @@ def _p2(settings: Settings, server: procs.Server) -> Measure:
         f"{result['connections']} with 1,000 waiting, {idle_connections} with the server idle",
         f"- transactions/s at rest over {window:g} s: {result['rate']:.1f} with 1,000 waiting, "
         f"{idle_rate:.1f} idle",
-        f"- polling at the client's default 1 s instead: 1,000 GETs/s (each at least one statement, and a web "
-        f"worker's time), falling to 100/s at the 10 s ceiling", ""])
+        "- polling at the client's default 1 s instead: 1,000 GETs/s (each at least one statement, and a web "
+        "worker's time), falling to 100/s at the 10 s ceiling", ""])
     return Measure(scenario="P2 1,000 waiters at rest", subject="push long poll (manage.py mcp)", clients=count,
                    ops=result["open"], seconds=time.perf_counter() - t0, p50_ms=0.0, p99_ms=0.0, peak_rss_mb=0.0,
                    extra={"check": result["open"] == count, "connections": result["connections"],

@@ -76,7 +76,7 @@ class PushHub:
         self.listening = False
         self.connects = 0  # LISTEN connections opened: more than one means it reconnected
         self._task: asyncio.Task[None] | None = None
-        self._listening_now: asyncio.Event | None = None
+        self._listening_now = asyncio.Event()  # bound to no loop until awaited (the server's)
 
     # --- the waiters' side ---------------------------------------------------------------------------
 
@@ -113,9 +113,7 @@ class PushHub:
         a first waiter does not miss the decision made right after it asked. A database that does not answer
         leaves the hub retrying in the background and the routes re-reading on their own clock."""
         if self._task is None:
-            self._listening_now = asyncio.Event()
             self._task = asyncio.get_running_loop().create_task(self._listen(), name="harness-push-listen")
-        assert self._listening_now is not None
         if not self.listening:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._listening_now.wait(), wait)
@@ -152,7 +150,6 @@ class PushHub:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self.connects += 1
                     self.listening, attempt = True, 0
-                    assert self._listening_now is not None
                     self._listening_now.set()
                     # What was sent while nobody listened is lost: every waiter reads again.
                     self.wake_all()
@@ -165,7 +162,6 @@ class PushHub:
             except Exception as exc:  # noqa: BLE001 - any failure of the connection: reconnect, keep serving
                 log.warning("push: LISTEN connection lost (%s: %s); reconnecting", type(exc).__name__, exc)
             self.listening = False
-            assert self._listening_now is not None
             self._listening_now.clear()
             self.wake_all()  # they fall back to re-reading on their own clock until the hub listens again
             await asyncio.sleep(RECONNECT_DELAYS[min(attempt, len(RECONNECT_DELAYS) - 1)])

@@ -17,6 +17,7 @@ loop, not on a worker thread: only its reads take a thread, for a few millisecon
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -89,10 +90,8 @@ async def _sleep_until_woken(hub: PushHub, waiter: Waiter, deadline: float) -> N
         return
     if not hub.listening:  # no LISTEN now (the database restarting): read again on our own clock meanwhile
         remaining = min(remaining, UNLISTENED_RECHECK)
-    try:
+    with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(waiter.event.wait(), remaining)
-    except TimeoutError:
-        pass
 
 
 async def approval_wait(request: Request) -> Response:

@@ -9,8 +9,8 @@ import time
 from typing import Any
 
 import pytest
-
 from harness_client import ApprovalWaitTimeout, AsyncHarnessClient, HarnessClient
+
 from tests.client.conftest import run_async
 from tests.mcp.conftest import McpLive
 from tests.mcp.test_push import WOKEN_WITHIN, _ask, _base, _decide, _until_watched
