@@ -38,7 +38,8 @@ class _Reviewer(threading.Thread):
 
     def __init__(self, project: Any) -> None:
         super().__init__(daemon=True)
-        self.project, self.committed, self.stopping = project, {}, threading.Event()
+        self.project, self.stopping = project, threading.Event()
+        self.committed: dict[int, float] = {}
         from bench.scenarios_push import _reviewer
 
         self.actor = _reviewer(project)
