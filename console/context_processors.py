@@ -55,10 +55,14 @@ class Counts(Mapping[str, int]):
         return len(COUNTS)
 
 
-def console_counts(request: HttpRequest) -> dict[str, Counts | str]:
+def console_counts(request: HttpRequest) -> dict[str, Counts]:
     context = context_of(request)  # once per request, whatever renders it (harness.http.context)
     if context.console_counts is None:
         context.console_counts = Counts(request)
     counts: Counts = context.console_counts
-    # The push's origin: the live pages listen to it when set (static/js/push.js, base.html's data-push-url).
-    return {"counts": counts, "push_url": settings.HARNESS_PUSH_URL}
+    return {"counts": counts}
+
+
+def console_push(request: HttpRequest) -> dict[str, str]:
+    """The push's origin: the live pages listen to it when set (static/js/push.js, base.html's data-push-url)."""
+    return {"push_url": settings.HARNESS_PUSH_URL}
