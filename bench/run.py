@@ -81,7 +81,7 @@ def _scenarios() -> dict:
 
     found = dict(scenarios_store.SCENARIOS)
     for name in ("scenarios_api", "scenarios_adapters", "scenarios_http", "scenarios_worker", "scenarios_growth",
-                 "scenarios_ecosystem", "scenarios_scale"):
+                 "scenarios_ecosystem", "scenarios_scale", "scenarios_push", "scenarios_adapter_resume"):
         try:
             module = __import__(f"bench.{name}", fromlist=["SCENARIOS"])
         except ImportError:
