@@ -110,6 +110,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.console_counts",
+                "console.context_processors.console_push",
             ],
         },
     }
@@ -158,6 +159,8 @@ if _replica_url:
 HARNESS_REPLICA_PAGES = frozenset(env_list("HARNESS_REPLICA_PAGES"))
 # The console's live pages poll (runs_app.views.live): one cheap "changed?" statement per poll.
 HARNESS_CONSOLE_POLL_SECONDS = env_int("HARNESS_CONSOLE_POLL_SECONDS")
+# The push's origin for the console's live pages (static/js/push.js); empty: they poll only.
+HARNESS_PUSH_URL = env_str("HARNESS_PUSH_URL").rstrip("/")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

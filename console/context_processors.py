@@ -8,6 +8,7 @@ function `(project_ids) -> int` in the app that owns the rows and name it in COU
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from django.conf import settings
 from django.http import HttpRequest
 
 from harness.http.context import context_of
@@ -60,3 +61,8 @@ def console_counts(request: HttpRequest) -> dict[str, Counts]:
         context.console_counts = Counts(request)
     counts: Counts = context.console_counts
     return {"counts": counts}
+
+
+def console_push(request: HttpRequest) -> dict[str, str]:
+    """The push's origin: the live pages listen to it when set (static/js/push.js, base.html's data-push-url)."""
+    return {"push_url": settings.HARNESS_PUSH_URL}

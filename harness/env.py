@@ -146,6 +146,11 @@ _VARIABLES = (
     EnvVar("HARNESS_CONSOLE_POLL_SECONDS", "int", 5, "How often an open inbox, overview or run page asks whether "
            "anything changed (an unchanged answer is 204 after one statement: [Scaling](scaling.md)).", "requests",
            minimum=1),
+    EnvVar("HARNESS_PUSH_URL", "str", "", "Where the push is (the `mcp` process's origin, e.g. "
+           "`http://127.0.0.1:8001`) for the console's live pages, which then redraw when a change commits instead "
+           "of at their next poll; unset, they poll (behind a proxy that routes `/push/` there: the console's own "
+           "origin). Agents' clients read it too, for their waits (`push_url=`; `\"\"`: they poll; [Waiting for a "
+           "decision](../agents/push.md)).", "requests", (_SETTINGS, _START, "client/")),
     EnvVar("HARNESS_IDEMPOTENCY_LOCK_TIMEOUT_MS", "int", 5000, "How long a duplicate keyed POST waits for the "
            "first before 409 `idempotency_in_progress`.", "requests", minimum=1),
     # The resume worker, tools and node handlers.

@@ -241,11 +241,12 @@ class HarnessApprovals:
     an idempotency key derived from the SDK's call id (`agents-sdk:<run>:<call id>`), with
     `executor="agent"`: the SDK runs the tool itself once approved, nothing runs in the resume worker. The
     request is posted under an Idempotency-Key derived from the same key, so a process that restarts and
-    asks again gets the same approval back. `decide` then waits (`timeout`, polling from `poll_interval` up
-    to `max_poll_interval` seconds) until the approval is decided and the worker has bound the decision to the
-    run, and applies it: `state.approve(item)`; or `state.reject(item)` with the reviewer's reason as the
-    message the model reads (also for an expired approval, and for arguments a reviewer edited: the SDK can
-    only run the call it made, so the model is told which arguments were approved and may call again).
+    asks again gets the same approval back. `decide` then waits (`timeout`) until the approval is decided and
+    the worker has bound the decision to the run (on the push's long poll when the client has one,
+    docs/agents/push.md; else polling from `poll_interval` up to `max_poll_interval` seconds), and applies it:
+    `state.approve(item)`; or `state.reject(item)` with the reviewer's reason as the message the model reads
+    (also for an expired approval, and for arguments a reviewer edited: the SDK can only run the call it made,
+    so the model is told which arguments were approved and may call again).
     A run the resume left `blocked` raises ApprovalNotApplied. `lease_owner`: the owner you leased the run
     with, if you claim it (sent with every request; None says you hold no lease). `on_request(approval)` is
     called when a request is posted (say where the reviewer finds it); `decisions` keeps every decided

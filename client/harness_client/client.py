@@ -23,7 +23,7 @@ from typing import Any, Generic, ParamSpec, Self, TypeVar, cast, overload
 import httpx
 
 from harness_client import operations as ops
-from harness_client.errors import HarnessError, TransportError, error_from_response
+from harness_client.errors import HarnessError, PushUnavailable, TransportError, error_from_response
 from harness_client.models import NarrowedToken
 from harness_client.protocol import Call, Paged, Sleep, Steps
 from harness_client.retry import RetryPolicy
@@ -38,6 +38,15 @@ log = logging.getLogger("harness_client")
 
 
 # --- what both clients share: configuration, and judging one answer ---------------------------------------
+
+
+def push_root(push_url: str | None, base_url: str) -> str | None:
+    """Where the waits are (the ASGI process's /api/v1/.../wait/ routes): `push_url`, else HARNESS_PUSH_URL, else
+    the API's own origin (behind a proxy that routes the waits to that process); "" turns the push off (None)."""
+    url = push_url if push_url is not None else os.environ.get("HARNESS_PUSH_URL")
+    if url is None:
+        return base_url
+    return api_root(url) if url.strip() else None
 
 
 def api_root(url: str) -> str:
@@ -104,7 +113,7 @@ class _Base:
 
     def __init__(
         self, base_url: str | None = None, token: str | None = None, *, retry: RetryPolicy | None = None,
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None, push_url: str | None = None,
     ) -> None:
         url = base_url or os.environ.get("HARNESS_URL")
         if not url:
@@ -113,6 +122,7 @@ class _Base:
         if not token:
             raise ValueError("No token: pass token= or set HARNESS_TOKEN (manage.py create_agent_token prints one).")
         self.base_url = api_root(url)
+        self.push_root = push_root(push_url, self.base_url)
         self.retry = retry or RetryPolicy()
         self._headers = {
             "Authorization": f"Bearer {token}", "Accept": "application/json",
@@ -130,7 +140,21 @@ class _Base:
         if parent._narrowing is not None:
             raise ValueError("a client made by for_user cannot make another (a narrowed token cannot mint)")
         self.base_url, self.retry, self._headers = parent.base_url, parent.retry, parent._headers
+        self.push_root = parent.push_root
         self._narrowing, self._owns_http = narrowing, False
+
+    def _push_target(self, call: Call[Any]) -> tuple[str, dict[str, Any]]:
+        """A call's URL and its extra httpx arguments: a push wait goes to the push root, with its own timeout."""
+        if not call.push:
+            return call.path, {}
+        if self.push_root is None:
+            raise PushUnavailable("This client has no push (push_url=\"\"): the wait polls.", code="push_unavailable")
+        return self.push_root + call.path, {"timeout": call.timeout} if call.timeout is not None else {}
+
+    def _push_lost(self, call: Call[Any], exc: httpx.TransportError) -> PushUnavailable:
+        log.info("push wait %s failed (%s: %s); polling instead", call.path, type(exc).__name__, exc)
+        return PushUnavailable(f"The push did not answer ({type(exc).__name__}): the wait polls.",
+                               code="push_unavailable", method=call.method, url=call.path)
 
     @staticmethod
     def _request_headers(call: Call[Any]) -> dict[str, str]:
@@ -414,7 +438,9 @@ class HarnessClient(_Base, _Operations):
     """The Harness Console agent API, synchronously.
 
     `HarnessClient()` reads `HARNESS_URL` (the server, e.g. `http://127.0.0.1:8000`) and `HARNESS_TOKEN`
-    (an agent token); arguments override them. `retry` bounds the retries (`RetryPolicy(max_attempts=1)`
+    (an agent token); arguments override them. `push_url` (or `HARNESS_PUSH_URL`) is where the waits are (the
+    ASGI process, `manage.py mcp`; default: the server's own origin, "" for none: `wait_for_approval` then polls).
+    `retry` bounds the retries (`RetryPolicy(max_attempts=1)`
     turns them off); `transport` replaces httpx's (tests, proxies, mounts). Use it as a context manager or
     `close()` it. Thread-safe: one client can serve many threads.
     """
@@ -422,9 +448,9 @@ class HarnessClient(_Base, _Operations):
     def __init__(
         self, base_url: str | None = None, token: str | None = None, *, timeout: float | httpx.Timeout = 30.0,
         retry: RetryPolicy | None = None, headers: Mapping[str, str] | None = None,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.BaseTransport | None = None, push_url: str | None = None,
     ) -> None:
-        super().__init__(base_url, token, retry=retry, headers=headers)
+        super().__init__(base_url, token, retry=retry, headers=headers, push_url=push_url)
         self._http = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout, transport=transport)
 
     def for_user(self, end_user: str, *, session: int | None = None, agent: str | None = None,
@@ -465,10 +491,14 @@ class HarnessClient(_Base, _Operations):
         attempt, renewed = 0, False
         while True:
             attempt += 1
+            url, extra = self._push_target(call)
             try:
-                response = self._http.request(call.method, call.path, params=call.params, json=call.json,
-                                              headers={**self._request_headers(call), **self._authorization()})
+                response = self._http.request(call.method, url, params=call.params, json=call.json,
+                                              headers={**self._request_headers(call), **self._authorization()},
+                                              **extra)
             except httpx.TransportError as exc:
+                if call.push:  # no push here (nothing listens, a proxy without the route): the caller polls
+                    raise self._push_lost(call, exc) from exc
                 time.sleep(self._after_exception(call, exc, attempt))
                 continue
             if response.status_code == 401 and self._narrowing is not None and not renewed:
@@ -521,9 +551,9 @@ class AsyncHarnessClient(_Base, _Operations):
     def __init__(
         self, base_url: str | None = None, token: str | None = None, *, timeout: float | httpx.Timeout = 30.0,
         retry: RetryPolicy | None = None, headers: Mapping[str, str] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx.AsyncBaseTransport | None = None, push_url: str | None = None,
     ) -> None:
-        super().__init__(base_url, token, retry=retry, headers=headers)
+        super().__init__(base_url, token, retry=retry, headers=headers, push_url=push_url)
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=timeout,
                                        transport=transport)
 
@@ -562,11 +592,14 @@ class AsyncHarnessClient(_Base, _Operations):
         attempt, renewed = 0, False
         while True:
             attempt += 1
+            url, extra = self._push_target(call)
             try:
                 headers = {**self._request_headers(call), **await self._authorization()}
-                response = await self._http.request(call.method, call.path, params=call.params, json=call.json,
-                                                    headers=headers)
+                response = await self._http.request(call.method, url, params=call.params, json=call.json,
+                                                    headers=headers, **extra)
             except httpx.TransportError as exc:
+                if call.push:
+                    raise self._push_lost(call, exc) from exc
                 await asyncio.sleep(self._after_exception(call, exc, attempt))
                 continue
             if response.status_code == 401 and self._narrowing is not None and not renewed:
@@ -619,7 +652,8 @@ def counterpart(have: HarnessClient | AsyncHarnessClient, kind: type[_C]) -> _C:
     HarnessStore) make one when LangGraph calls the other kind of method than the client they were given."""
     narrowing = have._narrowing
     source = narrowing.parent if narrowing is not None else have
-    base = kind(source.base_url, source._headers["Authorization"].removeprefix("Bearer "), retry=source.retry)
+    base = kind(source.base_url, source._headers["Authorization"].removeprefix("Bearer "), retry=source.retry,
+                push_url=source.push_root or "")
     if narrowing is None:
         return base
     return base.for_user(narrowing.end_user, session=narrowing.session, agent=narrowing.agent,

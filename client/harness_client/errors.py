@@ -27,6 +27,7 @@ __all__ = [
     "HarnessError",
     "NotFoundError",
     "PermissionDenied",
+    "PushUnavailable",
     "ServerError",
     "TransportError",
     "ValidationError",
@@ -124,6 +125,10 @@ class TransportError(HarnessError):
     The underlying httpx exception is the `__cause__`. A POST may or may not have been applied; retrying it
     with the same `request_key` is safe (the server replays the first reply).
     """
+
+
+class PushUnavailable(HarnessError):
+    """The client has no push to wait on (`push_url=""`), or it did not answer: the wait polls instead."""
 
 
 class ApprovalWaitTimeout(HarnessError, TimeoutError):

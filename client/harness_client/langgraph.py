@@ -367,7 +367,8 @@ class HarnessSaver(BaseCheckpointSaver[str]):
 
         The decision is the run's `bound_result`: `{"decision": "approved", "arguments": <the approved ones,
         edited or not>, "by": ..., "fingerprint": ..., ...}` or `{"decision": "rejected" | "expired",
-        "reason": ..., ...}`. ApprovalNotResumed if the resume's re-validation blocked the run instead.
+        "reason": ..., ...}`. ApprovalNotResumed if the resume's re-validation blocked the run instead. It waits on
+        the push's long poll when the client has one (docs/agents/push.md), else polls from `poll_interval`.
         """
         approval = self.client.wait_for_approval(approval_id, until_resumed=True, timeout=timeout,
                                                  poll_interval=poll_interval, max_poll_interval=max_poll_interval)

@@ -17,7 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Literal
 
-from harness_client.errors import ApprovalWaitTimeout, NotFoundError, QuestionWaitTimeout
+from harness_client.errors import (
+    ApprovalWaitTimeout,
+    HarnessError,
+    NotFoundError,
+    PushUnavailable,
+    QuestionWaitTimeout,
+)
 from harness_client.models import (
     Approval,
     ApprovalExecutor,
@@ -72,7 +78,7 @@ from harness_client.models import (
     Webhook,
     WebhookEvent,
 )
-from harness_client.protocol import Call, Paged, Sleep, Steps, fields, list_of, route
+from harness_client.protocol import Call, Paged, Sleep, Steps, _id, fields, list_of, route
 from harness_client.threads import (
     ThreadCheckpoint,
     ThreadCheckpointStored,
@@ -591,17 +597,31 @@ def get_tool_schema(schema_id: int) -> Call[ToolSchema]:
     return _TOOL_SCHEMAS_READ.call(parse=ToolSchema.from_json, id=schema_id)
 
 
+PUSH_WAIT = 25.0  # s: each long poll's own timeout (the server's default; at most 60)
+PUSH_MARGIN = 10.0  # s: how much longer than its timeout a long poll's answer may take to arrive
+NO_PUSH_ROUTE = (404, 405, 501, 502, 503, 504)
+
+
+def _approval_waited(body: Any) -> tuple[bool, Approval]:
+    return bool(body["done"]), Approval.from_json(body["approval"])
+
+
 def wait_for_approval(
     approval_id: int, *, timeout: float = 600.0, poll_interval: float = 1.0, max_poll_interval: float = 10.0,
-    until_resumed: bool = False,
+    until_resumed: bool = False, push: bool = True,
 ) -> Steps[Approval]:
-    """Poll the approval until it is decided (approved, rejected, expired or cancelled) and return it.
+    """Wait until the approval is decided (approved, rejected, expired or cancelled) and return it.
 
     `until_resumed`: then also until the worker has resumed its run (the run left `waiting_approval` for this
     approval: `running` with the decision in `bound_result`, or `blocked` naming the check that failed), so
-    that `claim_run` can take it right away. Polls every `poll_interval` seconds, growing by half each time up
-    to `max_poll_interval`; raises `ApprovalWaitTimeout` (a `TimeoutError`, carrying the last seen approval)
-    after `timeout` seconds in all.
+    that `claim_run` can take it right away. Raises `ApprovalWaitTimeout` (a `TimeoutError`, carrying the last
+    seen approval) after `timeout` seconds in all.
+
+    With `push` (the default) it long-polls the server's push (`GET approvals/{id}/wait/` on the client's
+    `push_url`): the answer comes when the decision commits, not at the next poll, and a waiting agent costs one
+    open request, not one request per interval. A server without the push (no such route there, or nothing
+    answering at `push_url`) makes it poll instead: every `poll_interval` seconds, growing by half each time up
+    to `max_poll_interval`.
     """
     if timeout < 0 or poll_interval <= 0 or max_poll_interval < poll_interval:
         raise ValueError("timeout >= 0 and 0 < poll_interval <= max_poll_interval")
@@ -619,6 +639,23 @@ def wait_for_approval(
         if remaining <= 0:
             waited = f"still {approval.status}" if not approval.decided else f"{approval.status}, its run not resumed"
             raise ApprovalWaitTimeout(f"Approval {approval_id} is {waited} after {timeout:g} s.", approval=approval)
+        if push:
+            wait = min(PUSH_WAIT, remaining)
+            try:
+                done, approval = yield Call(
+                    "GET", f"approvals/{_id(approval_id)}/wait/", _approval_waited, push=True,
+                    params={"until": "resumed" if until_resumed else "decided", "timeout": f"{wait:.3f}"},
+                    timeout=wait + PUSH_MARGIN)
+            except HarnessError as exc:
+                # No push on this server: nothing at push_url, no such route (a 404 once the approval was found,
+                # a 405), or a proxy whose push upstream is down. Poll, as a client without push does.
+                if not isinstance(exc, PushUnavailable) and exc.status not in NO_PUSH_ROUTE:
+                    raise
+                push = False
+                continue
+            if done:
+                return approval
+            continue
         yield Sleep(min(interval, remaining))
         interval = min(interval * 1.5, max_poll_interval)
         if not approval.decided:

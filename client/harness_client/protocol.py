@@ -37,6 +37,7 @@ class Call(Generic[T]):
     `path` is relative to the API root (`.../api/v1/`) or an absolute URL (a pagination link).
     `request_key` is the Idempotency-Key: made once when the call is built, sent again on every retry.
     `replayable` says whether a retry after an ambiguous failure (the reply lost) is safe.
+    `push`: a wait served by the push (`harness_client.errors.PushUnavailable` when the client has none).
     """
 
     method: Method
@@ -46,6 +47,10 @@ class Call(Generic[T]):
     json: Any = None
     request_key: str | None = None
     replayable: bool = True
+    # A wait of the push (the ASGI process's long poll): `path` is under the client's push root, not its API root,
+    # and `timeout` (s) is how long the answer may take, the long poll's own timeout plus a margin.
+    push: bool = False
+    timeout: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -85,10 +85,16 @@ def call(tool: Tool, arguments: dict[str, Any], caller: Caller, *, derived_key: 
     path, query, body, key = request_parts(tool, arguments)
     if tool.method == "POST" and key is None:
         key = derived_key
-    request_id = f"mcp-{uuid.uuid4().hex[:24]}"
+    return request(tool.method, path, query, body, key, caller)
+
+
+def request(method: str, path: str, query: str, body: bytes, key: str | None, caller: Caller, *,
+            prefix: str = "mcp") -> Reply:
+    """One REST request through the handler, as the caller (its Authorization); `prefix` starts its request id."""
+    request_id = f"{prefix}-{uuid.uuid4().hex[:24]}"
     host, _, port = caller.host.partition(":")
     environ: dict[str, Any] = {
-        "REQUEST_METHOD": tool.method,
+        "REQUEST_METHOD": method,
         "SCRIPT_NAME": "",
         "PATH_INFO": path,
         "QUERY_STRING": query,
@@ -99,7 +105,7 @@ def call(tool: Tool, arguments: dict[str, Any], caller: Caller, *, derived_key: 
         "HTTP_HOST": caller.host,
         "HTTP_AUTHORIZATION": caller.authorization,
         "HTTP_ACCEPT": "application/json",
-        "HTTP_USER_AGENT": "harness-mcp",
+        "HTTP_USER_AGENT": f"harness-{prefix}",
         "HTTP_X_REQUEST_ID": request_id,
         "wsgi.version": (1, 0),
         "wsgi.url_scheme": caller.scheme,

@@ -12,10 +12,12 @@ each tool call handed to harness.mcp.dispatch.
    elicitation, asks it to open the page; the approval is already durable, whatever the client answers.
 """
 
+import contextlib
 import functools
 import json
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -32,6 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from harness.http.auth import token_lookup
 from harness.mcp import dispatch
@@ -39,6 +42,8 @@ from harness.mcp.tools import Tool, openapi_schema, tools_of
 from harness.models import ApiToken
 from harness.ops import logs
 from harness.ops.metrics import MCP_TOOL_CALLS
+from harness.push.hub import PushHub
+from harness.push.routes import push_routes
 
 log = logging.getLogger("harness.mcp")
 
@@ -185,9 +190,28 @@ class HarnessMCP:
 
 
 def mcp_app(*, console_url: str = "") -> Starlette:
-    """The ASGI app serving /mcp (and the protected-resource metadata the SDK adds for its bearer auth)."""
-    harness = HarnessMCP(tools_of(openapi_schema()), console_url=console_url)
+    """The ASGI app of this process: /mcp (and the protected-resource metadata the SDK adds for its bearer auth),
+    and beside it the push's waits and the desk's stream (harness.push.routes), outside the SDK's bearer
+    middleware: each wait's REST read authenticates the token itself, so it is looked up once, not twice."""
     base = (console_url or settings.HARNESS_CONSOLE_URL or "http://127.0.0.1:8000").rstrip("/")
+    mcp = _mcp_only(console_url, base)
+    hub = PushHub()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp.router.lifespan_context(mcp):
+            try:
+                yield
+            finally:
+                await hub.stop()
+
+    app = Starlette(routes=[*push_routes(frozenset({base})), Mount("", app=mcp)], lifespan=lifespan)
+    app.state.push_hub = hub
+    return app
+
+
+def _mcp_only(console_url: str, base: str) -> Starlette:
+    harness = HarnessMCP(tools_of(openapi_schema()), console_url=console_url)
     return harness.server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         auth=AuthSettings(issuer_url=AnyHttpUrl(base), resource_server_url=AnyHttpUrl(base + MCP_PATH),

@@ -1,6 +1,6 @@
 """SessionItem.session loses its own index (issue 35, section 5): session_item_seq_unique (session, seq) leads with
 the same column, so every lookup by session still has an index; the duplicate cost a write per append and, being
-smaller, drew the planner to walk all of a session's items for a range of its seqs (runs_app migration 0034)."""
+smaller, drew the planner to walk all of a session's items for a range of its seqs (runs_app migration 0035)."""
 
 import django.db.models.deletion
 from django.db import migrations, models

@@ -218,6 +218,8 @@ def test_the_wait_for_a_decision_times_out_with_the_last_seen_approval() -> None
     pending = {"id": 5, "status": "pending", "run": 1, "tool": "t", "version": 1}
     transport, seen = scripted(httpx.Response(200, json=pending))
     with client_for(transport) as hc, pytest.raises(ApprovalWaitTimeout) as waited:
-        hc.wait_for_approval(5, timeout=0.05, poll_interval=0.01, max_poll_interval=0.02)
+        # The polling wait (the push's long poll is tests/mcp/test_push_client.py's): this server answers the
+        # approval to every request, so its push route would not be one.
+        hc.wait_for_approval(5, timeout=0.05, poll_interval=0.01, max_poll_interval=0.02, push=False)
     assert isinstance(waited.value, TimeoutError) and waited.value.approval.status == "pending"
     assert len(seen) >= 2

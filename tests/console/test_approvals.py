@@ -31,7 +31,8 @@ class TestDecisions:
         assert approval.decided_by.username == "rita"
         assert approval.approved_fingerprint == approval.action_fingerprint
         body = response.content.decode()
-        assert 'id="resume-trace"' in body and 'hx-trigger="every 1s"' in body  # polls while the run waits
+        # Polls while the run waits, and at once when the push says it changed (issue 35).
+        assert 'id="resume-trace"' in body and 'hx-trigger="every 1s, harness-push from:body"' in body
         assert "approval.approved" in body  # the trace starts at the decision
         decided = RunEvent.objects.get(run=scene.run, kind="approval.approved")
         # each event with its data as compact JSON (runs_app.presentation.events), escaped

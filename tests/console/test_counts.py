@@ -59,7 +59,8 @@ def test_a_page_counts_only_what_it_shows_and_a_fragment_nothing(scene: Scene, r
 def test_the_badge_refreshes_itself_with_the_pending_count(scene: Scene, reviewer_client, calls) -> None:  # type: ignore[no-untyped-def]
     body = reviewer_client.get(reverse("pending_count"), HTTP_HX_REQUEST="true").content.decode()
     assert body.startswith('<span id="pending-count"') and ">1</span>" in body
-    assert 'hx-trigger="every 5s, desk-changed from:body"' in body  # and when a live page redrew (issue 32)
+    # Also when a live page redrew (issue 32) and when the push says something changed (issue 35).
+    assert 'hx-trigger="every 5s, desk-changed from:body, harness-push from:body"' in body
     assert calls == ["pending_approvals"]
 
 

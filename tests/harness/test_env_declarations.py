@@ -156,7 +156,7 @@ def test_no_file_reads_a_variable_its_declaration_does_not_name() -> None:
 def test_the_client_reads_only_declared_names() -> None:
     """client/ imports nothing of the server (tests/test_architecture.py), so its names are literals of its own."""
     client = {name for name, paths in _reads().items() if any(path.startswith("client/") for path in paths)}
-    assert client == {"HARNESS_URL", "HARNESS_TOKEN"}
+    assert client == {"HARNESS_URL", "HARNESS_TOKEN", "HARNESS_PUSH_URL"}
     assert all("client/" in DECLARED[name].read_by for name in client)
 
 

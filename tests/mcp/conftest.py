@@ -34,6 +34,7 @@ class McpLive:
     other_token: str
     reviewer_token: str
     operator_token: str
+    push_hub: Any = None  # the server's harness.push hub (tests look at its waiters and its connections)
 
     @asynccontextmanager
     async def client(self, token: str | None = None, *, elicitation: ElicitationFnT | None = None
@@ -63,7 +64,8 @@ def mcp_live(live_server: Any, transactional_db: Any, settings: Any) -> Iterator
     _, operator_token = factories.make_personal_token(operator)
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(mcp_app(console_url=live_server.url), host="127.0.0.1", port=port,
+    app = mcp_app(console_url=live_server.url)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, name="mcp-server", daemon=True)
     thread.start()
@@ -74,7 +76,7 @@ def mcp_live(live_server: Any, transactional_db: Any, settings: Any) -> Iterator
     try:
         yield McpLive(console=live_server.url, url=f"http://127.0.0.1:{port}/mcp", project=project,
                       agent_token=agent_token, other_project=other, other_token=other_token,
-                      reviewer_token=reviewer_token, operator_token=operator_token)
+                      reviewer_token=reviewer_token, operator_token=operator_token, push_hub=app.state.push_hub)
     finally:
         server.should_exit = True
         thread.join(timeout=15)

@@ -16,7 +16,9 @@ import { randomUUID } from "node:crypto";
 
 import {
   ApprovalWaitTimeout,
+  HarnessError,
   NotFoundError,
+  PushUnavailable,
   QuestionWaitTimeout,
   TransportError,
   errorFromResponse,
@@ -78,6 +80,8 @@ export interface CallOptions {
 export interface WaitOptions {
   /** Seconds in all before ApprovalWaitTimeout / QuestionWaitTimeout. Default 600. */
   timeout?: number;
+  /** Long-poll the server's push (the default); a server without it makes the wait poll. */
+  push?: boolean;
   /** Seconds between polls, growing by half each time up to `maxPollInterval`. Default 1. */
   pollInterval?: number;
   /** Default 10. */
@@ -97,6 +101,9 @@ export interface ClientOptions {
   headers?: Record<string, string>;
   /** Replaces the global fetch (tests, proxies). */
   fetch?: typeof fetch;
+  /** Where the push's waits are (the `manage.py mcp` process, docs/agents/push.md); default HARNESS_PUSH_URL, else
+   * the server's own origin (behind a proxy that routes the waits there); "" turns it off (waits poll). */
+  pushUrl?: string;
 }
 
 // A newest-N read of at most this many items (sessions_app.selectors.MAX_LATEST_ITEMS).
@@ -113,7 +120,17 @@ interface Call {
   requestKey?: string;
   /** Whether a retry after an ambiguous failure (the reply lost) is safe. */
   replayable: boolean;
+  /** Seconds this call may take (a long poll's own timeout plus a margin); default the client's. */
+  timeout?: number;
+  /** A wait of the push: no retry after a transport failure, PushUnavailable instead (the caller polls). */
+  push?: boolean;
 }
+
+/** A long poll's own timeout (the server's default; at most 60), and how much longer its answer may take. */
+const PUSH_WAIT = 25;
+const PUSH_MARGIN = 10;
+/** What a server without the push answers a wait with (no such route; a proxy whose push upstream is down). */
+const NO_PUSH_ROUTE = new Set([404, 405, 501, 502, 503, 504]);
 
 export interface ForUserOptions {
   /** Narrow further to one of the user's sessions. */
@@ -196,6 +213,8 @@ function newKey(): string {
 
 export class HarnessClient {
   readonly baseUrl: string;
+  /** Where the waits go (null: no push, waits poll). */
+  readonly pushRoot: string | null;
   readonly retry: RetryPolicy;
   private readonly timeout: number;
   private readonly headers: Record<string, string>;
@@ -211,6 +230,8 @@ export class HarnessClient {
       throw new TypeError("No token: pass token or set HARNESS_TOKEN (manage.py create_agent_token prints one).");
     }
     this.baseUrl = serverRoot(url);
+    const push = options.pushUrl ?? process.env.HARNESS_PUSH_URL;
+    this.pushRoot = push === undefined ? this.baseUrl : push.trim() ? serverRoot(push) : null;
     this.retry = options.retry instanceof RetryPolicy ? options.retry : new RetryPolicy(options.retry);
     this.timeout = options.timeout ?? 30;
     this.headers = {
@@ -268,12 +289,16 @@ export class HarnessClient {
       if (this.narrowing !== null) headers.Authorization = `Bearer ${await this.narrowing.token(false)}`;
       try {
         const response = await this.fetchImpl(call.url, {
-          method: call.method, headers, body: payload, signal: AbortSignal.timeout(this.timeout * 1000),
+          method: call.method, headers, body: payload, signal: AbortSignal.timeout((call.timeout ?? this.timeout) * 1000),
         });
         status = response.status;
         retryAfter = response.headers.get("Retry-After");
         text = await response.text();
       } catch (error) {
+        if (call.push) {
+          throw new PushUnavailable("The push did not answer: the wait polls.",
+            { code: "push_unavailable", method: call.method, url: call.url, cause: error });
+        }
         const delay = this.retry.afterException(attempt, error, call.replayable);
         if (delay === null) {
           if (!isTransportFailure(error)) throw error;
@@ -488,6 +513,7 @@ export class HarnessClient {
    * its run on (`running` with the decision bound, or `blocked`). ApprovalWaitTimeout after `timeout` seconds. */
   async waitForApproval(approvalId: number, options: WaitOptions & { untilResumed?: boolean } = {}): Promise<Approval> {
     const { timeout = 600, pollInterval = 1, maxPollInterval = 10, untilResumed = false } = options;
+    let push = (options.push ?? true) && this.pushRoot !== null;
     if (timeout < 0 || pollInterval <= 0 || maxPollInterval < pollInterval) {
       throw new RangeError("timeout >= 0 and 0 < pollInterval <= maxPollInterval");
     }
@@ -505,6 +531,26 @@ export class HarnessClient {
       if (remaining <= 0) {
         const waited = decided ? `${approval.status}, its run not resumed` : `still ${approval.status}`;
         throw new ApprovalWaitTimeout(`Approval ${approvalId} is ${waited} after ${timeout} s.`, approval);
+      }
+      if (push) {
+        // The push's long poll (docs/agents/push.md): answered when the decision commits, or at its timeout.
+        const wait = Math.min(PUSH_WAIT, remaining);
+        const query = queryString({ until: untilResumed ? "resumed" : "decided", timeout: wait.toFixed(3) });
+        try {
+          const answer: { done: boolean; approval: Approval } = await this.execute({
+            method: "GET", url: `${this.pushRoot}/api/v1/approvals/${positiveId(approvalId)}/wait/${query}`,
+            replayable: true, push: true, timeout: wait + PUSH_MARGIN,
+          });
+          approval = answer.approval;
+          if (answer.done) return approval;
+        } catch (error) {
+          // No push on this server (nothing at pushUrl, no wait route: a 404 once the approval was found): poll.
+          if (!(error instanceof PushUnavailable) && !(error instanceof HarnessError && NO_PUSH_ROUTE.has(error.status ?? 0))) {
+            throw error;
+          }
+          push = false;
+        }
+        continue;
       }
       await sleep(Math.min(interval, remaining));
       interval = Math.min(interval * 1.5, maxPollInterval);

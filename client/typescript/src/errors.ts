@@ -115,6 +115,11 @@ export class TransportError extends HarnessError {
   override name = "TransportError";
 }
 
+/** The client has no push (`pushUrl: ""`), or it did not answer: `waitForApproval` polls instead. */
+export class PushUnavailable extends HarnessError {
+  override name = "PushUnavailable";
+}
+
 /** `waitForApproval` ran out of time with the approval still pending; `approval` is the last one seen. */
 export class ApprovalWaitTimeout extends HarnessError {
   override name = "ApprovalWaitTimeout";

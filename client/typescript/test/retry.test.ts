@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  ConflictError, HarnessClient, PermissionDenied, RetryPolicy, ServerError, TransportError, ValidationError,
+  ConflictError, HarnessClient, HarnessError, PermissionDenied, RetryPolicy, ServerError, TransportError, ValidationError,
 } from "../src/index.js";
 
 const SESSION = {
@@ -175,4 +175,47 @@ test("configuration from options or the environment, and ids checked before any 
   assert.throws(() => new HarnessClient({ token: "t" }), /HARNESS_URL/);
   assert.doesNotMatch(String(new HarnessClient({ baseUrl: "http://h", token: "hc_secret" })), /hc_secret/);
   await assert.rejects(new HarnessClient({ baseUrl: "http://h", token: "t" }).getSession(-1), /positive integer/);
+});
+
+// --- the push (issue 35): waitForApproval long-polls it, and polls when the server has none ---------------------
+
+const PENDING = { id: 5, status: "pending", run: 1, tool: "t", version: 1 };
+const APPROVED = { ...PENDING, status: "approved", version: 2 };
+
+test("waitForApproval long-polls the push and returns the decision it answers", async () => {
+  const { fetch, seen } = scripted(json(200, PENDING), json(200, { done: false, approval: PENDING, run: null }),
+    json(200, { done: true, approval: APPROVED, run: null }));
+  const hc = new HarnessClient({ baseUrl: "http://harness.test", token: "hc_x", fetch, retry: FAST,
+    pushUrl: "http://push.test:8001" });
+  const approval = await hc.waitForApproval(5, { timeout: 30 });
+  assert.equal(approval.status, "approved");
+  assert.deepEqual(seen.map((s) => s.url), ["http://harness.test/api/v1/approvals/5/",
+    "http://push.test:8001/api/v1/approvals/5/wait/?until=decided&timeout=25.000",
+    "http://push.test:8001/api/v1/approvals/5/wait/?until=decided&timeout=25.000"]);
+  assert.equal(seen[1]!.headers.get("authorization"), "Bearer hc_x");
+});
+
+test("a server without the wait route (404) or a push that does not answer makes waitForApproval poll", async () => {
+  for (const noPush of [() => json(404, { code: "not_found", detail: "" }), refused]) {
+    const { fetch, seen } = scripted(json(200, PENDING), noPush(), json(200, APPROVED));
+    const hc = new HarnessClient({ baseUrl: "http://harness.test", token: "hc_x", fetch, retry: FAST });
+    const approval = await hc.waitForApproval(5, { timeout: 30, pollInterval: 0.01, maxPollInterval: 0.02 });
+    assert.equal(approval.status, "approved");
+    assert.deepEqual(seen.map((s) => s.url.split("?")[0]), ["http://harness.test/api/v1/approvals/5/",
+      "http://harness.test/api/v1/approvals/5/wait/", "http://harness.test/api/v1/approvals/5/"]);
+  }
+});
+
+test("a bad wait request is not mistaken for a server without the push", async () => {
+  const { fetch } = scripted(json(200, PENDING), json(400, { code: "wait_invalid", field: "timeout", detail: "" }));
+  const hc = new HarnessClient({ baseUrl: "http://harness.test", token: "hc_x", fetch, retry: FAST });
+  await assert.rejects(hc.waitForApproval(5, { timeout: 30 }), (error: HarnessError) => error.code === "wait_invalid");
+});
+
+test("pushUrl \"\" turns the push off", async () => {
+  const { fetch, seen } = scripted(json(200, PENDING), json(200, APPROVED));
+  const hc = new HarnessClient({ baseUrl: "http://harness.test", token: "hc_x", fetch, retry: FAST, pushUrl: "" });
+  assert.equal(hc.pushRoot, null);
+  assert.equal((await hc.waitForApproval(5, { timeout: 30, pollInterval: 0.01 })).status, "approved");
+  assert.equal(seen.length, 2);
 });

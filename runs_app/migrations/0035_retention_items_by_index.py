@@ -12,7 +12,7 @@ from harness.sql_files import install, load
 
 
 class Migration(migrations.Migration):
-    dependencies = [("runs_app", "0033_thread_ttl_retention_needed_runs"),
+    dependencies = [("runs_app", "0034_push_notify"),
                     ("sessions_app", "0007_item_session_index_in_seq_unique")]
     operations = [
         install(load("runs_app", "harness_retention_items.v2.sql"),
