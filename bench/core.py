@@ -49,6 +49,8 @@ class Settings:
     soak_seconds: float = 600.0  # scenario 9's soak
     resumes: int = 10_000  # scenario 9: runs the resume worker resumes before the soak (phase 1)
     rounds: int = 3  # compared subjects take turns this many times (measure_turns)
+    growth_size: int = 100_000  # scenario 8: the large fixture's size (bench.scenarios_growth.Shape)
+    growth_retention: bool = True  # scenario 8: its retention rows too (bench.retention_growth)
 
 
 def _percentile(sorted_values: array, q: float) -> float:

@@ -195,6 +195,11 @@ def main() -> None:
                         help="scenario 9's soak in seconds (default 600, 30 with --quick)")
     parser.add_argument("--resumes", type=int, default=None,
                         help="scenario 9: runs resumed back to back before the soak (default 10000, 300 with --quick)")
+    parser.add_argument("--growth-size", type=int, default=None,
+                        help="scenario 8: the large fixture's size, e.g. 10000000 (default 100000; "
+                             "bench.scenarios_growth.Shape says what a size holds)")
+    parser.add_argument("--growth-reads-only", action="store_true",
+                        help="scenario 8 without its retention rows (they build and consume ~1.2M rows a turn)")
     parser.add_argument("--output", default=str(ROOT / "bench" / "RESULTS.md"))
     args = parser.parse_args()
     settings = Settings(duration=2.0, warmup=0.5, soak_seconds=30.0, resumes=300) if args.quick else Settings()
@@ -202,6 +207,9 @@ def main() -> None:
         settings.soak_seconds = args.soak
     if args.resumes is not None:
         settings.resumes = max(1, args.resumes)
+    if args.growth_size is not None:
+        settings.growth_size = args.growth_size
+    settings.growth_retention = not args.growth_reads_only
     call_command("migrate", verbosity=0)
     scenarios = _scenarios()
     chosen = [s.strip() for s in args.only.split(",") if s.strip()] or sorted(scenarios)

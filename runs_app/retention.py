@@ -94,9 +94,9 @@ def retention_report(*, project: Project, now: datetime | None = None) -> dict[s
     """The dry run: per kind, how many rows a pass would remove now and, of those the policy lets go but a
     keep rule keeps, how many each rule keeps; and `threads` (where a TTL is set): the LangGraph threads past
     their TTL, counted the same way. Reads only."""
-    report: dict[str, KindReport] = {}
+    report: dict[str, KindReport] = dict.fromkeys(KINDS, KindReport())
     with connection.cursor() as cursor:
-        for kind in KINDS:
+        for kind in _limited_kinds(retention_policy_of(project)):
             cursor.execute(_REPORT_SQL[kind], [project.pk])
             counts = dict(cursor.fetchall())
             would_go = counts.pop("", 0)
@@ -144,7 +144,9 @@ def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: i
     policy = retention_policy_of(project)
     if policy is None:
         return total
-    going = list(KINDS)
+    # A kind the policy sets no limit for lets nothing go: its keep rules are not worth computing (each kind's
+    # function reads the whole project's rows of that kind and the sets its rules keep, whatever it finds).
+    going = _limited_kinds(policy)
     for round_no in range(1, rounds + 1):
         with transaction.atomic(), connection.cursor() as cursor:
             removed = dict.fromkeys(KINDS, 0)
@@ -166,6 +168,14 @@ def retention_pass(*, project: Project, actor: Actor = RETENTION_ACTOR, batch: i
         if not going:
             break
     return total
+
+
+def _limited_kinds(policy: RetentionPolicy | None) -> list[str]:
+    """The kinds the policy sets an age or a count for: the others let nothing go (their rows are never expired)."""
+    if policy is None:
+        return []
+    return [kind for kind in KINDS
+            if getattr(policy, f"{kind}_max_age_days") is not None or getattr(policy, f"{kind}_keep_last") is not None]
 
 
 def retention_pass_all(*, batch: int = BATCH, rounds: int = ROUNDS) -> dict[str, dict[str, int]]:

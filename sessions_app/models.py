@@ -109,7 +109,10 @@ class ItemRole(models.TextChoices):
 class SessionItem(models.Model):
     """One conversation item. Append-only: seq is assigned by the server and never reused."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: session_item_seq_unique (session, seq) leads with it. The duplicate made one more index
+    # to write per append, and the planner preferred its smaller size for a session's range of seqs, walking all
+    # of the session's items instead (the retention pass's items, runs_app migration 0035).
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="items", db_index=False)
     seq = models.PositiveBigIntegerField()
     role = models.CharField(max_length=16, choices=ItemRole.choices)
     # Stored as written (json, not jsonb): read back whole far more often than searched (migration 0005).

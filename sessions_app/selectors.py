@@ -58,8 +58,10 @@ class ItemsHeld:
 
 
 def session_items_held(session: Session) -> ItemsHeld:
+    # Count("seq"), not Count("pk"): seq is in session_item_seq_unique (session, seq), so the count is an index-only
+    # scan; the id is not, and counting it fetched every item's heap row (~6x slower at 100,000 items, issue 35).
     held = SessionItem.objects.filter(session_id=session.pk).aggregate(
-        count=Count("pk"), first_seq=Min("seq"), last_seq=Max("seq"))
+        count=Count("seq"), first_seq=Min("seq"), last_seq=Max("seq"))
     return ItemsHeld(count=held["count"], first_seq=held["first_seq"], last_seq=held["last_seq"],
                      ever=session.last_seq)
 

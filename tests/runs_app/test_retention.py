@@ -337,3 +337,38 @@ def test_only_an_operator_of_the_project_sets_its_policy(project: Project, other
         retention_policy_set(project=project, actor=Actor.for_user(reviewer), settings={"items_keep_last": 0})
     assert not RetentionPolicy.objects.filter(project=project).exists()
     assert not AuditEntry.objects.filter(project=project, action="retention.policy_set").exists()
+
+
+def _seqs(session: Any) -> list[int]:
+    return list(SessionItem.objects.filter(session=session).order_by("seq").values_list("seq", flat=True))
+
+
+def test_items_keep_last_counts_the_items_there_are_not_the_seqs_handed_out(project: Project) -> None:
+    # Gaps (a popped newest item, a trimmed range): the newest three *items* stay, as row_number() counted them.
+    session = factories.make_session(project)
+    session_items_append(project=project, session_id=session.pk,
+                         items=[{"role": "user", "content": {"n": n}} for n in range(12)])
+    SessionItem.objects.filter(session=session, seq__in=[5, 6, 12]).delete()
+    short = factories.make_session(project)  # fewer items than the policy keeps: none go
+    session_items_append(project=project, session_id=short.pk, items=[{"role": "user", "content": {"n": 0}}] * 2)
+    _keep_none(project, items_keep_last=3)
+
+    assert retention_report(project=project)["items"].would_go == 6
+    assert retention_pass(project=project)["items"] == 6
+    assert _seqs(session) == [9, 10, 11]
+    assert _seqs(short) == [1, 2]
+
+
+def test_an_item_past_its_age_goes_even_among_the_newest_kept_by_count(project: Project) -> None:
+    session = factories.make_session(project)
+    session_items_append(project=project, session_id=session.pk,
+                         items=[{"role": "user", "content": {"n": n}} for n in range(4)])
+    with connection.cursor() as cursor:  # seq 5, written three days ago (as an import would), then seq 6 now
+        cursor.execute("INSERT INTO sessions_app_sessionitem (session_id, seq, role, content, created_at) "
+                       "VALUES (%s, 5, 'user', '{}', now() - interval '3 days'), (%s, 6, 'user', '{}', now())",
+                       [session.pk, session.pk])
+    _keep_none(project, items_keep_last=2, items_max_age_days=1)
+
+    assert retention_report(project=project)["items"].would_go == 5
+    retention_pass(project=project)
+    assert _seqs(session) == [6]
