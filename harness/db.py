@@ -39,9 +39,10 @@ class _HotQuery(PostgresQuery):
     psycopg keeps that conversion only for texts of at most 4,096 bytes (psycopg._queries'
     MAX_CACHED_STATEMENT_LENGTH, against ORM-built texts that never repeat); the checkpoint write, 4.3 KB with its
     claim and caller CTEs, had its text split by a regular expression on every request (a third of that request's
-    CPU under cProfile), and the resume's load, 6.2 KB, on every resume (bench/README.md, issue 35). The statements run through prepared_cursor are a handful of fixed
-    texts (a text is a module's constant), so every one is kept, keyed by the str itself (its hash is computed once);
-    the cache is bounded all the same. The parts are shared between calls, as psycopg's own cache shares them."""
+    CPU under cProfile), and the resume's load, 6.2 KB, on every resume (bench/README.md, issue 35). The statements
+    run through prepared_cursor are a handful of fixed texts (a text is a module's constant), so every one is kept,
+    keyed by the str itself (its hash is computed once); the cache is bounded all the same. The parts are shared
+    between calls, as psycopg's own cache shares them."""
 
     __slots__ = ()
 
