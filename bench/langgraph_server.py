@@ -128,15 +128,14 @@ _QUIET = {"LANGGRAPH_NO_VERSION_CHECK": "1", "LANGSMITH_TRACING": "false", "LANG
           "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_API_KEY": ""}
 
 
+# The runtime's startup of its database (migrations, checkpointer and store tables, its Redis stream), once; the
+# process then ends without its shutdown (whose stop_pool() waits on the stream's reader forever).
 _PREPARE_PG = """
-import asyncio
-from langgraph_runtime_pg.database import start_pool, stop_pool
+import asyncio, os
+from langgraph_runtime_pg.database import start_pool
 
-async def prepare():
-    await start_pool()
-    await stop_pool()
-
-asyncio.run(prepare())
+asyncio.run(start_pool())
+os._exit(0)
 """
 
 
@@ -154,8 +153,9 @@ def start(runtime: Runtime) -> procs.Server:
         # The schema made once before the workers start, by the runtime's own startup (its migrations, then the
         # checkpointer's and the store's tables): two workers doing it at once on an empty database collide on
         # CREATE TABLE. Then the workers skip the migrations, as the runtime's docs say for a pre-deploy job.
-        prepare = subprocess.run([str(bin_dir / "python"), "-c", _PREPARE_PG], cwd=home, env={**os.environ, **env},
-                                 capture_output=True, text=True)
+        prepare = subprocess.run([str(bin_dir / "python"), "-c", _PREPARE_PG], cwd=home,
+                                 env={**os.environ, **env, "LANGGRAPH_RUNTIME_EDITION": "pg"},
+                                 capture_output=True, text=True, timeout=120)
         if prepare.returncode:
             raise RuntimeError(f"the PostgreSQL runtime's schema setup failed:\n{prepare.stdout}{prepare.stderr}")
         env["LG_RUNTIME_PG_AUTO_MIGRATE"] = "false"
