@@ -169,7 +169,7 @@ def start(runtime: Runtime) -> procs.Server:
     return procs.Server(name=name, proc=proc, log_path=log_path, port=port)
 
 
-def rss_mb(server: procs.Server) -> int:
-    """The server's resident memory: its process and the worker processes it forked, in all."""
+def tree_rss_mb(server: procs.Server) -> int:
+    """A server's resident memory: its process and the worker processes it forked, in all (ours and theirs)."""
     pids = [server.proc.pid, *procs.children(server.proc.pid)]
     return round(sum(procs.rss_mb(pid) for pid in pids))

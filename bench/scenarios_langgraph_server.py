@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -50,7 +50,7 @@ from bench.scenarios_worker import resume_check, reviewer
 from runs_app.models import Checkpoint, Run
 from runs_app.services import checkpoint_create
 from sessions_app.models import SessionItem
-from sessions_app.services import session_items_append
+from sessions_app.services import NewItem, session_items_append
 
 OURS = "harness API"
 TARGET = 2.0  # ours / the in-memory server's ops/s, at TARGET_CLIENTS
@@ -180,7 +180,7 @@ def _l3_latest(row: _Row) -> list[Measure]:
         last = checkpoint_create(project=project.pk, run_id=rid, parent_id=last, state=STATE_1K, cursor={"n": n}).pk
     sid = _new_session(project)
     for _ in range(2):
-        session_items_append(project=project, session_id=sid, items=[ITEM_1K] * 500)
+        session_items_append(project=project, session_id=sid, items=cast("list[NewItem]", [ITEM_1K] * 500))
     state_threads, message_threads = {}, {}
     for label, port in row.peers.items():
         http = _lg_http(port)
@@ -369,8 +369,7 @@ def scenario_langgraph_server(settings: Settings) -> list[Measure]:
     try:
         for part in (_l1_checkpoint, _l2_append, _l3_latest, _l4_history, _l5_cycle):
             measures = part(row)
-            rss = {OURS: round(max(procs.rss_mb(pid) for pid in server.worker_pids())),
-                   **{label: langgraph_server.rss_mb(s) for label, s in started.items()}}
+            rss = {label: langgraph_server.tree_rss_mb(s) for label, s in {OURS: server, **started}.items()}
             for m in measures:
                 m.extra["server_rss_mb"] = rss[m.subject]
             out += measures
