@@ -33,11 +33,14 @@ import orjson
 from bench import langgraph_server, procs
 from bench.core import Measure, Settings, Subject, measure_turns
 from bench.scenarios_api import (
+    FLOOR,
     ITEM_1K,
     STATE_1K,
     TEXT_1K,
     _analyze,
+    _floor_subject,
     _Http,
+    _start_floor,
     _start_server,
     append_subject,
     checkpoint_chain_subject,
@@ -110,8 +113,9 @@ def _history_intact(answer: bytes) -> bool:
 class _Row:
     """What every row gets: our server and token, and their servers (label -> port) that started."""
 
-    def __init__(self, settings: Settings, port: int, token: str, peers: dict[str, int]) -> None:
+    def __init__(self, settings: Settings, port: int, token: str, peers: dict[str, int], floor_port: int) -> None:
         self.settings, self.port, self.token, self.peers = settings, port, token, peers
+        self.floor_port = floor_port  # bench/floor_app.py: what one HTTP write costs here at the least
 
     def turns(self, scenario: str, ours: Subject, theirs: dict[str, Subject], clients: int) -> list[Measure]:
         return measure_turns(scenario, [ours, *theirs.values()], clients=clients, settings=self.settings)
@@ -126,9 +130,12 @@ def _l1_checkpoint(row: _Row) -> list[Measure]:
         threads = {label: _lg_threads(port, clients) for label, port in row.peers.items()}
         theirs = {label: _lg_subject(label, port, threads[label], lambda h, t: _lg_update(h, t, body))
                   for label, port in row.peers.items()}
+        floor_body = orjson.dumps({"run": runs[0], "parent": 1, "label": "step", "state": STATE_1K,
+                                   "cursor": {"node": "draft"}})
+        theirs[FLOOR] = _floor_subject(row.floor_port, floor_body)  # not theirs: the bound, taking turns with them
         measures = row.turns("L1 checkpoint write", checkpoint_chain_subject(row.port, row.token, runs), theirs,
                              clients)
-        ours, *peers = measures
+        ours, *peers = (m for m in measures if m.subject != FLOOR)
         ours.extra["check"] = all(chain_intact(run) for run in runs) and \
             Checkpoint.objects.filter(run_id__in=runs).count() == ours.extra["acknowledged"]
         for m in peers:
@@ -363,18 +370,20 @@ def scenario_langgraph_server(settings: Settings) -> list[Measure]:
             blocked[runtime.label] = str(exc)[-1500:]
     if langgraph_server.INMEM.label not in started:
         raise RuntimeError(f"the in-memory LangGraph Server did not start: {blocked}")
-    server = _start_server()
-    row = _Row(settings, server.port, token, {label: s.port for label, s in started.items()})
+    server, floor = _start_server(), _start_floor()
+    row = _Row(settings, server.port, token, {label: s.port for label, s in started.items()}, floor.port)
     out: list[Measure] = []
     try:
         for part in (_l1_checkpoint, _l2_append, _l3_latest, _l4_history, _l5_cycle):
             measures = part(row)
-            rss = {label: langgraph_server.tree_rss_mb(s) for label, s in {OURS: server, **started}.items()}
+            rss = {label: langgraph_server.tree_rss_mb(s)
+                   for label, s in {OURS: server, FLOOR: floor, **started}.items()}
             for m in measures:
                 m.extra["server_rss_mb"] = rss[m.subject]
             out += measures
     finally:
         server.stop()
+        floor.stop()
         for s in started.values():
             s.stop()
     section = _section(out, blocked)
@@ -402,6 +411,14 @@ def _section(measures: list[Measure], blocked: dict[str, str]) -> str:
         verdict = ("met" if ratio_a >= TARGET else "**not met**") if clients == at else "(reported)"
         lines.append(f"| {scenario} | {clients} | {ours.ops_per_s:,.1f} | {a.ops_per_s:,.1f} | {ratio_a:.2f}x | "
                      f"{f'{b.ops_per_s:,.1f}' if b else '—'} | {ratio_b} | {verdict} |")
+    for clients in sorted({c for scenario, c in rows if scenario.startswith("L1")}):
+        bound, a = by_key.get(("L1 checkpoint write", FLOOR, clients)), by_key.get(("L1 checkpoint write", inmem,
+                                                                                    clients))
+        if bound and a and a.ops_per_s:
+            lines.append(f"\nL1's bound at {clients} client{'s' if clients > 1 else ''}: the {FLOOR} took "
+                         f"{bound.ops_per_s:,.1f} writes/s, {bound.ops_per_s / a.ops_per_s:.2f}x the in-memory "
+                         f"server's (a target of {TARGET:g}x is out of reach of any fsynced write per request "
+                         "when this is below it).")
     lines += ["", f"The cycle's p50 (target: ours at most {CYCLE_P50_TARGET:g}x the in-memory server's):", "",
               "| clients | ours p50 ms | in-memory p50 ms | ours / in-memory | PostgreSQL p50 ms | ours / PostgreSQL "
               "| target |", "| ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
