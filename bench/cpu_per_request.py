@@ -17,9 +17,14 @@ client side of psycopg is) per request. The scenarios take turns, in rounds, so 
 
 --chains  also the append through each middleware chain alone (settings.MIDDLEWARE and API_MIDDLEWARE), taking
           turns: what the API's shorter chain saves.
+--parts   also where each call's CPU goes, each part timed in place (below, `PLACES`): the WSGI layer, the
+          middleware, the token and throttle, the body's parse, the view, serialization, the statements.
 --profile N  after the measurement, N more requests of each scenario under cProfile with a CPU timer
           (`cProfile.Profile(time.process_time)`), the top functions by own and by cumulative CPU time printed
           (to FILE with --profile-out, else stdout).
+
+Each call's CPU budget (issue 35) is printed beside it, met or not: append and checkpoint write <= 0.8 ms, a latest
+read <= 0.5 ms.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+# --tree DIR: measure another worktree's code (a "before") with this script's measurements, parts included.
+if "--tree" in sys.argv:
+    ROOT = Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Plain-HTTP requests, as on loopback: with DEBUG off the settings would otherwise redirect them to https.
@@ -66,6 +74,8 @@ TEXT_1K = ("The keeper climbs the stair at dusk; the lamp is cold and the storm 
 APPEND_BODY = json.dumps({"items": [{"role": "user", "content": {"text": TEXT_1K}}]}).encode()
 STATE_1K = {"completed": ["outline", "draft"], "notes": TEXT_1K}
 READ_REF = "cpu-per-request-10k"
+# Issue 35's CPU budget per call in the web process, ms.
+BUDGET_MS = {"append": 0.8, "checkpoint": 0.8, "latest": 0.5}
 LINEAGE_REF = "cpu-per-request-lineage-1000"
 
 
@@ -86,8 +96,20 @@ class Scenario:
     """Builds one request's environ; `check` reads its answer (a chain's next parent, say)."""
 
     def __init__(self, name: str, status: int, build: Callable[[], dict[str, Any]],
-                 check: Callable[[bytes], None] = lambda body: None) -> None:
+                 check: Callable[[bytes], None] = lambda body: None, app: Any = None) -> None:
         self.name, self.status, self.build, self.check = name, status, build, check
+        self.app = app  # None: the project's WSGI application; else another one (a floor's)
+
+
+def _floor_app() -> Any:
+    """bench/floor_app.py (scenario H's floors) on this process's database, its read table filled: what the bare
+    WSGI app spends per request, beside which the budgets are set (run with `--only floor-write,floor-read`)."""
+    os.environ.setdefault("BENCH_FLOOR_DATABASE_URL", os.environ["DATABASE_URL"])
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this script's bench/, whichever --tree
+    from bench import floor_app
+
+    floor_app.read_fixture(os.environ["BENCH_FLOOR_DATABASE_URL"], json.dumps({"text": TEXT_1K}))
+    return floor_app.application
 
 
 def _latest_fixture(project: Project) -> int:
@@ -145,10 +167,15 @@ def scenarios(project: Project, token: str) -> dict[str, Scenario]:
         "checkpoint": Scenario("checkpoint write (H3)", 201, checkpoint, next_parent),
         "lineage": Scenario("lineage of 1,000 (H4)", 200,
                             lambda: _environ("GET", f"/api/v1/checkpoints/{lineage}/lineage/", token)),
+        # The floors, as scenario H serves them (the same headers; the write floor stores H1's body).
+        "floor-write": Scenario("floor: one INSERT", 201, lambda: _environ("POST", "/", token, APPEND_BODY),
+                                app="floor"),
+        "floor-read": Scenario("floor: one SELECT of 50", 200, lambda: _environ("GET", "/latest", token),
+                               app="floor"),
     }
 
 
-def serve_wsgi(environ: dict[str, Any]) -> tuple[int, bytes]:
+def serve_wsgi(environ: dict[str, Any], app: Any = None) -> tuple[int, bytes]:
     """What a WSGI server does with one request: call the application, join the body, close the iterable."""
     status: list[str] = []
 
@@ -156,7 +183,7 @@ def serve_wsgi(environ: dict[str, Any]) -> tuple[int, bytes]:
         status.append(line)
         return lambda data: None
 
-    result = application(environ, start_response)
+    result = (app or application)(environ, start_response)
     try:
         body = b"".join(result)
     finally:
@@ -170,9 +197,11 @@ def _run(scenario: Scenario, count: int) -> float:
     """CPU seconds for `count` requests of a scenario (environs built before the clock starts, except the
     checkpoint chain's, which needs each answer: its body is a few µs of json.dumps)."""
     environs = [scenario.build() for _ in range(count)] if scenario.name != "checkpoint write (H3)" else None
+    if scenario.app == "floor":
+        scenario.app = _floor_app()
     start = time.process_time()
     for i in range(count):
-        status, body = serve_wsgi(environs[i] if environs is not None else scenario.build())
+        status, body = serve_wsgi(environs[i] if environs is not None else scenario.build(), scenario.app)
         if status != scenario.status:
             sys.exit(f"{scenario.name}: {status} {body[:300]!r}")
         scenario.check(body)
@@ -262,11 +291,99 @@ def print_by_package(stats: pstats.Stats, report: Any) -> None:
         print(f"{name:48s} {seconds:6.3f} {100 * seconds / total:5.1f}%", file=report)
 
 
+# --- where a call's CPU goes, each part timed in place (--parts) ------------------------------------------------
+# Each place is wrapped so that its own CPU time (process time, exclusive: a place's time stops while a place
+# inside it runs) is added to its part; what no place inside claims stays with the nearest one around it. So the
+# parts add up to the whole call, and none is counted twice. The wrappers' own clock reads (two per place a
+# request passes, ~0.5 µs each) land in the parts too: the total with --parts is a little above the one without.
+# (cProfile's shares, --profile, are inflated for Python-heavy parts against C ones; these are not.)
+PLACES: list[tuple[str, str, str]] = [
+    # (part, module, attribute: "function" or "Class.method")
+    ("WSGI layer: request, signals, response, close", __name__, "serve_wsgi"),  # this module, as it runs
+    ("middleware + Django's handler", "harness.http.handlers", "HarnessWSGIHandler.get_response"),
+    ("  of which the access line", "harness.ops.logs", "info_line"),
+    ("  of which request metrics", "harness.ops.observe", "observe_request"),
+    ("  of which the Idempotency-Key's fingerprint", "harness.http.idempotency", "request_fingerprint"),
+    ("the view: validation, the service's Python", "sessions_app.api", "plain_write"),
+    ("the view: validation, the service's Python", "sessions_app.api", "plain_read"),
+    ("the view: validation, the service's Python", "runs_app.api.checkpoints", "plain_write"),
+    ("the view: validation, the service's Python", "runs_app.api.checkpoints", "plain_read"),
+    ("token auth, tenancy, throttle (plain_caller)", "harness.http.plain", "plain_caller"),
+    ("body parse (plain_body)", "harness.http.plain", "plain_body"),
+    ("serialization (the reply's dict, JSON)", "harness.http.plain", "_render"),
+    ("serialization (the reply's dict, JSON)", "sessions_app.api", "item_out"),
+    ("serialization (the reply's dict, JSON)", "runs_app.api.checkpoints", "checkpoint_out"),
+    ("database round trips (Django cursor + psycopg)", "django.db.backends.utils", "CursorWrapper.execute"),
+    ("database round trips (Django cursor + psycopg)", "psycopg", "Cursor.fetchone"),
+    ("database round trips (Django cursor + psycopg)", "psycopg", "Cursor.fetchall"),
+    ("database round trips (Django cursor + psycopg)", "harness.db", "prepared_cursor"),
+    ("database round trips (Django cursor + psycopg)", "harness.db", "_json_text_cursor"),
+    ("database round trips (Django cursor + psycopg)", "psycopg", "Connection.execute"),  # the floors' statement
+]
+_spent: dict[str, int] = {}
+_stack: list[list[Any]] = []  # [part, started (ns)] of the places the request is in, innermost last
+
+
+def _timed(part: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    clock = time.process_time_ns
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        now = clock()
+        if _stack:
+            outer = _stack[-1]
+            _spent[outer[0]] = _spent.get(outer[0], 0) + now - outer[1]
+        _stack.append([part, now])
+        try:
+            return function(*args, **kwargs)
+        finally:
+            now = clock()
+            _spent[part] = _spent.get(part, 0) + now - _stack.pop()[1]
+            if _stack:
+                _stack[-1][1] = now
+
+    return timed
+
+
+def place_timers() -> None:
+    import importlib
+
+    for part, module_name, attribute in PLACES:
+        module = importlib.import_module(module_name)
+        owner: Any = module
+        name = attribute
+        if "." in attribute:
+            class_name, name = attribute.split(".")
+            owner = getattr(module, class_name)
+        if hasattr(owner, name):  # an older tree (--tree) may lack a place
+            setattr(owner, name, _timed(part, getattr(owner, name)))
+
+
+def print_parts_in_place(chosen: dict[str, Scenario], requests: int) -> None:
+    """Each call's parts, its requests run after the timers are placed (taking turns, as the measurement)."""
+    place_timers()  # _run looks serve_wsgi up in this module's globals: the timed one from now on
+    rounds = 5
+    by_call: dict[str, dict[str, int]] = {name: {} for name in chosen}
+    for _ in range(rounds):
+        for name, scenario in chosen.items():
+            _spent.clear()
+            _run(scenario, requests // rounds)
+            for part, ns in _spent.items():
+                by_call[name][part] = by_call[name].get(part, 0) + ns
+    labels = list(dict.fromkeys(part for part, _, _ in PLACES))
+    print(f"\n{'µs of CPU per request, by part (exclusive)':50s}" + "".join(f"{n:>12s}" for n in chosen))
+    for label in labels:
+        print(f"{label:50s}" + "".join(f"{by_call[n].get(label, 0) / 1000 / requests:12.1f}" for n in chosen))
+    print(f"{'all parts (the whole call)':50s}" + "".join(
+        f"{sum(by_call[n].values()) / 1000 / requests:12.1f}" for n in chosen))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=2000, help="per scenario")
     parser.add_argument("--only", default="append,latest,checkpoint,lineage")
     parser.add_argument("--chains", action="store_true")
+    parser.add_argument("--parts", action="store_true")
+    parser.add_argument("--tree", default="", help="the worktree whose code is measured (default: this one's)")
     parser.add_argument("--profile", type=int, default=0)
     parser.add_argument("--profile-out", default="")
     parser.add_argument("--profile-dump", default="", help="also save each scenario's raw stats as DIR/<name>.prof")
@@ -287,9 +404,14 @@ def main() -> None:
         for name, scenario in chosen.items():
             cpu[name] += _run(scenario, args.requests // rounds)
     for name, seconds in cpu.items():
-        print(f"{chosen[name].name:28s} {1000 * seconds / args.requests:.3f} ms of CPU per request")
+        ms = 1000 * seconds / args.requests
+        budget = BUDGET_MS.get(name)
+        verdict = "" if budget is None else f"   budget <= {budget} ms: {'met' if ms <= budget else 'not met'}"
+        print(f"{chosen[name].name:28s} {ms:.3f} ms of CPU per request{verdict}")
     if args.chains:
         _chains(every["append"].build()["PATH_INFO"], token, args.requests)
+    if args.parts:
+        print_parts_in_place(chosen, args.requests)
     if args.profile:
         report = open(args.profile_out, "w") if args.profile_out else sys.stdout  # noqa: SIM115
         for scenario in chosen.values():

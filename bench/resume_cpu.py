@@ -7,12 +7,15 @@ decides them with their resume messages held back, then resumes each here with `
 worker's task does (no broker, no Celery). Prints the CPU time (process time: the database's own work is not
 in it, and the other processes on the machine disturb it far less than wall time) per decision and per
 resume, and the statements and commits of each. `--profile N` prints the cProfile of the resume's hottest
-functions (by own time), over N more cycles. Every resumed run is checked as scenario 7 checks it.
+functions (by own time), over N more cycles. `--steps` prints the CPU of each step of the pipeline (process
+time around each call the pipeline makes: the start count, each step, the call, the delivery, the move, the
+commits), measured over the same cycles. Every resumed run is checked as scenario 7 checks it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import pstats
@@ -71,6 +74,42 @@ class _Count:
 
 
 _decisions = {"n": 0, "cpu": 0.0, "statements": 0}
+_steps: dict[str, float] = {}  # step -> CPU s, over the measured cycles (--steps)
+
+
+def _timed(name: str, fn: Any) -> Any:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _steps[name] = _steps.get(name, 0.0) + time.process_time() - start
+    return timed
+
+
+@contextlib.contextmanager
+def _step_timers() -> Any:
+    """Each call worker.pipeline makes, timed by process time under its step's name: the pipeline looks these up
+    at call time (module globals and the bind step's module), so the resume runs its own code, timed. Nested
+    calls are not double counted: the steps do not call each other, and the commits are the pipeline's."""
+    import worker.pipeline as pipeline
+    from worker.steps import bind_result
+
+    names = vars(pipeline)  # count_start is imported there, not exported: patched in the module's namespace
+    saved = (names["count_start"], pipeline.PRE_CALL_STEPS, pipeline.BINDING_STEPS, pipeline._move_on,
+             bind_result.call, bind_result.deliver)
+    names["count_start"] = _timed("load: start count (own commit)", names["count_start"])
+    pipeline.PRE_CALL_STEPS = tuple((name, _timed(f"{name}" if name != "bind_result" else "bind_result: intent + "
+                                                  "dispatch", fn)) for name, fn in pipeline.PRE_CALL_STEPS)
+    pipeline.BINDING_STEPS = tuple((name, _timed(name, fn)) for name, fn in pipeline.BINDING_STEPS)
+    pipeline._move_on = _timed("continue: the move (run_bind_result)", pipeline._move_on)
+    bind_result.call = _timed("bind_result: the tool's call", bind_result.call)
+    bind_result.deliver = _timed("bind_result: delivery (own commit)", bind_result.deliver)
+    try:
+        yield
+    finally:
+        (names["count_start"], pipeline.PRE_CALL_STEPS, pipeline.BINDING_STEPS, pipeline._move_on,
+         bind_result.call, bind_result.deliver) = saved
 
 
 def _decided(n: int) -> list[int]:
@@ -90,12 +129,17 @@ def _decided(n: int) -> list[int]:
 
 
 def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None,
-                per_statement: bool = False) -> tuple[float, _Count]:
+                per_statement: bool = False, steps: bool = False) -> tuple[float, _Count]:
     count = _Count(per_statement)
     commit = connection.commit
 
     def counted_commit() -> None:
         count.commits += 1
+        if steps:
+            start = time.process_time()
+            commit()
+            _steps["COMMIT (2 transactions)"] = _steps.get("COMMIT (2 transactions)", 0.0) + time.process_time() - start
+            return
         if not count.per_statement:
             commit()
             return
@@ -109,7 +153,8 @@ def _resume_all(run_ids: list[int], profiler: cProfile.Profile | None = None,
         cur.execute("SELECT pg_backend_pid()")
         backend = count.backend = cur.fetchone()[0]
     server0 = _server_cpu(backend)
-    with mock.patch.object(connection, "commit", counted_commit), connection.execute_wrapper(count):
+    timers = _step_timers() if steps else contextlib.nullcontext()
+    with mock.patch.object(connection, "commit", counted_commit), connection.execute_wrapper(count), timers:
         for run_id in run_ids:
             start, started = time.process_time(), time.perf_counter()
             if profiler is not None:
@@ -145,6 +190,7 @@ def main() -> None:
     parser.add_argument("--cycles", type=int, default=300)
     parser.add_argument("--profile", type=int, default=0, help="cycles to profile after the measured ones")
     parser.add_argument("--statements", action="store_true", help="each statement's mean wall time (the round trip)")
+    parser.add_argument("--steps", action="store_true", help="the CPU of each step of the pipeline")
     args = parser.parse_args()
     _resume_all(_decided(20))  # warm: imports, caches, prepared statements
     rounds, per_round = 5, max(1, args.cycles // 5)
@@ -153,7 +199,7 @@ def main() -> None:
     walls: dict[str, list[float]] = {}  # statement -> [count, wall s, server CPU s]
     for _ in range(rounds):  # build, decide and resume in rounds, so the runs' rows stay few and hot
         run_ids = _decided(per_round)
-        spent, count = _resume_all(run_ids, per_statement=args.statements)
+        spent, count = _resume_all(run_ids, per_statement=args.statements, steps=args.steps)
         server += count.server
         wall += count.wall_total
         for sql, (k, w, c) in count.wall.items():
@@ -172,6 +218,12 @@ def main() -> None:
         print("  per resume | wall ms each | server CPU ms each | statement")
         for sql, (k, w, c) in sorted(walls.items(), key=lambda kv: -kv[1][1]):
             print(f"  {k / cycles:4.1f} | {w / k * 1000:6.3f} | {c / k * 1000:6.3f} | {sql}")
+    if args.steps:
+        print("  CPU ms per resume | step (process time around the pipeline's call; the rest: the pipeline itself)")
+        for name, spent_s in sorted(_steps.items(), key=lambda kv: -kv[1]):
+            print(f"  {spent_s / cycles * 1000:6.3f} | {name}")
+        print(f"  {(cpu - sum(_steps.values())) / cycles * 1000:6.3f} | the rest (the pipeline's own, trace flushes, "
+              "BEGINs, metrics)")
     if args.profile:
         profiler = cProfile.Profile(time.process_time)  # CPU, not the waits on the database
         _resume_all(_decided(args.profile), profiler)

@@ -9,7 +9,10 @@ asyncpg, on the same PostgreSQL; both sides' tables are analyzed after they are 
 
     H1 append one item            POST /api/v1/sessions/{id}/items/          vs SQLAlchemySession.add_items
     H2 newest 50 of 10,000 items  GET  /api/v1/sessions/{id}/items/latest/   vs SQLAlchemySession.get_items(limit=50)
+                                                                             and the read floor (bench/floor_app.py)
     H3 checkpoint write (a chain) POST /api/v1/checkpoints/                  vs PostgresSaver.put
+H1 and H3 are measured against the write floor too (bench/floor_app.py): the targets of issue 35 are ratios to the
+floors (bench/run.py, TARGETS).
     H4 lineage of 1,000           GET  /api/v1/checkpoints/{id}/lineage/     vs PostgresSaver.list (jit=off, and stock)
 """
 
@@ -65,6 +68,7 @@ def _start_server() -> procs.Server:
 
 
 FLOOR = "HTTP floor: bare WSGI app, one INSERT (no Django)"
+READ_FLOOR = "HTTP read floor: bare WSGI app, one SELECT of 50 (no Django)"
 
 
 def _start_floor() -> procs.Server:
@@ -82,6 +86,22 @@ def _floor_subject(floor_port: int, body: bytes) -> Subject:
         s["http"].post("/", body)
 
     return Subject(FLOOR, setup, post)
+
+
+def _read_floor_subject(floor_port: int) -> Subject:
+    """GETs the floor app's newest 50 of 10,000 ~1 KB rows (bench/floor_app.py), with the agent's header, as the
+    harness subject GETs the newest 50 items."""
+    from bench import floor_app
+
+    floor_app.read_fixture(pg_url(), orjson.dumps(ITEM_1K["content"]).decode())
+
+    def setup(i: int) -> dict:
+        return {"http": _Http(floor_port, "floor")}
+
+    def get(s: dict) -> None:
+        s["last"] = s["http"].get("/latest")
+
+    return Subject(READ_FLOOR, setup, get)
 
 
 class _Http:
@@ -184,14 +204,18 @@ def _h2_newest(settings: Settings, port: int, token: str, floor_port: int) -> li
         if len(items) != 50:
             raise RuntimeError(f"the SDK read {len(items)} items")
 
+    floor = _read_floor_subject(floor_port)
     for clients in settings.clients:
-        m, peer = measure_turns("H2 newest 50 of 10,000 items", [
+        m, peer, floor_m = measure_turns("H2 newest 50 of 10,000 items", [
             Subject("harness API", ours_setup, ours),
             Subject("Agents SDK get_items(limit=50)", sdk_setup, sdk),
+            floor,
         ], clients=clients, settings=settings)
         answer = orjson.loads(_Http(port, token).get(path))
         m.extra["check"] = [item["seq"] for item in answer["items"]] == list(range(9951, 10001))
-        out += [m, peer]
+        floor_m.extra["check"] = [row["seq"] for row in orjson.loads(_Http(floor_port, "floor").get("/latest"))] == \
+            list(range(9951, 10001))
+        out += [m, peer, floor_m]
     return out
 
 

@@ -22,13 +22,42 @@ from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
 from django.db.models.query_utils import DeferredAttribute
 from django.db.models.signals import post_init, pre_init
+from psycopg._queries import PostgresQuery, _query2pg_nocache  # private: psycopg is pinned (requirements.lock)
 from psycopg.adapt import Loader
 
 _M = TypeVar("_M", bound=Model)
 
 
+@functools.lru_cache(maxsize=256)
+def _converted(query: str, encoding: str) -> Any:
+    return _query2pg_nocache(query.encode(encoding), encoding)
+
+
+class _HotQuery(PostgresQuery):
+    """A hand-written statement's text, its `%(name)s` placeholders turned into `$n` once per process.
+
+    psycopg keeps that conversion only for texts of at most 4,096 bytes (psycopg._queries'
+    MAX_CACHED_STATEMENT_LENGTH, against ORM-built texts that never repeat); the checkpoint write, 4.3 KB with its
+    claim and caller CTEs, had its text split by a regular expression on every request (a third of that request's
+    CPU under cProfile), and the resume's load, 6.2 KB, on every resume (bench/README.md, issue 35). The statements run through prepared_cursor are a handful of fixed
+    texts (a text is a module's constant), so every one is kept, keyed by the str itself (its hash is computed once);
+    the cache is bounded all the same. The parts are shared between calls, as psycopg's own cache shares them."""
+
+    __slots__ = ()
+
+    def convert(self, query: Any, vars: Any) -> None:
+        if vars is None or type(query) is not str:
+            super().convert(query, vars)
+            return
+        self.query, self._want_formats, self._order, self._parts = _converted(query, self._tx.encoding)
+        self.dump(vars)
+
+
 class _PreparingCursor(psycopg.Cursor):
-    """Server-side binding; every statement is prepared on first use (when the connection allows it)."""
+    """Server-side binding; every statement is prepared on first use (when the connection allows it), its text
+    converted once per process (_HotQuery)."""
+
+    _query_cls = _HotQuery
 
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None
                 ) -> Self:
@@ -75,12 +104,40 @@ class _TextAsBytes(Loader):
 def fetch_json_text(sql: str, params: dict[str, Any]) -> bytes | None:
     """The one text column of a statement's one row (None: no row, or NULL), as its UTF-8 bytes: a JSON text
     PostgreSQL wrote that the API sends as it comes. Not decoded to str to be encoded back: for a lineage of 1,000
-    ~1 KB checkpoints that was two passes over a megabyte in the web process. A prepared statement."""
-    with prepared_cursor() as cursor:
-        cursor.cursor.adapters.register_loader("text", _TextAsBytes)
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
+    ~1 KB checkpoints that was two passes over a megabyte in the web process. A prepared statement.
+
+    Its driver cursor, whose text loader hands out bytes, is made once per connection and kept (_json_text_cursor):
+    a new cursor per read (its own adapters map, the loader registered on it) was ~5% of a newest-items read's CPU
+    (bench/README.md, issue 35). The cursor is used here only, for one statement and its one row, never while
+    another of its reads is open; it is still wrapped in Django's cursor for each read, so query logging, the
+    connection's execute wrappers and its error translation see the statement as before."""
+    db = connections[DEFAULT_DB_ALIAS]
+    db.close_if_health_check_failed()  # as prepared_cursor: it may be a request's first statement
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    logged = db.queries_logged
+    raw = _json_text_cursor(db, logged)
+    cursor = (db.make_debug_cursor if logged else db.make_cursor)(raw)  # type: ignore[arg-type]  # as above
+    cursor.execute(sql, params)
+    row = cursor.fetchone()
     return None if row is None else row[0]
+
+
+_JSON_CURSOR_ATTR = "_harness_json_text_cursor"
+
+
+def _json_text_cursor(db: Any, logged: bool) -> psycopg.Cursor:
+    """The connection's kept cursor for fetch_json_text (one for logged statements, one for the others), made
+    anew when Django has opened another connection since, or the cursor was closed."""
+    kept: dict[bool, psycopg.Cursor] | None = getattr(db.connection, _JSON_CURSOR_ATTR, None)
+    if kept is None:
+        kept = {}
+        setattr(db.connection, _JSON_CURSOR_ATTR, kept)  # on the driver's connection: it goes with it
+    cursor = kept.get(logged)
+    if cursor is None or cursor.closed:
+        cursor = kept[logged] = (_LoggedPreparingCursor if logged else _PreparingCursor)(db.connection)
+        cursor.adapters.register_loader("text", _TextAsBytes)
+    return cursor
 
 
 # A list of ids as a hot statement takes it: one comma-joined text that PostgreSQL splits (`id_list_sql`), not a

@@ -66,7 +66,7 @@ def checkpoint_latest(*, project: Project | int, run_id: int) -> Checkpoint | No
 
 _LATEST_CHECKPOINT_SQL = """
 SELECT {columns} FROM runs_app_run r JOIN runs_app_checkpoint c ON c.id = r.last_checkpoint_id
- WHERE r.id = %(run)s AND r.project_id = %(project)s
+ WHERE r.id = %(run)s AND r.project_id = %(project)s AND c.project_id = %(project)s
 """
 
 

@@ -246,7 +246,7 @@ WITH """ + CALLER_SQL + """, facts AS (
                 WHERE a.id = %(approval)s AND a.project_id = %(project)s)) AS approval_ok
 ), fence AS (
     SELECT id FROM runs_app_run
-     WHERE id = %(run)s AND """ + lease_fence_sql() + """
+     WHERE id = %(run)s AND project_id = %(project)s AND """ + lease_fence_sql() + """
        FOR UPDATE
 ), ins AS (
     INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
@@ -261,11 +261,11 @@ WITH """ + CALLER_SQL + """, facts AS (
     UPDATE runs_app_run
        SET last_checkpoint_id = (SELECT id FROM ins), cursor = %(cursor)s::jsonb, version = version + 1,
            updated_at = now()
-     WHERE id = (SELECT id FROM fence) AND EXISTS (SELECT 1 FROM ins)
+     WHERE id = (SELECT id FROM fence) AND project_id = %(project)s AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), task_updated AS (
     UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
-     WHERE id = %(task)s AND EXISTS (SELECT 1 FROM ins)
+     WHERE id = %(task)s AND project_id = %(project)s AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), claim AS (""" + claim_sql(_CHECKPOINT_REPLY) + """)
 SELECT facts.ok, facts.approval_ok, ins.id, ins.created_at, (SELECT count(*) FROM run_updated)
@@ -325,7 +325,8 @@ WITH run AS (
        FOR UPDATE
 ), parent AS (
     SELECT p.id, p.content_hash, p.depth FROM runs_app_checkpoint p
-     WHERE p.run_id = (SELECT id FROM run) AND p.ns = %(ns)s::text AND p.external_id = %(parent_ext)s::text
+     WHERE p.run_id = (SELECT id FROM run) AND p.project_id = %(project)s AND p.ns = %(ns)s::text
+       AND p.external_id = %(parent_ext)s::text
        AND p.external_id <> ''
 ), ins AS (
     INSERT INTO runs_app_checkpoint (project_id, run_id, task_id, parent_id, label, cursor, state,
@@ -343,11 +344,12 @@ WITH run AS (
     UPDATE runs_app_run
        SET last_checkpoint_id = (SELECT id FROM ins), cursor = %(run_cursor)s::jsonb, version = version + 1,
            updated_at = now()
-     WHERE id = (SELECT id FROM run) AND %(ns)s::text = '' AND EXISTS (SELECT 1 FROM ins)
+     WHERE id = (SELECT id FROM run) AND project_id = %(project)s AND %(ns)s::text = '' AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), task_updated AS (
     UPDATE runs_app_task SET latest_checkpoint_id = (SELECT id FROM ins), version = version + 1, updated_at = now()
-     WHERE id = (SELECT task_id FROM run) AND %(ns)s::text = '' AND EXISTS (SELECT 1 FROM ins)
+     WHERE id = (SELECT task_id FROM run) AND project_id = %(project)s AND %(ns)s::text = ''
+       AND EXISTS (SELECT 1 FROM ins)
  RETURNING id
 ), claim AS (""" + claim_sql(_EXTERNAL_REPLY) + """)
 SELECT run.id, run.thread, run.leased, ins.id, ins.created_at, ins.content_hash

@@ -388,7 +388,8 @@ _TUPLE_JSON = (
         SELECT json_agg(json_build_array(w.task_id, w.channel, w.value, w.task_path, w.idx)
                         ORDER BY w.task_path, w.task_id, w.idx)::text
           FROM runs_app_checkpointwrite w
-         WHERE w.run_id = c.run_id AND w.ns = c.ns AND w.checkpoint_external_id = c.external_id), '[]') || '}'"""
+         WHERE w.run_id = c.run_id AND w.ns = c.ns AND w.checkpoint_external_id = c.external_id
+           AND w.project_id = c.project_id), '[]') || '}'"""
 )
 
 # The thread's run is looked up first (a scalar): then (run, ns, external_id) are an equality, an equality and
@@ -400,8 +401,9 @@ _THREAD_RUN = """(SELECT id FROM runs_app_run
            ORDER BY id LIMIT 1)"""
 _GET_SQL = f"""
 SELECT {_TUPLE_JSON}
-  FROM runs_app_checkpoint c JOIN runs_app_run r ON r.id = c.run_id
- WHERE c.run_id = {_THREAD_RUN} AND c.ns = %(ns)s::text AND c.external_id <> '' {{where}}
+  FROM runs_app_checkpoint c JOIN runs_app_run r ON r.id = c.run_id AND r.project_id = c.project_id
+ WHERE c.run_id = {_THREAD_RUN} AND c.project_id = ANY(%(projects)s) AND c.ns = %(ns)s::text AND c.external_id <> ''
+       {{where}}
  ORDER BY c.ns DESC, c.external_id DESC LIMIT 1
 """  # noqa: S608 - the text put in is this module's constants; every value is a bound parameter
 
