@@ -4,11 +4,12 @@ with ours), and started and stopped like our servers (bench/procs.py: own proces
 the log in var/bench/).
 
 - in-memory: `langgraph dev` as `langgraph-cli[inmem]` ships it (langgraph-api 0.16.7 on
-  langgraph-runtime-inmem): one uvicorn process, the state in Python dicts, flushed to pickles in its working
-  directory now and then (no fsync per write), one background job at a time (N_JOBS_PER_WORKER=1).
+  langgraph-runtime-inmem): one uvicorn process, the state in Python dicts, pickled to its working directory
+  every 10 s (no fsync), one background job at a time (N_JOBS_PER_WORKER=1).
 - PostgreSQL: `langhost serve` (the CLI that ships beside `langgraph-runtime-pg` 0.11.1.post1, which pins
   langgraph-api 0.11.1): the same langgraph-api on the open Postgres + Redis runtime, its own database (made
-  afresh each run, migrated by the server at start) and a Redis database of its own on the bench's broker.
+  afresh each run, its schema made once by the runtime's own startup code before the workers start) and a Redis
+  database of its own on the bench's broker.
   Two uvicorn workers, one per core, as ours gets two web workers.
 
 Both serve bench/langgraph_server_graph.py as the graph `review`, with no auth (their noop auth: ours checks a
