@@ -77,11 +77,11 @@ class Server:
             _started.remove(self.proc)
 
 
-def _spawn(name: str, argv: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, Path]:
+def _spawn(name: str, argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[subprocess.Popen, Path]:
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log_path = LOG_DIR / f"{name}-{os.getpid()}.log"
     with log_path.open("w") as log:
-        proc = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1", **env}, stdout=log,
+        proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, "PYTHONUNBUFFERED": "1", **env}, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     _started.append(proc)
     return proc, log_path

@@ -73,6 +73,11 @@ TARGETS: list[tuple[Any, ...]] = [
     ("E3 append one item (~1 KB)", "MCP tool session_items_append", "HarnessClient.append_items", 1 / 1.5),
     ("E4 memory search (k 10 of 3,000)", "MCP tool memory_search", "HarnessClient.retrieve_memory", 1 / 1.5),
     ("E5 append one item (~1 KB)", "TypeScript client appendItems (node)", "HarnessClient.append_items", 1 / 1.5),
+    # LangGraph Server beside ours over HTTP (issue 35): ours >= 2x its in-memory runtime at 8 clients; the cycle
+    # (4 clients) and the PostgreSQL runtime's ratios are in scenario L's own section.
+    *[(row, "harness API", "LangGraph Server in-memory (langgraph dev)", 2.0, 8)
+      for row in ("L1 checkpoint write", "L2 conversation append", "L3 latest checkpoint", "L3 newest 50 items",
+                  "L4 history of 1,000")],
 ]
 
 
@@ -81,7 +86,8 @@ def _scenarios() -> dict:
 
     found = dict(scenarios_store.SCENARIOS)
     for name in ("scenarios_api", "scenarios_adapters", "scenarios_http", "scenarios_worker", "scenarios_growth",
-                 "scenarios_ecosystem", "scenarios_scale", "scenarios_push", "scenarios_adapter_resume"):
+                 "scenarios_ecosystem", "scenarios_scale", "scenarios_push", "scenarios_adapter_resume",
+                 "scenarios_langgraph_server"):
         try:
             module = __import__(f"bench.{name}", fromlist=["SCENARIOS"])
         except ImportError:
@@ -150,9 +156,9 @@ def _render(results: list[Measure], settings: Settings, args: argparse.Namespace
         f"clients are processes; command: `{' '.join(['bin/bench', *sys.argv[1:]])}`",
         "",
     ]
-    http = [m for m in results if m.scenario.startswith(("H", "A", "E"))]
+    http = [m for m in results if m.scenario.startswith(("H", "A", "E", "L"))]
     scaled = [m for m in results if m.scenario.startswith("S")]
-    in_process = [m for m in results if not m.scenario.startswith(("H", "A", "E", "S"))]
+    in_process = [m for m in results if not m.scenario.startswith(("H", "A", "E", "L", "S"))]
     for title, part in (("## Over HTTP: what agents call (black-box, Idempotency-Key on every POST, ~1 KB payloads)",
                          http), ("## Scaled out: two web and two worker processes on one database", scaled),
                         ("## In process and the rest", in_process)):

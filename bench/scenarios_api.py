@@ -43,6 +43,7 @@ from bench.scenarios_store import (
     lg_connection,
     pg_url,
 )
+from harness.models import Project
 from runs_app.models import Checkpoint
 from runs_app.services import checkpoint_create
 from sessions_app.models import SessionItem
@@ -104,21 +105,23 @@ def _read_floor_subject(floor_port: int) -> Subject:
 
 
 class _Http:
-    """One keep-alive connection with the agent's headers; every POST gets a fresh Idempotency-Key."""
+    """One keep-alive connection with the agent's headers; every POST gets a fresh Idempotency-Key.
 
-    def __init__(self, port: int, token: str) -> None:
+    Without a token (a peer server with no auth, scenario L) it sends no Authorization header."""
+
+    def __init__(self, port: int, token: str | None) -> None:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.auth = f"Bearer {token}"
+        self.auth = {"Authorization": f"Bearer {token}"} if token else {}
 
     def get(self, path: str) -> bytes:
-        self.conn.request("GET", path, headers={"Authorization": self.auth})
+        self.conn.request("GET", path, headers=self.auth)
         return self._answer(200)
 
-    def post(self, path: str, body: bytes) -> bytes:
+    def post(self, path: str, body: bytes, expected: int = 201) -> bytes:
         self.conn.request("POST", path, body=body, headers={
-            "Authorization": self.auth, "Content-Type": "application/json", "Content-Length": str(len(body)),
+            **self.auth, "Content-Type": "application/json", "Content-Length": str(len(body)),
             "Idempotency-Key": uuid.uuid4().hex})
-        return self._answer(201)
+        return self._answer(expected)
 
     def _answer(self, expected: int) -> bytes:
         response = self.conn.getresponse()
@@ -142,6 +145,17 @@ def _analyze() -> None:
 
 # --- H1 -----------------------------------------------------------------------------------------------
 
+def append_subject(port: int, token: str, sessions: list[int], body: bytes) -> Subject:
+    """Ours: each client appends `body` to its own session (sessions[i]), one POST per op (H1, L2)."""
+    def setup(i: int) -> dict:
+        return {"http": _Http(port, token), "path": f"/api/v1/sessions/{sessions[i]}/items/"}
+
+    def post(s: dict) -> None:
+        s["http"].post(s["path"], body)
+
+    return Subject("harness API", setup, post)
+
+
 def _h1_append(settings: Settings, port: int, token: str, floor_port: int) -> list[Measure]:
     project = _project()
     body = orjson.dumps({"items": [ITEM_1K]})
@@ -150,12 +164,6 @@ def _h1_append(settings: Settings, port: int, token: str, floor_port: int) -> li
     for clients in settings.clients:
         sessions = [_new_session(project) for _ in range(clients)]
 
-        def ours_setup(i: int, sessions: list[int] = sessions) -> dict:
-            return {"http": _Http(port, token), "path": f"/api/v1/sessions/{sessions[i]}/items/"}
-
-        def ours(s: dict) -> None:
-            s["http"].post(s["path"], body)
-
         def sdk_setup(i: int, clients: int = clients) -> dict:
             return {"loop": asyncio.new_event_loop(), "session": _sdk_session(f"bench-h1-{tag}-{clients}-{i}")}
 
@@ -163,7 +171,7 @@ def _h1_append(settings: Settings, port: int, token: str, floor_port: int) -> li
             await s["session"].add_items([SDK_ITEM_1K])
 
         m, peer, floor = measure_turns("H1 append one item", [
-            Subject("harness API", ours_setup, ours),
+            append_subject(port, token, sessions, body),
             Subject("Agents SDK SQLAlchemySession.add_items", sdk_setup, sdk),
             _floor_subject(floor_port, body),
         ], clients=clients, settings=settings)
@@ -213,6 +221,21 @@ def _h2_newest(settings: Settings, port: int, token: str, floor_port: int) -> li
 
 # --- H3 -----------------------------------------------------------------------------------------------
 
+def checkpoint_chain_subject(port: int, token: str, runs: list[int]) -> Subject:
+    """Ours: each client continues its own run's chain (runs[i]) with a ~1 KB state, one POST per op (H3, L1)."""
+    def setup(i: int) -> dict:
+        # Every round continues its run's chain from the checkpoint the last round left.
+        last = Checkpoint.objects.filter(run_id=runs[i]).order_by("-id").values_list("id", flat=True).first()
+        return {"http": _Http(port, token), "run": runs[i], "last": last}
+
+    def post(s: dict) -> None:
+        body = orjson.dumps({"run": s["run"], "parent": s["last"], "label": "step", "state": STATE_1K,
+                             "cursor": {"node": "draft"}})
+        s["last"] = orjson.loads(s["http"].post("/api/v1/checkpoints/", body))["id"]
+
+    return Subject("harness API", setup, post)
+
+
 def _h3_checkpoint(settings: Settings, port: int, token: str, floor_port: int) -> list[Measure]:
     project = _project()
     _lg_tables()
@@ -220,16 +243,6 @@ def _h3_checkpoint(settings: Settings, port: int, token: str, floor_port: int) -
     for clients in settings.clients:
         runs = [_new_run(project) for _ in range(clients)]
         threads = [f"bench-h3-{uuid.uuid4().hex[:8]}-{i}" for i in range(clients)]
-
-        def ours_setup(i: int, runs: list[int] = runs) -> dict:
-            # Every round continues its run's chain from the checkpoint the last round left.
-            last = Checkpoint.objects.filter(run_id=runs[i]).order_by("-id").values_list("id", flat=True).first()
-            return {"http": _Http(port, token), "run": runs[i], "last": last}
-
-        def ours(s: dict) -> None:
-            body = orjson.dumps({"run": s["run"], "parent": s["last"], "label": "step", "state": STATE_1K,
-                                 "cursor": {"node": "draft"}})
-            s["last"] = orjson.loads(s["http"].post("/api/v1/checkpoints/", body))["id"]
 
         def lg_setup(i: int, threads: list[str] = threads) -> dict:
             from langgraph.checkpoint.postgres import PostgresSaver
@@ -248,7 +261,7 @@ def _h3_checkpoint(settings: Settings, port: int, token: str, floor_port: int) -
         floor_body = orjson.dumps({"run": runs[0], "parent": 1, "label": "step", "state": STATE_1K,
                                    "cursor": {"node": "draft"}})
         m, peer, floor = measure_turns("H3 checkpoint write", [
-            Subject("harness API", ours_setup, ours),
+            checkpoint_chain_subject(port, token, runs),
             Subject("LangGraph PostgresSaver.put", lg_setup, lg),
             _floor_subject(floor_port, floor_body),
         ], clients=clients, settings=settings)
@@ -260,16 +273,29 @@ def _h3_checkpoint(settings: Settings, port: int, token: str, floor_port: int) -
 
 # --- H4 -----------------------------------------------------------------------------------------------
 
+def lineage_fixture(project: Project, depth: int = 1000) -> int:
+    """A run with a chain of `depth` ~1 KB checkpoints; the newest one's id (H4, L4)."""
+    rid = _new_run(project)
+    last: int | None = None
+    for n in range(depth):
+        last = checkpoint_create(project=project.pk, run_id=rid, parent_id=last, state=STATE_1K,
+                                 cursor={"n": n}).pk
+    assert last is not None
+    return last
+
+
+def lineage_intact(answer: bytes, depth: int = 1000) -> bool:
+    """The lineage read answered `depth` checkpoints, each one's parent the next (H4, L4)."""
+    chain = orjson.loads(answer)
+    return len(chain) == depth and all(a["parent"] == b["id"] for a, b in zip(chain, chain[1:], strict=False))
+
+
 def _h4_lineage(settings: Settings, port: int, token: str, floor_port: int) -> list[Measure]:
     from langgraph.checkpoint.postgres import PostgresSaver
 
     project = _project()
     _lg_tables()
-    rid = _new_run(project)
-    last: int | None = None
-    for n in range(1000):
-        last = checkpoint_create(project=project.pk, run_id=rid, parent_id=last, state=STATE_1K,
-                                 cursor={"n": n}).pk
+    last = lineage_fixture(project)
     thread = f"bench-h4-{uuid.uuid4().hex[:8]}"
     with lg_connection(jit=True) as conn:
         saver = PostgresSaver(conn)
@@ -302,9 +328,7 @@ def _h4_lineage(settings: Settings, port: int, token: str, floor_port: int) -> l
             Subject("LangGraph PostgresSaver.list (jit=off)", lg_setup_for(False), lg),
             Subject("LangGraph PostgresSaver.list (stock)", lg_setup_for(True), lg),
         ], clients=clients, settings=settings)
-        chain = orjson.loads(_Http(port, token).get(path))
-        m.extra["check"] = len(chain) == 1000 and all(
-            a["parent"] == b["id"] for a, b in zip(chain, chain[1:], strict=False))
+        m.extra["check"] = lineage_intact(_Http(port, token).get(path))
         out += [m, off, stock]
     return out
 
