@@ -4,8 +4,9 @@ import pytest
 
 from tests import factories, template_db
 
-# Per-worker resources under pytest-xdist (bin/test runs several workers): tests/parallel.py.
-pytest_plugins = ["tests.parallel"]
+# Per-worker resources under pytest-xdist (bin/test runs several workers): tests/parallel.py. The flush after each
+# transactional test by DELETE rather than TRUNCATE: tests/fast_flush.py.
+pytest_plugins = ["tests.parallel", "tests.fast_flush"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

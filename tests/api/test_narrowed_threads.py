@@ -207,6 +207,7 @@ USERS = [f"u-{n}" for n in range(5)]
 
 
 @pytest.mark.django_db
+@pytest.mark.slow  # ~26 s in a full run: started first (tests/parallel.py)
 def test_a_thousand_random_thread_run_and_approval_calls_never_touch_another_users(world: World) -> None:
     """Seeded: five end users, two threads each (checkpointed by their own narrowed tokens) and a third waiting on
     an approval; each step one user's token calls a random thread door, run door or approval door on its own or

@@ -407,6 +407,7 @@ USERS = [f"u-{n}" for n in range(5)]
 
 
 @pytest.mark.django_db
+@pytest.mark.slow  # ~31 s in a full run: started first (tests/parallel.py)
 def test_a_thousand_random_calls_never_see_or_touch_another_users_record_or_session(world: World) -> None:
     """Seeded: five end users, two sessions and a few records each (user and session scopes), the shared project
     scope and other agents' scopes; each step one user's narrowed token reads or writes a random target, its own

@@ -188,6 +188,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # ~11 s in a full run: started first (tests/parallel.py)
 def test_a_run_exported_here_and_imported_on_a_fresh_database_shows_the_same_pages(
         project: Project, people: dict[str, Any], run: Run, tmp_path: Path, django_db_setup: Any) -> None:
     path = tmp_path / "r9.bundle.json.gz"

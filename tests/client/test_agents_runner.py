@@ -97,7 +97,9 @@ def reviewer_decides(live: Live, decision: str | Decide, *, reason: str = "", co
         try:
             with HarnessClient(live.url, live.reviewer_token, retry=FAST_RETRY) as reviewer:
                 done: set[int] = set()
-                deadline = time.monotonic() + 30
+                # As long as the agent process may run (the tests give it 120 s): under load its start alone took more
+                # than 30 s once, the approval came after this reviewer had gone, and the agent waited until killed.
+                deadline = time.monotonic() + 120
                 while len(done) < count and time.monotonic() < deadline:
                     for approval in reviewer.list_approvals(status="pending"):
                         if approval.id not in done:

@@ -108,6 +108,7 @@ PAGES: list[tuple[str, Callable[[dict], str]]] = [
 ]
 
 
+@pytest.mark.slow  # ~10 s in a full run: started first (tests/parallel.py)
 def test_query_counts_do_not_grow_with_rows(project, reviewer_client) -> None:  # type: ignore[no-untyped-def]
     small = grow(project, 10, start=0)
     large = grow(project, 1000, start=10_000)

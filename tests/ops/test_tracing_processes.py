@@ -81,6 +81,9 @@ def test_a_decision_and_the_resume_it_queues_are_one_trace_across_processes(
         "ALLOWED_HOSTS": "127.0.0.1", "SECURE_COOKIES": "0", "DEBUG": "0", "HARNESS_WORKER_HEARTBEAT_SECONDS": "1",
         "OTEL_EXPORTER_OTLP_ENDPOINT": collector.url, "OTEL_BSP_SCHEDULE_DELAY": "200",
         "OTEL_SERVICE_NAME": "harness-test", "PYTHONUNBUFFERED": "1",
+        # Only the two processes the trace crosses: the database is migrated already, and beat and the MCP server
+        # take no part in a decision's resume (each would cost a Django start on the shared cores).
+        "HARNESS_ROLES": "web,worker", "HARNESS_MIGRATE": "0",
         "HARNESS_TOOL_ADAPTERS": json.dumps({"publish_chapter": {"kind": "http", "url": fake_service.url,
                                                                  "timeout": 10, "connect_timeout": 2}}),
     }
