@@ -1,8 +1,8 @@
 """Instructions per decision and per resume, in this one process, under valgrind's callgrind (issue 35, part D).
 
-    export CALLGRIND_DIR=$(mktemp -d)   # where callgrind writes this process's dumps, and this script reads them
+    export BENCH_CALLGRIND_DIR=$(mktemp -d)   # where callgrind writes this process's dumps, and this script reads them
     DATABASE_URL=... HARNESS_DEMO=1 SECRET_KEY=x DEBUG=0 valgrind --tool=callgrind \
-      --callgrind-out-file=$CALLGRIND_DIR/ci.%p .venv/bin/python bench/resume_instructions.py [--cycles 15]
+      --callgrind-out-file=$BENCH_CALLGRIND_DIR/ci.%p .venv/bin/python bench/resume_instructions.py [--cycles 15]
 
 The CPU figures of bench/resume_cpu.py swing with this shared machine's load (the same code measured 6.8 and
 8.5 ms per resume within minutes); an instruction count does not. This builds scenario 7's runs (as resume_cpu.py
@@ -41,7 +41,7 @@ def _totals() -> dict[str, int]:
     """Each dump's label -> the instructions its dumps counted (summed over the dumps of that label), from this
     process's dump files; `label#count` -> how many dumps had it."""
     out: dict[str, int] = {}
-    for path in Path(os.environ["CALLGRIND_DIR"]).glob(f"*.{os.getpid()}.*"):
+    for path in Path(os.environ["BENCH_CALLGRIND_DIR"]).glob(f"*.{os.getpid()}.*"):
         label, total = "", 0
         with path.open() as lines:
             for line in lines:

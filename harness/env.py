@@ -94,7 +94,7 @@ _VARIABLES = (
     EnvVar("HARNESS_DEMO", "bool", False, "Installs the demo app, its `publish_chapter` tool and its node handlers "
            "(bin/start sets it).", "process"),
     EnvVar("DJANGO_SETTINGS_MODULE", "str", "config.settings", "The settings module (the entry points' default).",
-           "process", _ENTRY_POINTS),
+           "process", (*_ENTRY_POINTS, "harness/ops/distribution.py")),
     # Database.
     EnvVar("DATABASE_URL", "secret", "", "The PostgreSQL database (`postgres://...`); unset or empty, bin/start's "
            "embedded PostgreSQL under HARNESS_VAR_DIR.", "database", (_SETTINGS, _SERVE, _START)),

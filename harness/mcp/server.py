@@ -13,7 +13,6 @@ each tool call handed to harness.mcp.dispatch.
 """
 
 import contextlib
-import functools
 import json
 import logging
 import uuid
@@ -38,6 +37,7 @@ from starlette.routing import Mount
 
 from harness.http.auth import token_lookup
 from harness.mcp import dispatch
+from harness.mcp.threads import limiter
 from harness.mcp.tools import Tool, openapi_schema, tools_of
 from harness.models import ApiToken
 from harness.ops import logs
@@ -49,15 +49,6 @@ log = logging.getLogger("harness.mcp")
 
 MCP_PATH = "/mcp"
 FORWARDED = ("x-forwarded-proto", "x-real-ip", "x-forwarded-for")
-# Tool calls and token lookups run Django on worker threads, each with its own database connection: this bounds
-# them (and the connections) however many MCP sessions are open.
-THREADS = 8
-
-
-@functools.cache
-def limiter() -> anyio.CapacityLimiter:
-    """Made on first use, inside the server's event loop (anyio asks for a running one)."""
-    return anyio.CapacityLimiter(THREADS)
 
 
 def _lookup(secret: str) -> ApiToken | None:

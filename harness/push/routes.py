@@ -32,6 +32,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from harness.mcp import dispatch
+from harness.mcp.threads import limiter  # the process's one bound on threads and connections
 from harness.push.hub import UNLISTENED_RECHECK, PushHub, Waiter
 
 DEFAULT_TIMEOUT = 25.0  # under a proxy's usual 60 s read timeout, with room
@@ -73,7 +74,6 @@ def _caller(request: Request) -> dispatch.Caller:
 
 
 async def _read(caller: dispatch.Caller, path: str) -> dispatch.Reply:
-    from harness.mcp.server import limiter  # the MCP server's thread bound: one pool of threads and connections
 
     return await anyio.to_thread.run_sync(
         lambda: dispatch.request("GET", path, "", b"", None, caller, prefix="push"), limiter=limiter())
@@ -187,7 +187,6 @@ def _cors(request: Request, allowed: frozenset[str]) -> dict[str, str]:
 
 def desk_stream(allowed_origins: frozenset[str]) -> Any:
     async def stream(request: Request) -> Response:
-        from harness.mcp.server import limiter
 
         hub: PushHub = request.app.state.push_hub
         headers = _cors(request, allowed_origins)
