@@ -19,6 +19,9 @@ from urllib.parse import urlencode
 from harness.http.handlers import HarnessWSGIHandler
 from harness.mcp.tools import Tool
 
+# The proxy's headers a Caller passes on (below).
+FORWARDED = ("x-forwarded-proto", "x-real-ip", "x-forwarded-for")
+
 
 @dataclass(frozen=True)
 class Caller:
@@ -31,6 +34,16 @@ class Caller:
     # The proxy's headers (X-Forwarded-Proto, X-Real-IP, X-Forwarded-For) as it sent them to the MCP server, passed
     # on as it passes them to the web server: SECURE_PROXY_SSL_HEADER and HARNESS_CLIENT_IP_HEADER read them there.
     forwarded: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, request: Any) -> "Caller":
+        """The sender of an ASGI (Starlette) request: the MCP server's tool calls and the push's waits alike."""
+        client = request.client
+        return cls(
+            authorization=request.headers.get("authorization", ""), host=request.headers.get("host", "localhost"),
+            scheme=request.url.scheme, remote_addr=client.host if client is not None else "127.0.0.1",
+            forwarded=tuple((name, request.headers[name]) for name in FORWARDED if name in request.headers),
+        )
 
 
 @dataclass(frozen=True)

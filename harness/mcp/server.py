@@ -48,7 +48,6 @@ from harness.push.routes import push_routes
 log = logging.getLogger("harness.mcp")
 
 MCP_PATH = "/mcp"
-FORWARDED = ("x-forwarded-proto", "x-real-ip", "x-forwarded-for")
 
 
 def _lookup(secret: str) -> ApiToken | None:
@@ -80,12 +79,7 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> dispatch.Caller:
     request = ctx.request
     if request is None:
         raise MCPError(types.INVALID_REQUEST, "This server takes tool calls over streamable HTTP only.")
-    client = request.client
-    return dispatch.Caller(
-        authorization=request.headers.get("authorization", ""), host=request.headers.get("host", "localhost"),
-        scheme=request.url.scheme, remote_addr=client.host if client is not None else "127.0.0.1",
-        forwarded=tuple((name, request.headers[name]) for name in FORWARDED if name in request.headers),
-    )
+    return dispatch.Caller.of(request)
 
 
 def derived_key(ctx: ServerRequestContext[Any, Any]) -> str:

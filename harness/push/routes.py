@@ -39,7 +39,6 @@ DEFAULT_TIMEOUT = 25.0  # under a proxy's usual 60 s read timeout, with room
 MAX_TIMEOUT = 60.0
 UNTIL = ("decided", "resumed")
 KEEPALIVE = 15.0  # a comment line on an idle stream, so proxies keep it open
-FORWARDED = ("x-forwarded-proto", "x-real-ip", "x-forwarded-for")
 
 
 class WaitRefused(Exception):
@@ -65,16 +64,7 @@ def _timeout(request: Request) -> float:
     return value
 
 
-def _caller(request: Request) -> dispatch.Caller:
-    client = request.client
-    return dispatch.Caller(
-        authorization=request.headers.get("authorization", ""), host=request.headers.get("host", "localhost"),
-        scheme=request.url.scheme, remote_addr=client.host if client is not None else "127.0.0.1",
-        forwarded=tuple((name, request.headers[name]) for name in FORWARDED if name in request.headers))
-
-
 async def _read(caller: dispatch.Caller, path: str) -> dispatch.Reply:
-
     return await anyio.to_thread.run_sync(
         lambda: dispatch.request("GET", path, "", b"", None, caller, prefix="push"), limiter=limiter())
 
@@ -104,7 +94,7 @@ async def approval_wait(request: Request) -> Response:
             raise WaitRefused("until", "until is decided or resumed.")
     except WaitRefused as refused:
         return _refused(refused)
-    caller = _caller(request)
+    caller = dispatch.Caller.of(request)
     deadline = time.monotonic() + timeout
     await hub.start()
     with hub.watch(("approval", approval_id)) as waiter:
@@ -138,7 +128,7 @@ async def run_wait(request: Request) -> Response:
             raise WaitRefused("status", "status is the run's status you last saw; the wait ends when it changes.")
     except WaitRefused as refused:
         return _refused(refused)
-    caller = _caller(request)
+    caller = dispatch.Caller.of(request)
     deadline = time.monotonic() + timeout
     await hub.start()
     with hub.watch(("run", run_id)) as waiter:
